@@ -1,0 +1,219 @@
+// Ballistic — exact event-driven simulation of balls under gravity.
+//
+// Public API. Includes neither TBB nor xsimd: an embedding program needs only this header,
+// vec3.hpp and the ballistic::engine library. Units are free (the engine never assumes SI),
+// but must be consistent; field comments give them as length, time and mass.
+#pragma once
+
+#include <ballistic/vec3.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ballistic {
+
+// Every rejected call throws this. The message names the field, the index (when the field
+// belongs to an element of a list) and the offending value; a rejected call leaves the world
+// exactly as it was.
+class InvalidArgument : public std::invalid_argument {
+public:
+    InvalidArgument(std::string field, std::string message)
+        : std::invalid_argument(message), field_(std::move(field)) {}
+    // Dotted path of the offending field, e.g. "balls[3].radius".
+    const std::string& field() const noexcept { return field_; }
+
+private:
+    std::string field_;
+};
+
+// Generation-checked handle of a ball: stays valid while storage is compacted or reordered and
+// becomes stale (never silently re-targeted) when the ball is removed. Zero is the null handle.
+struct BallId {
+    std::uint64_t value = 0;
+
+    constexpr std::uint32_t index() const { return static_cast<std::uint32_t>(value & 0xffffffffu); }
+    constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
+    constexpr explicit operator bool() const { return value != 0; }
+    friend constexpr bool operator==(BallId, BallId) = default;
+};
+
+// Axis-aligned box, min < max on every axis.
+struct Box {
+    Vec3 min;  // (unit: length)
+    Vec3 max;  // (unit: length)
+};
+
+struct WorldDef {
+    Vec3 gravity{0.0, 0.0, 0.0};  // shared by every ball (unit: length/time²)
+    double restitution = 1.0;     // default coefficient of restitution e, in [0, 1]
+    // Periodic box: balls leaving through one face re-enter through the opposite one. Every side
+    // must be at least three cell widths (a cell is one largest ball diameter wide).
+    std::optional<Box> periodic;
+    // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
+    // plane its acceleration pushes it into this slowly settles on it and slides. This is what
+    // bounds the work of resting contact and inelastic collapse (see engine/README.md).
+    // (unit: length/time; must be > 0)
+    double rest_speed = 1e-3;
+    // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
+    // Results are bit-identical for every value.
+    int threads = 0;
+};
+
+// One-sided infinite wall: balls live on the side the normal points to.
+struct PlaneDef {
+    Vec3 point;                   // any point on the plane (unit: length)
+    Vec3 normal{0.0, 1.0, 0.0};   // need not be unit length; must not be zero
+};
+
+// Infinite column; balls live outside it.
+struct CylinderDef {
+    Vec3 point;                 // any point on the axis (unit: length)
+    Vec3 axis{0.0, 1.0, 0.0};   // direction of the axis; need not be unit length; not zero
+    double radius = 1.0;        // (unit: length; > 0)
+};
+
+struct BallDef {
+    Vec3 position;         // centre (unit: length)
+    Vec3 velocity;         // (unit: length/time)
+    double radius = 0.5;   // (unit: length; > 0)
+    double mass = 1.0;     // (unit: mass; > 0)
+};
+
+enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2 };
+
+// One collision, as processed. Events of a step come in time order.
+struct CollisionEvent {
+    double time = 0.0;            // world time of impact (unit: time)
+    EventKind kind = EventKind::BallBall;
+    BallId ball;                  // the ball (for ball–ball, the first of the pair)
+    BallId other;                 // the second ball of a ball–ball event, null otherwise
+    std::uint32_t static_index = 0;  // plane or cylinder index for ball–static events
+    Vec3 point;                   // contact point (unit: length)
+    Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
+    double impulse = 0.0;         // magnitude of the impulse exchanged (unit: mass·length/time)
+};
+
+struct BallState {
+    BallId id;
+    Vec3 position;   // at the world's current time
+    Vec3 velocity;
+    double radius = 0.0;
+    double mass = 0.0;
+};
+
+struct RayHit {
+    enum class Target : std::uint8_t { Ball, Plane, Cylinder };
+    Target target = Target::Ball;
+    double distance = 0.0;       // along the ray, in units of |direction| (unit: length for unit dirs)
+    Vec3 point;
+    Vec3 normal;                 // outward unit normal of the surface hit
+    BallId ball;                 // the ball, when target is Ball
+    std::uint32_t static_index = 0;  // plane or cylinder index otherwise
+};
+
+struct Ray {
+    Vec3 origin;
+    Vec3 direction;              // not zero; need not be unit length
+    double max_distance = std::numeric_limits<double>::infinity();
+};
+
+struct StaticCounters {
+    std::uint64_t hits = 0;
+    double impulse = 0.0;        // sum of impulse magnitudes (unit: mass·length/time)
+};
+
+struct EventCounts {
+    std::uint64_t ball_ball = 0;
+    std::uint64_t ball_plane = 0;
+    std::uint64_t ball_cylinder = 0;
+    std::uint64_t cell_crossings = 0;   // bookkeeping events, not collisions
+    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder; }
+};
+
+// Read-only SoA view of the balls at the world's current time, in storage order.
+struct BallView {
+    std::span<const double> x, y, z;
+    std::span<const double> vx, vy, vz;
+    std::span<const double> radius;
+    std::span<const BallId> id;
+};
+
+class World {
+public:
+    explicit World(const WorldDef& def = {});
+    ~World();
+    World(World&&) noexcept;
+    World& operator=(World&&) noexcept;
+    World(const World&) = delete;
+    World& operator=(const World&) = delete;
+
+    // Statics may be added between steps; returns the plane's / cylinder's index.
+    std::uint32_t add_plane(const PlaneDef& def);
+    std::uint32_t add_cylinder(const CylinderDef& def);
+
+    // Balls may be added and removed between steps. add_balls is all-or-nothing; error fields
+    // read "balls[i].field".
+    BallId add_ball(const BallDef& def);
+    std::vector<BallId> add_balls(std::span<const BallDef> defs);
+    void remove_ball(BallId id);
+
+    // Processes every event in [time(), time() + dt] in time order, then brings every ball to
+    // time() + dt. The step's collisions are available from events() afterwards.
+    void step(double dt);
+
+    void set_gravity(Vec3 gravity);
+    void set_restitution(double restitution);
+
+    double time() const;
+    const WorldDef& def() const;
+    std::size_t ball_count() const;
+    std::size_t plane_count() const;
+    std::size_t cylinder_count() const;
+    const PlaneDef& plane(std::uint32_t index) const;         // normal stored unit length
+    const CylinderDef& cylinder(std::uint32_t index) const;   // axis stored unit length
+    bool contains(BallId id) const;
+    BallState ball(BallId id) const;   // throws InvalidArgument for a stale or null id
+    BallView balls() const;
+    // Would a ball of this radius at this position overlap no ball and no static, and lie on the
+    // inner side of every plane?
+    bool is_free(Vec3 position, double radius) const;
+
+    std::span<const CollisionEvent> events() const;   // the last step's collisions
+
+    // Measurements. Counters run from creation or from the last reset_measurements().
+    EventCounts event_counts() const;
+    std::span<const StaticCounters> plane_counters() const;
+    std::span<const StaticCounters> cylinder_counters() const;
+    double kinetic_energy() const;
+    Vec3 momentum() const;
+    // k_B T with k_B = 1: Σ m |v − v_cm|² / (3 (N − 1)).
+    double temperature() const;
+    // Periodic worlds: ρ⟨kT⟩ + Σ_collisions J·σ / (3 V Δt) over the measurement window (NaN
+    // when the world is not periodic or the window is empty).
+    double pressure() const;
+    // Largest overlap seen at any collision in the window and among the balls now (unit: length).
+    double max_overlap() const;
+    // Balls whose centre is behind a plane or inside a cylinder.
+    std::size_t escaped_count() const;
+    // FNV-1a 64 over, for each ball in creation order, the IEEE-754 bits of its position and
+    // velocity at the current time (x, y, z, vx, vy, vz, little-endian).
+    std::uint64_t state_hash() const;
+    void reset_measurements();
+
+    // Nearest hit along the ray, exact (the ray–sphere test of the picking article).
+    std::optional<RayHit> ray_cast(const Ray& ray) const;
+    void ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>> hits) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ballistic

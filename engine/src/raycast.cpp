@@ -1,0 +1,173 @@
+// Ballistic — exact ray casts (the picking test of the ray–sphere article) against balls,
+// planes and cylinders. Balls are found by walking the cells the ray crosses (3D-DDA) and
+// testing the balls of the cells around each; the walk stops as soon as no later cell can
+// hold a nearer hit.
+#include "world_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballistic {
+
+using detail::CellKey;
+
+namespace {
+
+double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
+void validate(const Ray& ray, const std::string& field) {
+    if (!is_finite(ray.origin)) throw InvalidArgument(field + ".origin", field + ".origin: must be finite");
+    if (!is_finite(ray.direction) || !(length(ray.direction) > 0.0))
+        throw InvalidArgument(field + ".direction", field + ".direction: must be finite and not zero");
+    if (!(ray.max_distance > 0.0))
+        throw InvalidArgument(field + ".max_distance", field + ".max_distance: must be > 0");
+}
+
+// Entry distance of the ray o + t d into a sphere, or a negative number for a miss. A ray
+// starting inside the ball hits it at t = 0.
+double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {
+    const Vec3 oc = centre - o;
+    const double c = dot(oc, oc) - r * r;
+    if (c <= 0.0) return 0.0;
+    const double b = dot(oc, d);
+    if (b <= 0.0) return -1.0;
+    const double disc = b * b - dot(d, d) * c;
+    if (disc < 0.0) return -1.0;
+    return c / (b + std::sqrt(disc));  // smaller root, free of cancellation
+}
+
+}  // namespace
+
+std::optional<RayHit> World::Impl::cast(const Ray& ray) {
+    const Vec3 o = ray.origin, d = ray.direction;
+    std::optional<RayHit> best;
+    double limit = ray.max_distance;
+    auto offer = [&](double t, RayHit::Target target, Vec3 normal, BallId ball, std::uint32_t index) {
+        if (!(t >= 0.0 && t <= limit)) return;
+        if (best && t == best->distance) return;  // ties keep the first found (statics, then cell order)
+        limit = t;
+        best = RayHit{target, t, o + d * t, normal, ball, index};
+    };
+
+    for (std::uint32_t k = 0; k < planes.size(); ++k) {
+        const PlaneDef& plane = planes[k];
+        const double denom = dot(d, plane.normal);
+        if (denom < 0.0 && dot(plane.normal, o - plane.point) >= 0.0)
+            offer(dot(plane.normal, plane.point - o) / denom, RayHit::Target::Plane, plane.normal, {}, k);
+    }
+    for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
+        const CylinderDef& c = cylinders[k];
+        auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
+        const Vec3 w0 = across(o - c.point), w1 = across(d);
+        const double a = dot(w1, w1), b = dot(w0, w1), cc = dot(w0, w0) - c.radius * c.radius;
+        if (!(a > 0.0) || cc < 0.0 || b >= 0.0) continue;
+        const double disc = b * b - a * cc;
+        if (disc < 0.0) continue;
+        const double t = cc / (-b + std::sqrt(disc));
+        offer(t, RayHit::Target::Cylinder, normalize(across(o + d * t - c.point)), {}, k);
+    }
+
+    if (balls.size() == 0) return best;
+    ensure_grid(max_radius);
+    const Box box = ball_bounds();
+    // Clip the ray to the box that holds every ball.
+    double t0 = 0.0, t1 = limit;
+    for (int a = 0; a < 3; ++a) {
+        const double da = axis(d, a), oa = axis(o, a);
+        const double lo = axis(box.min, a), hi = axis(box.max, a);
+        if (da == 0.0) {
+            if (oa < lo || oa > hi) return best;
+            continue;
+        }
+        double ta = (lo - oa) / da, tb = (hi - oa) / da;
+        if (ta > tb) std::swap(ta, tb);
+        t0 = std::max(t0, ta);
+        t1 = std::min(t1, tb);
+    }
+    if (t0 > t1) return best;
+
+    CellKey key = grid.key_of(o + d * t0);
+    double next[3];
+    int step[3];
+    for (int a = 0; a < 3; ++a) {
+        const double da = axis(d, a);
+        step[a] = da > 0.0 ? 1 : (da < 0.0 ? -1 : 0);
+    }
+    auto boundary = [&](int a) {
+        const double da = axis(d, a);
+        if (step[a] == 0) return std::numeric_limits<double>::infinity();
+        const std::int64_t k = key[a] + (step[a] > 0 ? 1 : 0);
+        return (grid.bound(a, k) - axis(o, a)) / da;
+    };
+    for (int a = 0; a < 3; ++a) next[a] = boundary(a);
+
+    double entered = t0;
+    const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
+    for (;;) {
+        for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    Vec3 shift;
+                    grid.for_each_in(grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t s) {
+                        const Vec3 centre = balls.position(s);
+                        const double t = ray_sphere(o, d, centre, balls.radius[s]);
+                        if (t < 0.0) return;
+                        const Vec3 at = o + d * t;
+                        const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
+                        if (!best || t < best->distance || (t == best->distance && best->target == RayHit::Target::Ball &&
+                                                            balls.id[s].value < best->ball.value)) {
+                            limit = t;
+                            best = RayHit{RayHit::Target::Ball, t, at, normal, balls.id[s], 0};
+                        }
+                    });
+                }
+        // A ball touching the ray beyond this point has its centre in a cell entered later.
+        if (best && best->distance < entered) break;
+        const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);
+        entered = next[a];
+        if (!(entered <= t1) || (best && entered > best->distance)) break;
+        key[a] += step[a];
+        if (key[a] < lowest[a] || key[a] > highest[a]) break;
+        next[a] = boundary(a);
+    }
+    return best;
+}
+
+Box World::Impl::ball_bounds() {
+    struct Bounds {
+        Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    };
+    const Bounds b = parallel.reduce(balls.size(), Bounds{}, [&](std::size_t begin, std::size_t end) {
+        Bounds part;
+        for (std::size_t s = begin; s < end; ++s) {
+            const Vec3 p = balls.position(s);
+            part.lo = {std::min(part.lo.x, p.x), std::min(part.lo.y, p.y), std::min(part.lo.z, p.z)};
+            part.hi = {std::max(part.hi.x, p.x), std::max(part.hi.y, p.y), std::max(part.hi.z, p.z)};
+        }
+        return part;
+    }, [](const Bounds& a, const Bounds& c) {
+        return Bounds{{std::min(a.lo.x, c.lo.x), std::min(a.lo.y, c.lo.y), std::min(a.lo.z, c.lo.z)},
+                      {std::max(a.hi.x, c.hi.x), std::max(a.hi.y, c.hi.y), std::max(a.hi.z, c.hi.z)}};
+    });
+    const Vec3 margin{max_radius, max_radius, max_radius};
+    return {b.lo - margin, b.hi + margin};
+}
+
+std::optional<RayHit> World::ray_cast(const Ray& ray) const {
+    validate(ray, "ray");
+    return impl_->cast(ray);
+}
+
+void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>> hits) const {
+    if (hits.size() != rays.size())
+        throw InvalidArgument("hits", "hits: must have one entry per ray (" + std::to_string(rays.size()) +
+                                          "), got " + std::to_string(hits.size()));
+    for (std::size_t k = 0; k < rays.size(); ++k) validate(rays[k], "rays[" + std::to_string(k) + "]");
+    Impl& w = *impl_;
+    if (w.balls.size() > 0) w.ensure_grid(w.max_radius);
+    w.parallel.for_blocks(rays.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k]);
+    });
+}
+
+}  // namespace ballistic

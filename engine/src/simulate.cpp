@@ -1,0 +1,350 @@
+// Ballistic — the event loop: prediction, the queue of earliest events, and the responses.
+#include "toi.hpp"
+#include "world_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballistic {
+
+using detail::CellKey;
+using detail::Kind;
+using detail::kNever;
+using detail::Pending;
+
+namespace {
+
+double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
+bool earlier(const Pending& a, const Pending& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.other < b.other;
+}
+
+// Per-thread scratch lanes for the neighbours of one ball.
+struct PairScratch {
+    std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
+    std::vector<std::uint32_t> slot;
+    void clear() {
+        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma}) v->clear();
+        slot.clear();
+    }
+    void push(std::uint32_t s, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
+        slot.push_back(s);
+        dpx.push_back(dp.x); dpy.push_back(dp.y); dpz.push_back(dp.z);
+        dvx.push_back(dv.x); dvy.push_back(dv.y); dvz.push_back(dv.z);
+        dax.push_back(da.x); day.push_back(da.y); daz.push_back(da.z);
+        sigma.push_back(sig);
+    }
+};
+
+// A ball keeps resting on a plane while its normal velocity is rounding noise.
+bool leaves_plane(Vec3 v, Vec3 n) { return std::abs(dot(v, n)) > 1e-12 * length(v); }
+
+}  // namespace
+
+Vec3 World::Impl::acceleration_for(Supports& supports) const {
+    // Greedy active set: a support constrains the ball only while the acceleration left after
+    // the constraints so far still presses it into the plane. Supports that never press are
+    // dropped: the ball no longer rests on them.
+    Vec3 basis[3];
+    int active = 0;
+    Vec3 a = def.gravity;
+    bool pressing[3] = {false, false, false};
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t k = 0; k < 3; ++k) {
+            if (pressing[k] || supports[k] == detail::kNoSupport) continue;
+            const Vec3 n = planes[static_cast<std::size_t>(supports[k])].normal;
+            if (!(dot(a, n) < 0.0)) continue;
+            pressing[k] = true;
+            Vec3 e = n;
+            for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
+            const double len = length(e);
+            if (len < 1e-9) continue;  // already constrained by the others
+            basis[active++] = e / len;
+            a = def.gravity;
+            for (int b = 0; b < active; ++b) a -= basis[b] * dot(a, basis[b]);
+            changed = true;
+        }
+    }
+    for (std::size_t k = 0; k < 3; ++k)
+        if (!pressing[k]) supports[k] = detail::kNoSupport;
+    return a;
+}
+
+void World::Impl::refresh_accelerations() {
+    for (std::uint32_t s = 0; s < balls.size(); ++s) balls.set_acceleration(s, acceleration_for(balls.support[s]));
+}
+
+void World::Impl::release_supports(std::uint32_t s) {
+    Supports& sup = balls.support[s];
+    bool changed = false;
+    for (auto& k : sup) {
+        if (k == detail::kNoSupport) continue;
+        const Vec3 n = planes[static_cast<std::size_t>(k)].normal;
+        Vec3 v = balls.velocity(s);
+        if (leaves_plane(v, n)) {
+            k = detail::kNoSupport;
+            changed = true;
+        } else {
+            balls.set_velocity(s, v - n * dot(v, n));  // remove the rounding residue
+        }
+    }
+    if (changed) balls.set_acceleration(s, acceleration_for(sup));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cells and queue construction
+
+void World::Impl::rebuild_grid(double radius) {
+    grid.configure(cell_width_for(radius), def.periodic, balls.size());
+    for (std::uint32_t s = 0; s < balls.size(); ++s) grid.insert(s, grid.key_of(balls.position(s)));
+    grid_valid = true;
+}
+
+void World::Impl::ensure_grid(double radius) {
+    if (grid_valid && grid.min_width() >= cell_width_for(radius)) return;
+    // Grow geometrically so that a run of ever larger balls costs amortised O(1) per ball;
+    // rebuild_events() re-fits the cells to the largest ball before the next step.
+    double r = std::max(radius, max_radius);
+    if (grid_valid && !def.periodic) r = std::max(r, grid.min_width());
+    rebuild_grid(r);
+}
+
+void World::Impl::rebuild_events() {
+    for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
+    rebuild_grid(max_radius);
+    pending.assign(balls.size(), Pending{});
+    parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) predict(static_cast<std::uint32_t>(s), time);
+    });
+    queue.build(pending);
+    events_valid = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prediction: the earliest event of one ball against its cell faces, the statics and the balls
+// of the 27 cells around it. Events past the next cell crossing are never needed: the crossing
+// re-predicts.
+
+void World::Impl::predict(std::uint32_t i, double now) {
+    const Vec3 p = balls.position_at(i, now);
+    const Vec3 v = balls.velocity_at(i, now);
+    const Vec3 a = balls.acceleration(i);
+    const double r = balls.radius[i];
+    Pending best;
+    auto consider = [&](double tau, Kind kind, std::uint32_t other, std::uint64_t other_counter) {
+        if (tau == kNever) return;
+        const Pending candidate{now + tau, other_counter, other, kind};
+        if (earlier(candidate, best)) best = candidate;
+    };
+
+    const CellKey& key = grid.key(i);
+    for (int face = 0; face < 6; ++face) {
+        if (!grid.has_face(key, face)) continue;
+        const int d = face / 2;
+        const double x = axis(p, d), vd = axis(v, d), ad = axis(a, d);
+        const double tau = (face & 1)
+            ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
+            : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
+        consider(tau, Kind::Crossing, static_cast<std::uint32_t>(face), 0);
+    }
+
+    const Supports& sup = balls.support[i];
+    for (std::uint32_t k = 0; k < planes.size(); ++k) {
+        if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
+        const PlaneDef& plane = planes[k];
+        consider(detail::toi_ball_plane(p, v, a, r, plane.point, plane.normal, best.time - now),
+                 Kind::BallPlane, k, 0);
+    }
+    for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
+        const CylinderDef& c = cylinders[k];
+        consider(detail::toi_ball_cylinder(p, v, a, r, c.point, c.axis, c.radius, best.time - now),
+                 Kind::BallCylinder, k, 0);
+    }
+
+    thread_local PairScratch lanes;
+    lanes.clear();
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                Vec3 shift;
+                const CellKey cell = grid.neighbour(key, dx, dy, dz, shift);
+                grid.for_each_in(cell, [&](std::uint32_t j) {
+                    if (j == i) return;
+                    // Same operation order as collide_balls(): (p_j − p_i) + image shift.
+                    lanes.push(j, (balls.position_at(j, now) - p) + shift, balls.velocity_at(j, now) - v,
+                               balls.acceleration(j) - a, r + balls.radius[j]);
+                });
+            }
+    if (!lanes.slot.empty()) {
+        lanes.out.resize(lanes.slot.size());
+        detail::toi_ball_ball_batch({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
+                                     lanes.dax, lanes.day, lanes.daz, lanes.sigma},
+                                    best.time - now, lanes.out);
+        for (std::size_t k = 0; k < lanes.slot.size(); ++k)
+            consider(lanes.out[k], Kind::BallBall, lanes.slot[k], balls.counter[lanes.slot[k]]);
+    }
+    pending[i] = best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+
+void World::Impl::run_until(double end) {
+    while (!queue.empty()) {
+        const std::uint32_t s = queue.top();
+        const Pending& event = pending[s];
+        if (!(event.time <= end)) break;
+        process(s, event.time);
+    }
+}
+
+void World::Impl::process(std::uint32_t s, double now) {
+    const Pending event = pending[s];
+    switch (event.kind) {
+        case Kind::BallBall:
+            if (balls.counter[event.other] != event.other_counter) {
+                predict(s, now);  // the partner moved on: lazy invalidation
+                queue.update(s);
+                return;
+            }
+            collide_balls(s, event.other, now);
+            return;
+        case Kind::BallPlane: collide_plane(s, event.other, now); return;
+        case Kind::BallCylinder: collide_cylinder(s, event.other, now); return;
+        case Kind::Crossing: cross_cell(s, event.other, now); return;
+        case Kind::None: return;
+    }
+}
+
+void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now) {
+    Vec3 shift;
+    const CellKey next = grid.across(grid.key(i), static_cast<int>(face), shift);
+    grid.erase(i);
+    grid.insert(i, next);
+    if (shift != Vec3{}) balls.set_position(i, balls.position(i) + shift);  // periodic wrap
+    ++counts.cell_crossings;
+    predict(i, now);
+    queue.update(i);
+}
+
+namespace {
+// Separation speed after a contact approached at normal speed u (the robustness rules):
+// slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
+// pressing together leaves at no less than rest_speed (no endless zero-time events).
+double separation_speed(double u, bool pressed, double e, double rest_speed) {
+    double s = (u < rest_speed ? 1.0 : e) * u;
+    if (pressed && s < rest_speed) s = rest_speed;
+    return s;
+}
+}  // namespace
+
+void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now) {
+    balls.advance(i, now);
+    balls.advance(j, now);
+    const Vec3 dp = min_image(balls.position(j) - balls.position(i));
+    const Vec3 dv = balls.velocity(j) - balls.velocity(i);
+    const double d = length(dp);
+    const double u = -dot(dp, dv) / d;  // same sign as the kernel's gap derivative
+    const bool pressed = dot(dp, balls.acceleration(j) - balls.acceleration(i)) < 0.0;
+    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
+    const double wi = balls.inv_mass[i], wj = balls.inv_mass[j];
+    if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
+        predict(i, now);
+        queue.update(i);
+        return;
+    }
+    const Vec3 n = dp / d;
+    const double J = (u + s) / (wi + wj);
+    balls.set_velocity(i, balls.velocity(i) - n * (J * wi));
+    balls.set_velocity(j, balls.velocity(j) + n * (J * wj));
+    release_supports(i);
+    release_supports(j);
+    ++balls.counter[i];
+    ++balls.counter[j];
+    ++counts.ball_ball;
+    virial += J * d;
+    const double sigma = balls.radius[i] + balls.radius[j];
+    event_overlap = std::max(event_overlap, sigma - d);
+    step_events.push_back({now, EventKind::BallBall, balls.id[i], balls.id[j], 0,
+                           balls.position(i) + n * balls.radius[i], n, J});
+    // One key change at a time keeps the heap valid between updates.
+    predict(i, now);
+    queue.update(i);
+    predict(j, now);
+    queue.update(j);
+}
+
+void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now) {
+    balls.advance(i, now);
+    const PlaneDef& plane = planes[k];
+    const Vec3 n = plane.normal;
+    const Vec3 v = balls.velocity(i);
+    const double u = -dot(v, n);
+    const bool pressed = dot(balls.acceleration(i), n) < 0.0;
+    const double mass = 1.0 / balls.inv_mass[i];
+    double J;
+    if (pressed && u < def.rest_speed) {
+        // Settle: the ball rests on the plane and slides under the rest of its acceleration.
+        balls.set_velocity(i, v - n * dot(v, n));
+        Supports& sup = balls.support[i];
+        auto free = std::find(sup.begin(), sup.end(), detail::kNoSupport);
+        if (free != sup.end()) *free = static_cast<std::int32_t>(k);
+        balls.set_acceleration(i, acceleration_for(sup));
+        J = mass * u;
+    } else if (u > 0.0) {
+        const double s = separation_speed(u, false, def.restitution, def.rest_speed);
+        balls.set_velocity(i, v + n * (u + s));
+        J = mass * (u + s);
+    } else {
+        predict(i, now);
+        queue.update(i);
+        return;
+    }
+    release_supports(i);
+    ++balls.counter[i];
+    ++counts.ball_plane;
+    plane_counters[k].hits += 1;
+    plane_counters[k].impulse += J;
+    const double gap = dot(n, balls.position(i) - plane.point);
+    event_overlap = std::max(event_overlap, balls.radius[i] - gap);
+    step_events.push_back({now, EventKind::BallPlane, balls.id[i], BallId{}, k,
+                           balls.position(i) - n * gap, -n, J});
+    predict(i, now);
+    queue.update(i);
+}
+
+void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now) {
+    balls.advance(i, now);
+    const CylinderDef& c = cylinders[k];
+    auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
+    const Vec3 w = across(balls.position(i) - c.point);  // from the axis to the centre
+    const Vec3 v = balls.velocity(i);
+    const double d = length(w);
+    const double u = -dot(w, across(v)) / d;
+    const bool pressed = dot(w, across(balls.acceleration(i))) < 0.0;
+    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
+    if (!(u + s > 0.0) || !(d > 0.0)) {
+        predict(i, now);
+        queue.update(i);
+        return;
+    }
+    const Vec3 n = w / d;
+    const double J = (u + s) / balls.inv_mass[i];
+    balls.set_velocity(i, v + n * (u + s));
+    release_supports(i);
+    ++balls.counter[i];
+    ++counts.ball_cylinder;
+    cylinder_counters[k].hits += 1;
+    cylinder_counters[k].impulse += J;
+    event_overlap = std::max(event_overlap, c.radius + balls.radius[i] - d);
+    step_events.push_back({now, EventKind::BallCylinder, balls.id[i], BallId{}, k,
+                           balls.position(i) - n * (d - c.radius), -n, J});
+    predict(i, now);
+    queue.update(i);
+}
+
+}  // namespace ballistic

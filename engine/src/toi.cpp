@@ -1,0 +1,187 @@
+#include "toi.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballistic::detail {
+namespace {
+
+// A closed gap counts as closing now when the first non-zero derivative at τ = 0 is negative.
+bool closing_now(const std::array<double, 5>& p) {
+    for (std::size_t k = 1; k < p.size(); ++k) {
+        if (p[k] < 0.0) return true;
+        if (p[k] > 0.0) return false;
+    }
+    return false;
+}
+
+double evaluate(const double* p, int degree, double t) {
+    double value = p[degree];
+    for (int k = degree - 1; k >= 0; --k) value = value * t + p[k];
+    return value;
+}
+
+int degree_of(const double* p, int max_degree) {
+    int degree = max_degree;
+    while (degree > 0 && p[degree] == 0.0) --degree;
+    return degree;
+}
+
+// Refines a root of p inside [lo, hi] where p(lo) and p(hi) have opposite signs (or one is
+// zero): Newton steps where they stay inside the bracket, bisection otherwise, until the
+// bracket cannot shrink any further in double precision.
+double refine_root(const double* p, int degree, double lo, double hi) {
+    double flo = evaluate(p, degree, lo);
+    double fhi = evaluate(p, degree, hi);
+    if (flo == 0.0) return lo;
+    if (fhi == 0.0) return hi;
+    const bool rising = flo < 0.0;
+    double t = 0.5 * (lo + hi);
+    for (int iteration = 0; iteration < 200; ++iteration) {
+        double f = evaluate(p, degree, t);
+        if (f == 0.0) return t;
+        if ((f < 0.0) == rising) {
+            lo = t;
+            flo = f;
+        } else {
+            hi = t;
+            fhi = f;
+        }
+        double df = p[degree] * degree;
+        for (int k = degree - 1; k >= 1; --k) df = df * t + p[k] * k;
+        double next = (df != 0.0) ? t - f / df : lo;
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        if (next <= lo || next >= hi) break;  // the bracket is one ulp wide
+        t = next;
+    }
+    return std::abs(flo) < std::abs(fhi) ? lo : hi;
+}
+
+// All real roots of p (degree ≤ 4) in [lo, hi], ascending, written to `roots`; returns count.
+// Critical points from the derivative split [lo, hi] into monotone pieces; each piece holds at
+// most one root, found by bracketed refinement.
+int roots_in(const double* p, int max_degree, double lo, double hi, double* roots) {
+    const int degree = degree_of(p, max_degree);
+    int count = 0;
+    if (degree == 0) return 0;
+    if (degree == 1) {
+        const double t = -p[0] / p[1];
+        if (t >= lo && t <= hi) roots[count++] = t;
+        return count;
+    }
+    if (degree == 2) {
+        const double disc = p[1] * p[1] - 4.0 * p[2] * p[0];
+        if (disc < 0.0) return 0;
+        const double q = -0.5 * (p[1] + std::copysign(std::sqrt(disc), p[1]));
+        double r[2] = {q / p[2], q != 0.0 ? p[0] / q : 0.0};
+        if (r[0] > r[1]) std::swap(r[0], r[1]);
+        for (double t : r)
+            if (t >= lo && t <= hi) roots[count++] = t;
+        return count;
+    }
+    double derivative[4];
+    for (int k = 1; k <= degree; ++k) derivative[k - 1] = p[k] * k;
+    double edges[6];
+    edges[0] = lo;
+    int n_edges = 1 + roots_in(derivative, degree - 1, lo, hi, edges + 1);
+    edges[n_edges++] = hi;
+    for (int e = 0; e + 1 < n_edges; ++e) {
+        const double a = edges[e], b = edges[e + 1];
+        const double fa = evaluate(p, degree, a), fb = evaluate(p, degree, b);
+        if (fa == 0.0) {
+            if (count == 0 || roots[count - 1] != a) roots[count++] = a;
+        } else if ((fa < 0.0) != (fb < 0.0) && fb != 0.0) {
+            roots[count++] = refine_root(p, degree, a, b);
+        }
+        if (e + 2 == n_edges && fb == 0.0) roots[count++] = b;
+    }
+    return count;
+}
+
+// Cauchy's bound: every real root of p lies in |τ| ≤ 1 + max |p_k / p_n|.
+double root_bound(const std::array<double, 5>& p, int degree) {
+    double bound = 0.0;
+    for (int k = 0; k < degree; ++k) bound = std::max(bound, std::abs(p[k] / p[degree]));
+    return 1.0 + bound;
+}
+
+}  // namespace
+
+double first_closing_quadratic(double c0, double c1, double c2, double horizon) {
+    const bool closed = c0 <= 0.0;
+    if (closed && (c1 < 0.0 || (c1 == 0.0 && c2 < 0.0))) return 0.0;
+    double t;
+    if (c2 == 0.0) {
+        if (closed || c1 >= 0.0) return kNever;
+        t = -c0 / c1;
+    } else {
+        const double disc = c1 * c1 - 4.0 * c2 * c0;
+        if (disc < 0.0) return kNever;
+        const double q = -0.5 * (c1 + std::copysign(std::sqrt(disc), c1));
+        if (q == 0.0) return kNever;  // c0 = c1 = 0: a closed, stationary gap (handled above)
+        const double r1 = q / c2, r2 = c0 / q;
+        // The gap closes through the smaller root of a convex parabola, the larger of a concave one.
+        t = (c2 > 0.0) ? std::min(r1, r2) : std::max(r1, r2);
+        if (closed ? !(t > 0.0) : t < 0.0) return kNever;
+    }
+    return t <= horizon ? t : kNever;
+}
+
+double first_closing_polynomial(const std::array<double, 5>& p, double horizon) {
+    const int degree = degree_of(p.data(), 4);
+    if (degree <= 2) return first_closing_quadratic(p[0], p[1], p[2], horizon);
+    if (p[0] <= 0.0 && closing_now(p)) return 0.0;
+    const double end = std::min(horizon, root_bound(p, degree));
+    if (!(end > 0.0)) return kNever;
+    // Monotone pieces of the gap between the critical points; the first piece that starts
+    // open and ends closed holds the time of impact.
+    double derivative[4];
+    for (int k = 1; k <= degree; ++k) derivative[k - 1] = p[static_cast<std::size_t>(k)] * k;
+    double edges[6];
+    edges[0] = 0.0;
+    int n_edges = 1 + roots_in(derivative, degree - 1, 0.0, end, edges + 1);
+    edges[n_edges++] = end;
+    for (int e = 0; e + 1 < n_edges; ++e) {
+        const double a = edges[e], b = edges[e + 1];
+        if (evaluate(p.data(), degree, a) > 0.0 && evaluate(p.data(), degree, b) <= 0.0)
+            return refine_root(p.data(), degree, a, b);
+    }
+    return kNever;
+}
+
+namespace {
+// Gap polynomial |w0 + w1 τ + w2 τ²|² − ρ².
+std::array<double, 5> squared_gap(Vec3 w0, Vec3 w1, Vec3 w2, double rho) {
+    return {dot(w0, w0) - rho * rho, 2.0 * dot(w0, w1), dot(w1, w1) + 2.0 * dot(w0, w2),
+            2.0 * dot(w1, w2), dot(w2, w2)};
+}
+
+Vec3 across(Vec3 w, Vec3 u) { return w - u * dot(w, u); }
+}  // namespace
+
+double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon) {
+    if (da == Vec3{}) {
+        return first_closing_quadratic(dot(dp, dp) - sigma * sigma, 2.0 * dot(dp, dv), dot(dv, dv),
+                                       horizon);
+    }
+    return first_closing_polynomial(squared_gap(dp, dv, da * 0.5, sigma), horizon);
+}
+
+double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon) {
+    return first_closing_quadratic(dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a), horizon);
+}
+
+double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
+                         double horizon) {
+    return first_closing_polynomial(
+        squared_gap(across(p - point, u), across(v, u), across(a, u) * 0.5, R + r), horizon);
+}
+
+void toi_ball_ball_batch(const PairLanes& l, double horizon, std::span<double> out) {
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        out[k] = toi_ball_ball({l.dpx[k], l.dpy[k], l.dpz[k]}, {l.dvx[k], l.dvy[k], l.dvz[k]},
+                               {l.dax[k], l.day[k], l.daz[k]}, l.sigma[k], horizon);
+    }
+}
+
+}  // namespace ballistic::detail

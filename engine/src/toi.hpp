@@ -1,0 +1,55 @@
+// Ballistic — time-of-impact kernels (scalar reference versions).
+//
+// Every kernel answers one question: given the current gap between two bodies as a polynomial
+// in the time τ from now, what is the first τ in [0, horizon] at which the gap closes? A gap
+// that is already closed (touching or overlapping by rounding) closes "now" (τ = 0) when the
+// bodies approach, and not at all while they separate (Bannerman et al. 2014). The answer is
+// kNever when the gap does not close inside the horizon. No sampling, no time slicing: the
+// quadratics are solved in closed form with the cancellation-free root formula, the quartics by
+// isolating monotone intervals through the roots of the derivatives and bracketed refinement.
+#pragma once
+
+#include <ballistic/vec3.hpp>
+
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <span>
+
+namespace ballistic::detail {
+
+inline constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// Gap g(τ) = c0 + c1 τ + c2 τ². First closing time in [0, horizon], or kNever.
+double first_closing_quadratic(double c0, double c1, double c2, double horizon);
+
+// Gap given by coefficients p[0] + p[1] τ + … + p[4] τ⁴ (any may be zero). First closing time in
+// [0, horizon] (horizon must be finite for a true quartic), or kNever.
+double first_closing_polynomial(const std::array<double, 5>& p, double horizon);
+
+// Two spheres whose relative position, velocity and acceleration (other minus self) are
+// dp, dv, da and whose radii sum to sigma. Quadratic when da is zero (both balls fall with the
+// same g), quartic otherwise (one of them slides on a plane).
+double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon);
+
+// A ball (centre p, velocity v, acceleration a, radius r) against a one-sided plane through
+// `point` with unit normal n. Gap: n·(p − point) − r.
+double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon);
+
+// A ball outside an infinite cylinder (axis through `point`, unit direction u, radius R).
+// Gap: |perp(p(τ) − point)|² − (R + r)², a quartic when a has a component across the axis.
+double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
+                         double horizon);
+
+// Batch-shaped versions over structure-of-arrays lanes: one body (or pair) per lane, results
+// in `out` (same length). These are the entry points the event loop uses; the SIMD versions
+// keep the same signature.
+struct PairLanes {
+    std::span<const double> dpx, dpy, dpz;  // other − self positions
+    std::span<const double> dvx, dvy, dvz;  // other − self velocities
+    std::span<const double> dax, day, daz;  // other − self accelerations
+    std::span<const double> sigma;          // radius sums
+};
+void toi_ball_ball_batch(const PairLanes& lanes, double horizon, std::span<double> out);
+
+}  // namespace ballistic::detail

@@ -1,0 +1,487 @@
+// Ballistic — the World API: creation, validation, handles, stepping and measurements.
+#include "world_impl.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <sstream>
+
+namespace ballistic {
+
+using detail::CellKey;
+
+namespace {
+
+// Touching (within this fraction of the contact distance) is allowed at creation: a Newton's
+// cradle is built from exactly touching balls, and decimal inputs round.
+constexpr double kTouchTolerance = 1e-12;
+// Cells are a hair wider than the largest diameter, so rounding at a cell face never hides a
+// contact.
+constexpr double kCellMargin = 1e-6;
+
+std::string show(double value) {
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    return out.str();
+}
+
+std::string show(Vec3 v) { return "[" + show(v.x) + ", " + show(v.y) + ", " + show(v.z) + "]"; }
+
+[[noreturn]] void reject(const std::string& field, const std::string& what) {
+    throw InvalidArgument(field, field + ": " + what);
+}
+
+void require_finite(const std::string& field, Vec3 v) {
+    if (!is_finite(v)) reject(field, "must be finite, got " + show(v));
+}
+
+void require_positive(const std::string& field, double value) {
+    if (!(std::isfinite(value) && value > 0.0)) reject(field, "must be a finite number > 0, got " + show(value));
+}
+
+void require_nonzero(const std::string& field, Vec3 v) {
+    require_finite(field, v);
+    if (!(length(v) > 0.0)) reject(field, "must not be the zero vector, got " + show(v));
+}
+
+void validate_box(const std::string& field, const Box& box) {
+    require_finite(field + ".min", box.min);
+    require_finite(field + ".max", box.max);
+    if (!(box.min.x < box.max.x && box.min.y < box.max.y && box.min.z < box.max.z))
+        reject(field, "min must be below max on every axis, got min " + show(box.min) + " max " + show(box.max));
+}
+
+double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Balls storage
+
+void detail::Balls::push(const BallDef& def, Vec3 acceleration, double time, BallId handle) {
+    x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
+    vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
+    ax.push_back(acceleration.x); ay.push_back(acceleration.y); az.push_back(acceleration.z);
+    t.push_back(time);
+    radius.push_back(def.radius);
+    inv_mass.push_back(1.0 / def.mass);
+    counter.push_back(0);
+    support.push_back({kNoSupport, kNoSupport, kNoSupport});
+    id.push_back(handle);
+}
+
+void detail::Balls::move(std::size_t from, std::size_t to) {
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &ax, &ay, &az, &t, &radius, &inv_mass}) (*v)[to] = (*v)[from];
+    counter[to] = counter[from];
+    support[to] = support[from];
+    id[to] = id[from];
+}
+
+void detail::Balls::pop() {
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &ax, &ay, &az, &t, &radius, &inv_mass}) v->pop_back();
+    counter.pop_back();
+    support.pop_back();
+    id.pop_back();
+}
+
+std::size_t detail::Balls::bytes_per_ball() const {
+    return 12 * sizeof(double) + sizeof(std::uint64_t) + sizeof(Supports) + sizeof(BallId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Impl helpers
+
+double World::Impl::cell_width_for(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
+
+std::uint32_t World::Impl::slot(BallId id, const char* field) const {
+    const std::uint32_t index = id.index();
+    if (!id || index >= generation.size() || generation[index] != id.generation() || (id.generation() & 1u) == 0)
+        reject(field, "no such ball (null or removed handle " + std::to_string(id.value) + ")");
+    return slot_of[index];
+}
+
+Vec3 World::Impl::min_image(Vec3 d) const {
+    if (!def.periodic) return d;
+    const Vec3 period = def.periodic->max - def.periodic->min;
+    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
+    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
+}
+
+std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) const {
+    for (std::size_t k = 0; k < planes.size(); ++k) {
+        const double gap = dot(planes[k].normal, p - planes[k].point) - r;
+        if (gap < -kTouchTolerance * r)
+            return "overlaps planes[" + std::to_string(k) + "] by " + show(-gap);
+    }
+    for (std::size_t k = 0; k < cylinders.size(); ++k) {
+        const CylinderDef& c = cylinders[k];
+        const Vec3 w = p - c.point;
+        const double gap = length(w - c.axis * dot(w, c.axis)) - c.radius - r;
+        if (gap < -kTouchTolerance * (r + c.radius))
+            return "overlaps cylinders[" + std::to_string(k) + "] by " + show(-gap);
+    }
+    if (def.periodic) {
+        for (int d = 0; d < 3; ++d)
+            if (!(axis(p, d) >= axis(def.periodic->min, d) && axis(p, d) < axis(def.periodic->max, d)))
+                return "lies outside the periodic box";
+    }
+    if (!grid_valid || balls.size() == 0) return {};
+    std::string found;
+    const CellKey key = grid.key_of(p);
+    for (int dz = -1; dz <= 1 && found.empty(); ++dz)
+        for (int dy = -1; dy <= 1 && found.empty(); ++dy)
+            for (int dx = -1; dx <= 1 && found.empty(); ++dx) {
+                Vec3 shift;
+                grid.for_each_in(grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t j) {
+                    if (!found.empty()) return;
+                    const double sigma = r + balls.radius[j];
+                    const double gap = length(min_image(balls.position(j) - p)) - sigma;
+                    if (!(gap < -kTouchTolerance * sigma)) return;
+                    const std::string other = j >= first_new
+                        ? "balls[" + std::to_string(j - first_new) + "]"
+                        : "the ball with handle " + std::to_string(balls.id[j].value);
+                    found = "overlaps " + other + " at " + show(balls.position(j)) + " by " + show(-gap);
+                });
+            }
+    return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// World
+
+World::World(const WorldDef& def) {
+    require_finite("world.gravity", def.gravity);
+    if (!(def.restitution >= 0.0 && def.restitution <= 1.0))
+        reject("world.restitution", "must be in [0, 1], got " + show(def.restitution));
+    require_positive("world.rest_speed", def.rest_speed);
+    if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
+    if (def.periodic) validate_box("world.periodic", *def.periodic);
+    impl_ = std::make_unique<Impl>(def);
+}
+
+World::~World() = default;
+World::World(World&&) noexcept = default;
+World& World::operator=(World&&) noexcept = default;
+
+std::uint32_t World::add_plane(const PlaneDef& def) {
+    Impl& w = *impl_;
+    const std::string field = "planes[" + std::to_string(w.planes.size()) + "]";
+    require_finite(field + ".point", def.point);
+    require_nonzero(field + ".normal", def.normal);
+    const PlaneDef plane{def.point, normalize(def.normal)};
+    for (std::size_t s = 0; s < w.balls.size(); ++s) {
+        const double gap = dot(plane.normal, w.balls.position(s) - plane.point) - w.balls.radius[s];
+        if (gap < -kTouchTolerance * w.balls.radius[s])
+            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " + show(-gap));
+    }
+    w.planes.push_back(plane);
+    w.plane_counters.emplace_back();
+    w.events_valid = false;
+    return static_cast<std::uint32_t>(w.planes.size() - 1);
+}
+
+std::uint32_t World::add_cylinder(const CylinderDef& def) {
+    Impl& w = *impl_;
+    const std::string field = "cylinders[" + std::to_string(w.cylinders.size()) + "]";
+    require_finite(field + ".point", def.point);
+    require_nonzero(field + ".axis", def.axis);
+    require_positive(field + ".radius", def.radius);
+    const CylinderDef cylinder{def.point, normalize(def.axis), def.radius};
+    for (std::size_t s = 0; s < w.balls.size(); ++s) {
+        const Vec3 d = w.balls.position(s) - cylinder.point;
+        const double gap = length(d - cylinder.axis * dot(d, cylinder.axis)) - cylinder.radius - w.balls.radius[s];
+        if (gap < -kTouchTolerance * (cylinder.radius + w.balls.radius[s]))
+            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " + show(-gap));
+    }
+    w.cylinders.push_back(cylinder);
+    w.cylinder_counters.emplace_back();
+    w.events_valid = false;
+    return static_cast<std::uint32_t>(w.cylinders.size() - 1);
+}
+
+BallId World::add_ball(const BallDef& def) {
+    return add_balls(std::span<const BallDef>(&def, 1)).front();
+}
+
+std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
+    Impl& w = *impl_;
+    double largest = 0.0;
+    for (std::size_t k = 0; k < defs.size(); ++k) {
+        const std::string field = "balls[" + std::to_string(k) + "]";
+        require_finite(field + ".position", defs[k].position);
+        require_finite(field + ".velocity", defs[k].velocity);
+        require_positive(field + ".radius", defs[k].radius);
+        require_positive(field + ".mass", defs[k].mass);
+        if (w.def.periodic) {
+            const Vec3 side = w.def.periodic->max - w.def.periodic->min;
+            const double needed = 3.0 * w.cell_width_for(defs[k].radius);
+            if (std::min({side.x, side.y, side.z}) < needed)
+                reject(field + ".radius", "too large for the periodic box: every side must be at least " +
+                                              show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
+        }
+        largest = std::max(largest, defs[k].radius);
+    }
+    if (defs.empty()) return {};
+    w.ensure_grid(largest);  // balls are always synchronised between steps
+
+    const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
+    auto roll_back = [&] {
+        while (w.balls.size() > first_slot) {
+            const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
+            w.grid.erase(s);
+            w.balls.pop();
+        }
+    };
+    for (std::size_t k = 0; k < defs.size(); ++k) {
+        const std::string problem = w.conflict(defs[k].position, defs[k].radius, first_slot);
+        if (!problem.empty()) {
+            roll_back();
+            reject("balls[" + std::to_string(k) + "].position",
+                   show(defs[k].position) + " " + problem);
+        }
+        const auto s = static_cast<std::uint32_t>(w.balls.size());
+        w.balls.push(defs[k], w.def.gravity, w.time, BallId{});
+        w.grid.insert(s, w.grid.key_of(defs[k].position));
+    }
+
+    // Only now, with nothing left to fail, hand out handles.
+    std::vector<BallId> ids;
+    ids.reserve(defs.size());
+    for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
+        std::uint32_t index;
+        if (!w.free_handles.empty()) {
+            index = w.free_handles.back();
+            w.free_handles.pop_back();
+            ++w.generation[index];  // even (dead) -> odd (live)
+        } else {
+            index = static_cast<std::uint32_t>(w.generation.size());
+            if (index == 0) {  // index 0 with generation 0 would be the null handle
+                w.generation.push_back(0);
+                w.slot_of.push_back(0);
+                index = 1;
+            }
+            w.generation.push_back(1);
+            w.slot_of.push_back(0);
+        }
+        w.slot_of[index] = s;
+        const BallId id{(std::uint64_t{w.generation[index]} << 32) | index};
+        w.balls.id[s] = id;
+        ids.push_back(id);
+    }
+    w.max_radius = std::max(w.max_radius, largest);
+    w.events_valid = false;
+    return ids;
+}
+
+void World::remove_ball(BallId id) {
+    Impl& w = *impl_;
+    const std::uint32_t s = w.slot(id, "ball");
+    const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
+    if (w.grid_valid) w.grid.erase(s);
+    if (s != last) {
+        w.balls.move(last, s);
+        w.slot_of[w.balls.id[s].index()] = s;
+        if (w.grid_valid) w.grid.renumber(last, s);
+    }
+    w.balls.pop();
+    ++w.generation[id.index()];  // odd (live) -> even (dead)
+    w.free_handles.push_back(id.index());
+    w.events_valid = false;
+}
+
+void World::step(double dt) {
+    Impl& w = *impl_;
+    if (!(std::isfinite(dt) && dt > 0.0)) reject("dt", "must be a finite number > 0, got " + show(dt));
+    const double end = w.time + dt;
+    if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
+    if (!w.events_valid) w.rebuild_events();
+    w.step_events.clear();
+    w.run_until(end);
+    w.time = end;
+    w.parallel.for_blocks(w.balls.size(), [&](std::size_t begin, std::size_t stop) {
+        for (std::size_t s = begin; s < stop; ++s) w.balls.advance(s, end);
+    });
+    if (w.def.periodic) w.temperature_time += temperature() * dt;
+}
+
+void World::set_gravity(Vec3 gravity) {
+    require_finite("world.gravity", gravity);
+    Impl& w = *impl_;
+    w.def.gravity = gravity;
+    w.refresh_accelerations();
+    w.events_valid = false;
+}
+
+void World::set_restitution(double restitution) {
+    if (!(restitution >= 0.0 && restitution <= 1.0))
+        reject("world.restitution", "must be in [0, 1], got " + show(restitution));
+    impl_->def.restitution = restitution;
+}
+
+double World::time() const { return impl_->time; }
+const WorldDef& World::def() const { return impl_->def; }
+std::size_t World::ball_count() const { return impl_->balls.size(); }
+std::size_t World::plane_count() const { return impl_->planes.size(); }
+std::size_t World::cylinder_count() const { return impl_->cylinders.size(); }
+const PlaneDef& World::plane(std::uint32_t index) const {
+    if (index >= impl_->planes.size()) reject("plane", "no plane with index " + std::to_string(index));
+    return impl_->planes[index];
+}
+const CylinderDef& World::cylinder(std::uint32_t index) const {
+    if (index >= impl_->cylinders.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
+    return impl_->cylinders[index];
+}
+
+bool World::contains(BallId id) const {
+    const Impl& w = *impl_;
+    const std::uint32_t index = id.index();
+    return id && index < w.generation.size() && w.generation[index] == id.generation() && (id.generation() & 1u);
+}
+
+BallState World::ball(BallId id) const {
+    const Impl& w = *impl_;
+    const std::uint32_t s = w.slot(id, "ball");
+    return {id, w.balls.position_at(s, w.time), w.balls.velocity_at(s, w.time), w.balls.radius[s],
+            1.0 / w.balls.inv_mass[s]};
+}
+
+BallView World::balls() const {
+    const Balls& b = impl_->balls;
+    return {b.x, b.y, b.z, b.vx, b.vy, b.vz, b.radius, b.id};
+}
+
+bool World::is_free(Vec3 position, double radius) const {
+    Impl& w = *impl_;
+    if (!is_finite(position) || !(radius > 0.0) || !std::isfinite(radius)) return false;
+    if (w.balls.size() > 0) w.ensure_grid(radius);  // cells only grow, balls stay synchronised
+    return w.conflict(position, radius, UINT32_MAX).empty();
+}
+
+std::span<const CollisionEvent> World::events() const { return impl_->step_events; }
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+EventCounts World::event_counts() const { return impl_->counts; }
+std::span<const StaticCounters> World::plane_counters() const { return impl_->plane_counters; }
+std::span<const StaticCounters> World::cylinder_counters() const { return impl_->cylinder_counters; }
+
+detail::Moments World::Impl::moments() {
+    return parallel.reduce(balls.size(), detail::Moments{}, [&](std::size_t begin, std::size_t end) {
+        detail::Moments m;
+        for (std::size_t s = begin; s < end; ++s) {
+            const double mass = 1.0 / balls.inv_mass[s];
+            const Vec3 v = balls.velocity_at(s, time);
+            m.mass += mass;
+            m.momentum += v * mass;
+            m.twice_kinetic += mass * dot(v, v);
+        }
+        return m;
+    }, [](const detail::Moments& a, const detail::Moments& b) {
+        return detail::Moments{a.mass + b.mass, a.momentum + b.momentum, a.twice_kinetic + b.twice_kinetic};
+    });
+}
+
+double World::kinetic_energy() const { return 0.5 * impl_->moments().twice_kinetic; }
+Vec3 World::momentum() const { return impl_->moments().momentum; }
+
+double World::temperature() const {
+    const std::size_t n = impl_->balls.size();
+    if (n < 2) return 0.0;
+    const detail::Moments m = impl_->moments();
+    const double peculiar = m.twice_kinetic - dot(m.momentum, m.momentum) / m.mass;
+    return peculiar / (3.0 * static_cast<double>(n - 1));
+}
+
+double World::pressure() const {
+    const Impl& w = *impl_;
+    const double window = w.time - w.window_start;
+    if (!w.def.periodic || !(window > 0.0)) return std::nan("");
+    const Vec3 side = w.def.periodic->max - w.def.periodic->min;
+    const double volume = side.x * side.y * side.z;
+    const double density = static_cast<double>(w.balls.size()) / volume;
+    return density * (w.temperature_time / window) + w.virial / (3.0 * volume * window);
+}
+
+double World::max_overlap() const {
+    Impl& w = *impl_;
+    const Balls& b = w.balls;
+    if (b.size() > 0) w.ensure_grid(w.max_radius);
+    const double now = w.parallel.reduce(b.size(), 0.0, [&](std::size_t begin, std::size_t end) {
+        double worst = 0.0;
+        for (std::size_t s = begin; s < end; ++s) {
+            const Vec3 p = b.position_at(s, w.time);
+            const double r = b.radius[s];
+            for (const PlaneDef& plane : w.planes) worst = std::max(worst, r - dot(plane.normal, p - plane.point));
+            for (const CylinderDef& c : w.cylinders) {
+                const Vec3 d = p - c.point;
+                worst = std::max(worst, c.radius + r - length(d - c.axis * dot(d, c.axis)));
+            }
+            const CellKey key = w.grid.key(static_cast<std::uint32_t>(s));
+            for (int dz = -1; dz <= 1; ++dz)
+                for (int dy = -1; dy <= 1; ++dy)
+                    for (int dx = -1; dx <= 1; ++dx) {
+                        Vec3 shift;
+                        w.grid.for_each_in(w.grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t j) {
+                            if (j <= s) return;  // each pair once
+                            const double d = length(w.min_image(b.position_at(j, w.time) - p));
+                            worst = std::max(worst, r + b.radius[j] - d);
+                        });
+                    }
+        }
+        return worst;
+    }, [](double a, double c) { return std::max(a, c); });
+    return std::max(now, w.event_overlap);
+}
+
+std::size_t World::escaped_count() const {
+    Impl& w = *impl_;
+    const Balls& b = w.balls;
+    return w.parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
+        std::size_t escaped = 0;
+        for (std::size_t s = begin; s < end; ++s) {
+            const Vec3 p = b.position_at(s, w.time);
+            bool out = false;
+            for (const PlaneDef& plane : w.planes) out = out || dot(plane.normal, p - plane.point) < 0.0;
+            for (const CylinderDef& c : w.cylinders) {
+                const Vec3 d = p - c.point;
+                out = out || length(d - c.axis * dot(d, c.axis)) < c.radius;
+            }
+            escaped += out ? 1 : 0;
+        }
+        return escaped;
+    }, [](std::size_t a, std::size_t c) { return a + c; });
+}
+
+std::uint64_t World::state_hash() const {
+    const Impl& w = *impl_;
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    auto mix = [&](double value) {
+        const auto bits = std::bit_cast<std::uint64_t>(value);
+        for (int byte = 0; byte < 8; ++byte) {
+            hash ^= (bits >> (8 * byte)) & 0xffu;
+            hash *= 0x100000001b3ull;
+        }
+    };
+    for (std::uint32_t index = 0; index < w.generation.size(); ++index) {
+        if ((w.generation[index] & 1u) == 0) continue;
+        const std::uint32_t s = w.slot_of[index];
+        const Vec3 p = w.balls.position_at(s, w.time), v = w.balls.velocity_at(s, w.time);
+        for (double value : {p.x, p.y, p.z, v.x, v.y, v.z}) mix(value);
+    }
+    return hash;
+}
+
+void World::reset_measurements() {
+    Impl& w = *impl_;
+    w.counts = {};
+    std::fill(w.plane_counters.begin(), w.plane_counters.end(), StaticCounters{});
+    std::fill(w.cylinder_counters.begin(), w.cylinder_counters.end(), StaticCounters{});
+    w.window_start = w.time;
+    w.virial = 0.0;
+    w.temperature_time = 0.0;
+    w.event_overlap = 0.0;
+}
+
+}  // namespace ballistic

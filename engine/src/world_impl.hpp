@@ -1,0 +1,141 @@
+// Ballistic — the world's private state, shared by world.cpp (API, validation, measurement),
+// simulate.cpp (the event loop) and raycast.cpp.
+#pragma once
+
+#include <ballistic/world.hpp>
+
+#include "event_queue.hpp"
+#include "grid.hpp"
+#include "parallel.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ballistic::detail {
+
+inline constexpr std::int32_t kNoSupport = -1;
+using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSupport when unused
+
+// Structure of arrays, one slot per live ball, dense (removal moves the last slot into the
+// hole). A ball's path from its local time t is p + v τ + ½ a τ², τ = T − t: balls are only
+// advanced when an event touches them (and all of them at the end of a step).
+struct Balls {
+    std::vector<double> x, y, z;       // centre at local time t (hot, 8 B each)
+    std::vector<double> vx, vy, vz;    // velocity at local time t (hot, 8 B each)
+    std::vector<double> ax, ay, az;    // acceleration: g, or g with support normals removed (hot)
+    std::vector<double> t;             // local time (hot, 8 B)
+    std::vector<double> radius;        // (warm, 8 B)
+    std::vector<double> inv_mass;      // (warm, 8 B)
+    std::vector<std::uint64_t> counter;  // events so far; invalidates partners' predictions (8 B)
+    std::vector<Supports> support;     // (cold, 12 B)
+    std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
+
+    std::size_t size() const { return x.size(); }
+    Vec3 position(std::size_t s) const { return {x[s], y[s], z[s]}; }
+    Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
+    Vec3 acceleration(std::size_t s) const { return {ax[s], ay[s], az[s]}; }
+    void set_position(std::size_t s, Vec3 p) { x[s] = p.x; y[s] = p.y; z[s] = p.z; }
+    void set_velocity(std::size_t s, Vec3 v) { vx[s] = v.x; vy[s] = v.y; vz[s] = v.z; }
+    void set_acceleration(std::size_t s, Vec3 a) { ax[s] = a.x; ay[s] = a.y; az[s] = a.z; }
+    // State at world time T. advance() stores exactly these values, which keeps predictions and
+    // the processing of the predicted event bit-consistent.
+    Vec3 position_at(std::size_t s, double T) const {
+        const double tau = T - t[s];
+        return {x[s] + (vx[s] + 0.5 * ax[s] * tau) * tau, y[s] + (vy[s] + 0.5 * ay[s] * tau) * tau,
+                z[s] + (vz[s] + 0.5 * az[s] * tau) * tau};
+    }
+    Vec3 velocity_at(std::size_t s, double T) const {
+        const double tau = T - t[s];
+        return {vx[s] + ax[s] * tau, vy[s] + ay[s] * tau, vz[s] + az[s] * tau};
+    }
+    void advance(std::size_t s, double T) {
+        if (t[s] == T) return;
+        const Vec3 p = position_at(s, T), v = velocity_at(s, T);
+        set_position(s, p);
+        set_velocity(s, v);
+        t[s] = T;
+    }
+    void push(const BallDef& def, Vec3 acceleration, double time, BallId handle);
+    void move(std::size_t from, std::size_t to);
+    void pop();
+    std::size_t bytes_per_ball() const;
+};
+
+struct Moments {
+    double mass = 0.0;
+    Vec3 momentum;
+    double twice_kinetic = 0.0;  // Σ m v²
+};
+
+}  // namespace ballistic::detail
+
+namespace ballistic {
+
+using detail::Balls;
+using detail::Supports;
+
+struct World::Impl {
+    explicit Impl(const WorldDef& d) : def(d), parallel(d.threads) {}
+
+    WorldDef def;
+    double time = 0.0;
+
+    std::vector<PlaneDef> planes;        // unit normals
+    std::vector<CylinderDef> cylinders;  // unit axes
+
+    Balls balls;
+    std::vector<std::uint32_t> slot_of;     // per handle index
+    std::vector<std::uint32_t> generation;  // per handle index; odd = live
+    std::vector<std::uint32_t> free_handles;
+    double max_radius = 0.0;
+
+    detail::Grid grid;
+    bool grid_valid = false;    // every ball is in its cell
+    bool events_valid = false;  // every ball has its earliest event queued
+    std::vector<detail::Pending> pending;  // per slot
+    detail::EventQueue queue;
+
+    std::vector<CollisionEvent> step_events;
+
+    // Measurement window.
+    EventCounts counts;
+    std::vector<StaticCounters> plane_counters, cylinder_counters;
+    double window_start = 0.0;
+    double virial = 0.0;                // Σ J σ over ball–ball collisions
+    double temperature_time = 0.0;      // ∫ kT dt sampled at step ends
+    double event_overlap = 0.0;         // largest overlap met at a collision
+
+    detail::Parallel parallel;
+
+    // --- simulate.cpp
+    void rebuild_grid(double min_radius_for_cells);
+    void ensure_grid(double radius);
+    void rebuild_events();
+    void predict(std::uint32_t slot, double now);
+    void run_until(double end);
+    void process(std::uint32_t slot, double now);
+    void collide_balls(std::uint32_t i, std::uint32_t j, double now);
+    void collide_plane(std::uint32_t i, std::uint32_t k, double now);
+    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now);
+    void cross_cell(std::uint32_t i, std::uint32_t face, double now);
+    Vec3 acceleration_for(Supports& supports) const;
+    void release_supports(std::uint32_t slot);
+    void refresh_accelerations();
+
+    // --- world.cpp
+    double cell_width_for(double radius) const;
+    std::uint32_t slot(BallId id, const char* field) const;
+    // Overlap of a ball at p with radius r against the statics and balls; returns a description
+    // of the first conflict or an empty string.
+    // Balls in slots from `first_new` on are named by their index in the current call.
+    std::string conflict(Vec3 p, double r, std::uint32_t first_new) const;
+    detail::Moments moments();
+
+    // --- raycast.cpp
+    std::optional<RayHit> cast(const Ray& ray);
+    Box ball_bounds();
+    Vec3 min_image(Vec3 d) const;
+};
+
+}  // namespace ballistic
