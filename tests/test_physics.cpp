@@ -1,0 +1,471 @@
+// World-level physics against closed forms and conservation laws.
+#include <ballistic/generate.hpp>
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace ballistic;
+
+namespace {
+
+constexpr Vec3 kUp{0, 1, 0};
+
+WorldDef with_gravity(double g, double e = 1.0) {
+    WorldDef def;
+    def.gravity = {0, -g, 0};
+    def.restitution = e;
+    return def;
+}
+
+// A closed cube [0, side]³ of six inward planes.
+void add_box(World& world, double side) {
+    world.add_plane({{0, 0, 0}, {1, 0, 0}});
+    world.add_plane({{side, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_plane({{0, side, 0}, {0, -1, 0}});
+    world.add_plane({{0, 0, 0}, {0, 0, 1}});
+    world.add_plane({{0, 0, side}, {0, 0, -1}});
+}
+
+World periodic_gas(std::size_t n, double packing, double kT, int threads, std::uint64_t seed = 3) {
+    const double r = 0.5;
+    const double side = std::cbrt(double(n) * (4.0 / 3.0) * M_PI * r * r * r / packing);
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {side, side, side}};
+    def.threads = threads;
+    World world(def);
+    GenerateDef gen;
+    gen.count = n;
+    gen.radius = r;
+    gen.region = *def.periodic;
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = kT;
+    gen.zero_momentum = true;
+    gen.seed = seed;
+    const auto defs = generate_balls(world, gen);
+    world.add_balls(defs);
+    return world;
+}
+
+double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
+
+}  // namespace
+
+TEST(FreeFlight, ExactBallisticPath) {
+    World world(with_gravity(9.81));
+    const Vec3 p0{1, 2, 3}, v0{4, 5, -6};
+    const BallId id = world.add_ball({p0, v0, 0.5, 2.0});
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+    const double t = world.time();
+    const BallState s = world.ball(id);
+    EXPECT_NEAR(s.position.x, p0.x + v0.x * t, 1e-12);
+    EXPECT_NEAR(s.position.y, p0.y + v0.y * t - 0.5 * 9.81 * t * t, 1e-12);
+    EXPECT_NEAR(s.position.z, p0.z + v0.z * t, 1e-12);
+    EXPECT_NEAR(s.velocity.y, v0.y - 9.81 * t, 1e-12);
+    EXPECT_GT(world.event_counts().cell_crossings, 0u);
+    EXPECT_EQ(world.event_counts().collisions(), 0u);
+}
+
+TEST(Floor, ThousandElasticBouncesKeepHeightAndPeriod) {
+    const double g = 9.81, h = 2.0, r = 0.25;
+    World world(with_gravity(g));
+    world.add_plane({{0, 0, 0}, kUp});
+    const BallId id = world.add_ball({{0, h + r, 0}, {}, r, 1.0});
+    const double fall = std::sqrt(2 * h / g), period = 2 * fall;
+    std::vector<double> times;
+    while (times.size() < 1000) {
+        world.step(0.25);
+        for (const auto& e : world.events()) times.push_back(e.time);
+    }
+    for (std::size_t k = 0; k < 1000; ++k)
+        ASSERT_NEAR(times[k], fall + double(k) * period, 1e-9 * (1 + times[k])) << "bounce " << k;
+    // Energy (and so the apex height) is unchanged after 1000 bounces.
+    const BallState s = world.ball(id);
+    const double energy = 0.5 * dot(s.velocity, s.velocity) + g * (s.position.y - r);
+    EXPECT_NEAR(energy, g * h, 1e-9 * g * h);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-12);
+}
+
+TEST(Floor, InelasticBallComesToRestInBoundedWork) {
+    const double g = 9.81, r = 0.5, e = 0.5;
+    World world(with_gravity(g, e));
+    world.add_plane({{0, 0, 0}, kUp});
+    const BallId id = world.add_ball({{0, 5, 0}, {1, 0, 0}, r, 1.0});
+    world.step(20.0);
+    const BallState s = world.ball(id);
+    EXPECT_NEAR(s.position.y, r, 1e-12);
+    EXPECT_EQ(s.velocity.y, 0.0);
+    EXPECT_DOUBLE_EQ(s.velocity.x, 1.0);           // frictionless: slides on
+    EXPECT_NEAR(s.position.x, 20.0, 1e-9);
+    // v halves each bounce until below rest_speed: about log2(v0 / 1e-3) bounces.
+    EXPECT_LT(world.event_counts().ball_plane, 40u);
+    world.step(100.0);
+    EXPECT_LT(world.event_counts().ball_plane, 40u);  // resting costs no events
+}
+
+TEST(Floor, BallPlacedAtRestStaysAtRest) {
+    World world(with_gravity(9.81));
+    world.add_plane({{0, 0, 0}, kUp});
+    const BallId id = world.add_ball({{0, 0.5, 0}, {}, 0.5, 1.0});
+    world.step(10.0);
+    EXPECT_EQ(world.ball(id).position.y, 0.5);
+    EXPECT_LE(world.event_counts().ball_plane, 1u);
+}
+
+TEST(Floor, SlidesDownAnInclineAtGSinTheta) {
+    const double g = 9.81, theta = 0.3;
+    World world(with_gravity(g));
+    const Vec3 n{-std::sin(theta), std::cos(theta), 0};
+    world.add_plane({{0, 0, 0}, n});
+    const Vec3 p0 = n * 0.5;  // resting on the incline, touching
+    const BallId id = world.add_ball({p0, {}, 0.5, 1.0});
+    world.step(2.0);
+    const BallState s = world.ball(id);
+    const Vec3 down_slope{-std::cos(theta), -std::sin(theta), 0};
+    const double travelled = dot(s.position - p0, down_slope);
+    EXPECT_NEAR(travelled, 0.5 * g * std::sin(theta) * 4.0, 1e-9);
+    EXPECT_NEAR(dot(n, s.position), 0.5, 1e-9);  // on the surface, not through it
+}
+
+TEST(BallBall, HeadOnUnequalMassesMatchClosedForm) {
+    for (double e : {1.0, 0.6, 0.0}) {
+        WorldDef def;
+        def.restitution = e;
+        World world(def);
+        const double m1 = 1.0, m2 = 3.0, u1 = 2.0, u2 = -1.0;
+        const BallId a = world.add_ball({{0, 0, 0}, {u1, 0, 0}, 0.5, m1});
+        const BallId b = world.add_ball({{6, 0, 0}, {u2, 0, 0}, 1.0, m2});
+        world.step(3.0);
+        ASSERT_EQ(world.events().size(), 1u);
+        const auto& ev = world.events()[0];
+        EXPECT_DOUBLE_EQ(ev.time, (6.0 - 1.5) / 3.0);
+        const double v1 = (m1 * u1 + m2 * u2 - m2 * e * (u1 - u2)) / (m1 + m2);
+        const double v2 = (m1 * u1 + m2 * u2 + m1 * e * (u1 - u2)) / (m1 + m2);
+        EXPECT_NEAR(world.ball(a).velocity.x, v1, 1e-14);
+        EXPECT_NEAR(world.ball(b).velocity.x, v2, 1e-14);
+        EXPECT_NEAR(ev.impulse, m1 * (u1 - v1), 1e-14);
+        EXPECT_NEAR(ev.point.x, ev.time * u1 + 0.5, 1e-14);
+        EXPECT_EQ(ev.normal, (Vec3{1, 0, 0}));
+    }
+}
+
+TEST(BallBall, ObliqueEqualMassesLeaveAtRightAngles) {
+    World world;
+    const BallId a = world.add_ball({{0, 0, 0}, {1, 0, 0}, 0.5, 1.0});
+    const BallId b = world.add_ball({{5, 0.5, 0}, {}, 0.5, 1.0});
+    world.step(10.0);
+    ASSERT_EQ(world.event_counts().ball_ball, 1u);
+    const Vec3 va = world.ball(a).velocity, vb = world.ball(b).velocity;
+    EXPECT_NEAR(dot(va, vb), 0.0, 1e-15);
+    EXPECT_NEAR(dot(va, va) + dot(vb, vb), 1.0, 1e-15);
+}
+
+TEST(BallBall, NewtonsCradleOneInOneOut) {
+    World world;
+    std::vector<BallId> ids;
+    ids.push_back(world.add_ball({{-3, 0, 0}, {2, 0, 0}, 0.5, 1.0}));
+    for (int k = 0; k < 5; ++k) ids.push_back(world.add_ball({{double(k), 0, 0}, {}, 0.5, 1.0}));
+    world.step(3.0);
+    for (int k = 0; k < 5; ++k) EXPECT_NEAR(world.ball(ids[std::size_t(k)]).velocity.x, 0.0, 1e-15) << k;
+    EXPECT_DOUBLE_EQ(world.ball(ids[5]).velocity.x, 2.0);
+    EXPECT_EQ(world.event_counts().ball_ball, 5u);
+    EXPECT_LT(world.max_overlap(), 1e-12);
+}
+
+TEST(BallBall, SimultaneousSymmetricCollisions) {
+    // Two balls hit a resting middle one at the same instant from both sides.
+    World world;
+    const BallId l = world.add_ball({{-3, 0, 0}, {1, 0, 0}, 0.5, 1.0});
+    const BallId m = world.add_ball({{0, 0, 0}, {}, 0.5, 1.0});
+    const BallId r = world.add_ball({{3, 0, 0}, {-1, 0, 0}, 0.5, 1.0});
+    world.step(10.0);
+    EXPECT_NEAR(world.ball(l).velocity.x + world.ball(r).velocity.x, 0.0, 1e-15);
+    EXPECT_NEAR(world.ball(m).velocity.x, 0.0, 1e-15);
+    EXPECT_LT(world.event_counts().ball_ball, 10u);
+    EXPECT_NEAR(world.kinetic_energy(), 1.0, 1e-15);
+}
+
+TEST(Tunnelling, ExtremeSpeedBetweenWalls) {
+    World world;
+    world.add_plane({{0, 0, 0}, {1, 0, 0}});
+    world.add_plane({{10, 0, 0}, {-1, 0, 0}});
+    const BallId id = world.add_ball({{5, 0, 0}, {1e6, 0, 0}, 0.5, 1.0});
+    world.step(1.0);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_NEAR(double(world.event_counts().ball_plane), 1e6 / 9.0, 2.0);
+    const BallState s = world.ball(id);
+    EXPECT_GE(s.position.x, 0.5 - 1e-9);
+    EXPECT_LE(s.position.x, 9.5 + 1e-9);
+    EXPECT_EQ(std::abs(s.velocity.x), 1e6);
+}
+
+TEST(Tunnelling, FastBallsHitTinyBall) {
+    World world;
+    // 5·10⁵ cells of 2 mm crossed in 0.1 ms, then a head-on hit.
+    const BallId a = world.add_ball({{-1000, 0, 0}, {1e7, 0, 0}, 1e-3, 1.0});
+    const BallId b = world.add_ball({{0, 0, 0}, {}, 1e-3, 1.0});
+    world.step(1.0001e-4);
+    EXPECT_EQ(world.event_counts().ball_ball, 1u);
+    EXPECT_NEAR(world.ball(a).velocity.x, 0.0, 1e-6);
+    EXPECT_NEAR(world.ball(b).velocity.x, 1e7, 1e-6);
+}
+
+TEST(Cylinder, HorizontalColumnReflectsAboutTheRadialNormal) {
+    const double g = 9.81;
+    World world(with_gravity(g));
+    world.add_cylinder({{0, 0, 0}, {0, 0, 1}, 1.0});
+    const BallId id = world.add_ball({{0.9, 4, 3}, {}, 0.5, 1.0});
+    world.step(0.8);
+    ASSERT_EQ(world.event_counts().ball_cylinder, 1u);
+    const auto& ev = world.events()[0];
+    const double y = std::sqrt(2.25 - 0.81);
+    const double t = std::sqrt(2 * (4 - y) / g);
+    EXPECT_NEAR(ev.time, t, 1e-12);
+    const Vec3 n{0.9 / 1.5, y / 1.5, 0};
+    const Vec3 vin{0, -g * t, 0};
+    const Vec3 vout = vin - n * (2 * dot(vin, n));
+    const BallState s = world.ball(id);
+    const double after = 0.8 - t;
+    EXPECT_NEAR(s.velocity.x, vout.x, 1e-10);
+    EXPECT_NEAR(s.velocity.y, vout.y - g * after, 1e-10);
+    EXPECT_NEAR(ev.impulse, 2 * std::abs(dot(vin, n)), 1e-10);
+}
+
+TEST(Periodic, BallsMeetAcrossTheBoundary) {
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {10, 10, 10}};
+    World world(def);
+    const BallId a = world.add_ball({{0.6, 5, 5}, {-1, 0, 0}, 0.5, 1.0});
+    const BallId b = world.add_ball({{9.4, 5, 5}, {1, 0, 0}, 0.5, 1.0});
+    world.step(0.5);
+    EXPECT_EQ(world.event_counts().ball_ball, 1u);
+    EXPECT_NEAR(world.events()[0].time, 0.1, 1e-14);
+    EXPECT_NEAR(world.ball(a).velocity.x, 1.0, 1e-15);
+    EXPECT_NEAR(world.ball(b).velocity.x, -1.0, 1e-15);
+    // The free arc between them is 10 − 2σ = 8, closed at speed 2: a meeting every 4 s,
+    // alternately across the boundary and in the middle.
+    world.step(20.0);
+    const double xa = world.ball(a).position.x;
+    EXPECT_GE(xa, 0.0);
+    EXPECT_LT(xa, 10.0);
+    EXPECT_EQ(world.event_counts().ball_ball, 6u);
+}
+
+TEST(Conservation, MillionEventsElasticGas) {
+    World world = periodic_gas(1000, 0.3, 1.0, 0);
+    const double e0 = world.kinetic_energy();
+    const Vec3 p0 = world.momentum();
+    while (world.event_counts().ball_ball < 1000000) world.step(0.5);
+    EXPECT_LT(relative(world.kinetic_energy(), e0), 1e-11);
+    EXPECT_LT(length(world.momentum() - p0), 1e-9);
+    EXPECT_LT(world.max_overlap(), 1e-10);
+}
+
+TEST(Conservation, ElasticBoxWithGravityConservesEnergy) {
+    World world(with_gravity(9.81));
+    add_box(world, 20);
+    world.add_cylinder({{10, 0, 10}, {0, 1, 0}, 1.5});
+    GenerateDef gen;
+    gen.count = 200;
+    gen.radius = 0.4;
+    gen.region = {{0, 0, 0}, {20, 20, 20}};
+    gen.speed = 5;
+    world.add_balls(generate_balls(world, gen));
+    auto energy = [&] {
+        double potential = 0;
+        for (std::size_t k = 0; k < world.ball_count(); ++k)
+            potential += 9.81 * world.balls().y[k];  // masses are 1
+        return world.kinetic_energy() + potential;
+    };
+    const double e0 = energy();
+    world.step(5.0);
+    EXPECT_GT(world.event_counts().collisions(), 1000u);
+    EXPECT_LT(relative(energy(), e0), 1e-10);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-10);
+}
+
+TEST(Robustness, InelasticPileUnderGravityFinishes) {
+    WorldDef def = with_gravity(9.81, 0.5);
+    World world(def);
+    add_box(world, 6);
+    GenerateDef gen;
+    gen.count = 100;
+    gen.radius = 0.5;
+    gen.region = {{0, 0, 0}, {6, 6, 6}};
+    gen.speed = 2;
+    world.add_balls(generate_balls(world, gen));
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);  // must return: bounded work
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    // Dissipation: the pile loses most of its energy.
+    EXPECT_LT(world.kinetic_energy(), 0.5 * 100 * 4.0);
+}
+
+TEST(Robustness, InelasticGasCoolsWithoutCollapse) {
+    WorldDef def;
+    def.restitution = 0.3;
+    def.periodic = Box{{0, 0, 0}, {12, 12, 12}};
+    World world(def);
+    GenerateDef gen;
+    gen.count = 500;
+    gen.region = *def.periodic;
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = 1.0;
+    world.add_balls(generate_balls(world, gen));
+    const double t0 = world.temperature();
+    world.step(20.0);
+    EXPECT_LT(world.temperature(), 0.1 * t0);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+}
+
+TEST(Measurements, CarnahanStarlingPressure) {
+    // Hard spheres at packing 0.3: Z = P/(ρkT) = (1 + φ + φ² − φ³)/(1 − φ)³ = 3.974.
+    World world = periodic_gas(2000, 0.3, 1.0, 0);
+    world.step(2.0);  // equilibrate
+    world.reset_measurements();
+    for (int k = 0; k < 10; ++k) world.step(1.0);
+    const double phi = 0.3;
+    const double z_cs = (1 + phi + phi * phi - phi * phi * phi) / std::pow(1 - phi, 3);
+    const Box box = *world.def().periodic;
+    const double volume = (box.max.x - box.min.x) * (box.max.y - box.min.y) * (box.max.z - box.min.z);
+    const double z = world.pressure() / (double(world.ball_count()) / volume * world.temperature());
+    EXPECT_NEAR(z, z_cs, 0.03 * z_cs);
+}
+
+TEST(Measurements, WallImpulseGivesIdealGasPressure) {
+    // One ball bouncing between two walls L apart at speed v: impulse per unit time 2mv · v/(2(L−2r)).
+    World world;
+    world.add_plane({{0, 0, 0}, {1, 0, 0}});
+    world.add_plane({{10, 0, 0}, {-1, 0, 0}});
+    world.add_ball({{5, 0, 0}, {3, 0, 0}, 0.5, 2.0});
+    world.step(90.0);
+    const auto c = world.plane_counters();
+    EXPECT_EQ(c[0].hits + c[1].hits, 30u);
+    EXPECT_NEAR(c[0].impulse + c[1].impulse, 30 * 2 * 2.0 * 3.0, 1e-9);
+}
+
+TEST(Determinism, SameHashForAnyThreadCount) {
+    std::uint64_t reference = 0;
+    for (int threads : {1, 2, 3, 4, 8}) {
+        World world = periodic_gas(5000, 0.2, 1.0, threads, 11);
+        for (int k = 0; k < 5; ++k) world.step(0.1);
+        if (threads == 1) reference = world.state_hash();
+        EXPECT_EQ(world.state_hash(), reference) << threads << " threads";
+    }
+}
+
+TEST(Determinism, LockstepWorldsStayEqual) {
+    World a = periodic_gas(800, 0.25, 1.0, 1, 5);
+    World b = periodic_gas(800, 0.25, 1.0, 2, 5);
+    for (int k = 0; k < 30; ++k) {
+        a.step(1.0 / 60.0);
+        b.step(1.0 / 60.0);
+        ASSERT_EQ(a.state_hash(), b.state_hash()) << "step " << k;
+        ASSERT_EQ(a.events().size(), b.events().size());
+    }
+}
+
+TEST(Robustness, NoOverlapAtAnyFrame) {
+    for (int threads : {1, 2}) {
+        World world = periodic_gas(500, 0.2, 1.0, threads, 5);
+        for (int k = 0; k < 60; ++k) {
+            world.step(1.0 / 60.0);
+            ASSERT_LT(world.max_overlap(), 1e-10) << "frame " << k;
+        }
+    }
+}
+
+TEST(Events, ComeInTimeOrderWithConsistentGeometry) {
+    World world = periodic_gas(500, 0.3, 1.0, 1);
+    world.step(0.5);
+    ASSERT_GT(world.events().size(), 100u);
+    double last = 0.0;
+    for (const auto& e : world.events()) {
+        EXPECT_GE(e.time, last);
+        last = e.time;
+        EXPECT_NEAR(length(e.normal), 1.0, 1e-12);
+        EXPECT_GT(e.impulse, 0.0);
+        EXPECT_TRUE(world.contains(e.ball));
+        EXPECT_TRUE(world.contains(e.other));
+    }
+}
+
+TEST(Handles, SurviveRemovalAndDetectStaleIds) {
+    World world;
+    std::vector<BallId> ids;
+    for (int k = 0; k < 10; ++k) ids.push_back(world.add_ball({{double(k) * 3, 0, 0}, {0, double(k), 0}, 0.5, 1.0}));
+    world.remove_ball(ids[2]);
+    EXPECT_FALSE(world.contains(ids[2]));
+    EXPECT_THROW(world.ball(ids[2]), InvalidArgument);
+    EXPECT_THROW(world.remove_ball(ids[2]), InvalidArgument);
+    for (int k = 0; k < 10; ++k) {
+        if (k == 2) continue;
+        EXPECT_EQ(world.ball(ids[std::size_t(k)]).velocity.y, double(k));  // the moved ball kept its identity
+    }
+    const BallId again = world.add_ball({{6, 0, 0}, {}, 0.5, 1.0});
+    EXPECT_EQ(again.index(), ids[2].index());
+    EXPECT_NE(again, ids[2]);
+    EXPECT_FALSE(world.contains(ids[2]));
+    world.step(1.0);
+    EXPECT_EQ(world.ball_count(), 10u);
+}
+
+TEST(RayCast, NearestBallPlaneAndCylinder) {
+    World world;
+    world.add_plane({{0, -5, 0}, kUp});
+    world.add_cylinder({{20, 0, 0}, {0, 1, 0}, 1.0});
+    const BallId near = world.add_ball({{5, 0, 0}, {}, 1.0, 1.0});
+    world.add_ball({{10, 0, 0}, {}, 1.0, 1.0});
+    auto hit = world.ray_cast({{0, 0, 0}, {1, 0, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->target, RayHit::Target::Ball);
+    EXPECT_EQ(hit->ball, near);
+    EXPECT_DOUBLE_EQ(hit->distance, 4.0);
+    EXPECT_EQ(hit->normal, (Vec3{-1, 0, 0}));
+    // Off-axis ray: enters the sphere at the closed-form distance.
+    hit = world.ray_cast({{0, 0.6, 0}, {1, 0, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_NEAR(hit->distance, 5 - std::sqrt(1 - 0.36), 1e-15);
+    hit = world.ray_cast({{0, 0, 0}, {0, -2, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->target, RayHit::Target::Plane);
+    EXPECT_DOUBLE_EQ(hit->distance, 2.5);  // in units of |direction|
+    hit = world.ray_cast({{30, 0, 0}, {-1, 0, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->target, RayHit::Target::Cylinder);
+    EXPECT_DOUBLE_EQ(hit->distance, 9.0);
+    EXPECT_FALSE(world.ray_cast({{0, 0, 0}, {0, 1, 0}}));
+    EXPECT_FALSE(world.ray_cast({{0, 0, 0}, {1, 0, 0}, 3.0}));  // beyond max_distance
+}
+
+TEST(RayCast, BatchMatchesSingleOnAGas) {
+    World world = periodic_gas(3000, 0.2, 1.0, 0);
+    world.step(0.2);
+    std::vector<Ray> rays;
+    for (int k = 0; k < 200; ++k)
+        rays.push_back({{0.1, 0.2 + 0.05 * k, 0.3}, {1.0, 0.01 * (k % 7), 0.02 * (k % 5)}});
+    std::vector<std::optional<RayHit>> hits(rays.size());
+    world.ray_cast(rays, hits);
+    const auto view = world.balls();
+    for (std::size_t k = 0; k < rays.size(); ++k) {
+        const auto single = world.ray_cast(rays[k]);
+        ASSERT_EQ(bool(single), bool(hits[k]));
+        if (!single) continue;
+        EXPECT_EQ(single->ball, hits[k]->ball);
+        // Brute force over every ball gives the same nearest distance.
+        double best = INFINITY;
+        for (std::size_t s = 0; s < view.x.size(); ++s) {
+            const Vec3 oc = Vec3{view.x[s], view.y[s], view.z[s]} - rays[k].origin;
+            const Vec3 d = rays[k].direction;
+            const double a = dot(d, d), b = dot(oc, d), c = dot(oc, oc) - view.radius[s] * view.radius[s];
+            const double disc = b * b - a * c;
+            if (c <= 0) best = 0.0;  // starts inside the ball
+            else if (b > 0 && disc >= 0) best = std::min(best, (b - std::sqrt(disc)) / a);
+        }
+        EXPECT_NEAR(single->distance, best, 1e-9);
+    }
+}

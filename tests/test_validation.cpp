@@ -1,0 +1,127 @@
+// Every rejected input throws InvalidArgument naming the field and the value, and leaves the
+// world unchanged.
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace ballistic;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Runs `call`, expects InvalidArgument whose field is `field` and whose message contains every
+// fragment, and checks that the world's state did not change.
+template <class Call>
+void expect_rejected(World& world, Call call, const std::string& field, std::initializer_list<std::string> fragments) {
+    const std::uint64_t hash = world.state_hash();
+    const std::size_t balls = world.ball_count(), planes = world.plane_count(), cylinders = world.cylinder_count();
+    try {
+        call();
+        ADD_FAILURE() << "no error for " << field;
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), field);
+        const std::string message = error.what();
+        EXPECT_EQ(message.rfind(field + ":", 0), 0u) << message;
+        for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << message << " lacks " << f;
+    }
+    EXPECT_EQ(world.state_hash(), hash);
+    EXPECT_EQ(world.ball_count(), balls);
+    EXPECT_EQ(world.plane_count(), planes);
+    EXPECT_EQ(world.cylinder_count(), cylinders);
+}
+}  // namespace
+
+TEST(Validation, WorldDefinition) {
+    auto expect = [](WorldDef def, const std::string& field, const std::string& value) {
+        try {
+            World world(def);
+            ADD_FAILURE() << field;
+        } catch (const InvalidArgument& e) {
+            EXPECT_EQ(e.field(), field);
+            EXPECT_NE(std::string(e.what()).find(value), std::string::npos) << e.what();
+        }
+    };
+    WorldDef def;
+    def.gravity = {0, kNaN, 0};
+    expect(def, "world.gravity", "nan");
+    def = {};
+    def.restitution = 1.5;
+    expect(def, "world.restitution", "1.5");
+    def.restitution = -0.1;
+    expect(def, "world.restitution", "-0.1");
+    def = {};
+    def.rest_speed = 0;
+    expect(def, "world.rest_speed", "0");
+    def = {};
+    def.threads = -2;
+    expect(def, "world.threads", "-2");
+    def = {};
+    def.periodic = Box{{0, 0, 0}, {1, -1, 1}};
+    expect(def, "world.periodic", "-1");
+    def.periodic = Box{{0, 0, 0}, {1, kInf, 1}};
+    expect(def, "world.periodic.max", "inf");
+}
+
+TEST(Validation, Balls) {
+    World world;
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_cylinder({{10, 0, 0}, {0, 1, 0}, 2.0});
+    world.add_ball({{0, 5, 0}, {}, 1.0, 1.0});
+    expect_rejected(world, [&] { world.add_ball({{kNaN, 5, 0}, {}, 1.0, 1.0}); }, "balls[0].position", {"nan"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {kInf, 0, 0}, 1.0, 1.0}); }, "balls[0].velocity", {"inf"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 0.0, 1.0}); }, "balls[0].radius", {"> 0", "0"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, -1.0, 1.0}); }, "balls[0].radius", {"-1"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, 0.0}); }, "balls[0].mass", {"0"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, kNaN}); }, "balls[0].mass", {"nan"});
+    // Overlaps: another ball, the plane, the cylinder.
+    expect_rejected(world, [&] { world.add_ball({{1.5, 5, 0}, {}, 1.0, 1.0}); }, "balls[0].position",
+                    {"overlaps the ball", "0.5"});
+    expect_rejected(world, [&] { world.add_ball({{5, 0.5, 0}, {}, 1.0, 1.0}); }, "balls[0].position",
+                    {"overlaps planes[0]", "0.5"});
+    expect_rejected(world, [&] { world.add_ball({{12.5, 5, 0}, {}, 1.0, 1.0}); }, "balls[0].position",
+                    {"overlaps cylinders[0]", "0.5"});
+    // A batch is all or nothing: the third ball overlaps the first of the same call.
+    const std::vector<BallDef> batch{{{20, 5, 0}, {}, 1.0, 1.0}, {{30, 5, 0}, {}, 1.0, 1.0}, {{21, 5, 0}, {}, 1.0, 1.0}};
+    expect_rejected(world, [&] { world.add_balls(batch); }, "balls[2].position", {"overlaps balls[0]"});
+    // Touching exactly is allowed.
+    EXPECT_NO_THROW(world.add_ball({{2, 5, 0}, {}, 1.0, 1.0}));
+    EXPECT_NO_THROW(world.add_ball({{20, 1, 0}, {}, 1.0, 1.0}));
+}
+
+TEST(Validation, Statics) {
+    World world;
+    world.add_ball({{0, 5, 0}, {}, 1.0, 1.0});
+    expect_rejected(world, [&] { world.add_plane({{0, 0, 0}, {0, 0, 0}}); }, "planes[0].normal", {"zero"});
+    expect_rejected(world, [&] { world.add_plane({{0, kNaN, 0}, {0, 1, 0}}); }, "planes[0].point", {"nan"});
+    expect_rejected(world, [&] { world.add_plane({{0, 4.5, 0}, {0, 1, 0}}); }, "planes[0]", {"overlaps", "0.5"});
+    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {}, 1.0}); }, "cylinders[0].axis", {"zero"});
+    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 0, 1}, -2.0}); }, "cylinders[0].radius", {"-2"});
+    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 0, 1}, 4.5}); }, "cylinders[0]", {"overlaps", "0.5"});
+}
+
+TEST(Validation, PeriodicBox) {
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {10, 10, 10}};
+    World world(def);
+    expect_rejected(world, [&] { world.add_ball({{11, 5, 5}, {}, 0.5, 1.0}); }, "balls[0].position", {"outside"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 5}, {}, 2.0, 1.0}); }, "balls[0].radius", {"too large", "2"});
+}
+
+TEST(Validation, StepRaysAndHandles) {
+    World world;
+    const BallId id = world.add_ball({{0, 0, 0}, {1, 0, 0}, 1.0, 1.0});
+    expect_rejected(world, [&] { world.step(0.0); }, "dt", {"0"});
+    expect_rejected(world, [&] { world.step(-1.0); }, "dt", {"-1"});
+    expect_rejected(world, [&] { world.step(kNaN); }, "dt", {"nan"});
+    expect_rejected(world, [&] { world.step(kInf); }, "dt", {"inf"});
+    expect_rejected(world, [&] { world.ray_cast(Ray{{0, 0, 0}, {0, 0, 0}}); }, "ray.direction", {"zero"});
+    expect_rejected(world, [&] { world.set_restitution(2.0); }, "world.restitution", {"2"});
+    expect_rejected(world, [&] { world.set_gravity({kNaN, 0, 0}); }, "world.gravity", {"nan"});
+    expect_rejected(world, [&] { world.ball(BallId{}); }, "ball", {"no such ball"});
+    world.remove_ball(id);
+    expect_rejected(world, [&] { world.remove_ball(id); }, "ball", {"no such ball", std::to_string(id.value)});
+}
