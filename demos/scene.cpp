@@ -1,0 +1,620 @@
+// Ballistic — scene files and run statistics.
+#include "scene.hpp"
+
+#include <ballistic/generate.hpp>
+
+#include <nlohmann/json.hpp>
+#include <tbb/info.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <sstream>
+#include <system_error>
+
+namespace ballistic::scene {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+    throw InvalidArgument(path, (path.empty() ? std::string("scene") : path) + ": " + what);
+}
+
+std::string join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string element(const std::string& path, std::size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+}
+
+// A value as it appears in the file, shortened: error messages quote what they rejected.
+std::string quote(const json& value) {
+    std::string text = value.dump();
+    constexpr std::size_t kLimit = 40;
+    if (text.size() > kLimit) text = text.substr(0, kLimit - 3) + "...";
+    return text;
+}
+
+// The engine names fields after its own objects and lists ("world.restitution", "plane.normal",
+// "balls[3].radius"); scene errors must name the place in the file. Keeps the engine's
+// explanation under `field`.
+[[noreturn]] void rethrow_as(const InvalidArgument& error, const std::string& field) {
+    std::string message = error.what();
+    if (!error.field().empty() && message.starts_with(error.field() + ": ")) {
+        message.erase(0, error.field().size() + 2);
+    }
+    fail(field, message);
+}
+
+// Last component of an engine field ("normal" of "plane.normal"); empty for a bare "plane".
+std::string leaf(const std::string& field) {
+    const std::size_t dot = field.rfind('.');
+    return dot == std::string::npos ? std::string() : field.substr(dot + 1);
+}
+
+[[noreturn]] void rethrow_under(const InvalidArgument& error, const std::string& path) {
+    const std::string name = leaf(error.field());
+    rethrow_as(error, name.empty() ? path : join(path, name));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON text → DOM, with positions for syntax errors and rejection of duplicate keys (a plain
+// parse silently keeps the last of two equal keys, hiding typos in hand-written scenes).
+
+class DomBuilder final : public nlohmann::json_sax<json> {
+public:
+    json& root() { return root_; }
+    const std::string& duplicate() const { return duplicate_; }
+    std::size_t error_position() const { return error_position_; }
+    const std::string& error_message() const { return error_message_; }
+
+    bool null() override { return put(json(nullptr)); }
+    bool boolean(bool value) override { return put(json(value)); }
+    bool number_integer(number_integer_t value) override { return put(json(value)); }
+    bool number_unsigned(number_unsigned_t value) override { return put(json(value)); }
+    bool number_float(number_float_t value, const string_t&) override { return put(json(value)); }
+    bool string(string_t& value) override { return put(json(value)); }
+    bool binary(binary_t& value) override { return put(json(value)); }
+    bool start_object(std::size_t) override { return open(json::object()); }
+    bool start_array(std::size_t) override { return open(json::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+
+    bool key(string_t& name) override {
+        if (stack_.back()->contains(name)) {
+            duplicate_ = join(paths_.back(), name);
+            return false;
+        }
+        key_ = name;
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string&,
+                     const nlohmann::detail::exception& error) override {
+        error_position_ = position;
+        error_message_ = error.what();
+        return false;
+    }
+
+private:
+    std::string child_path() const {
+        if (stack_.empty()) return {};
+        const json& parent = *stack_.back();
+        return parent.is_array() ? element(paths_.back(), parent.size()) : join(paths_.back(), key_);
+    }
+
+    json* insert(json value) {
+        if (stack_.empty()) {
+            root_ = std::move(value);
+            return &root_;
+        }
+        json& parent = *stack_.back();
+        if (parent.is_array()) {
+            parent.push_back(std::move(value));
+            return &parent.back();
+        }
+        json& slot = parent[key_];
+        slot = std::move(value);
+        return &slot;
+    }
+
+    bool put(json value) {
+        insert(std::move(value));
+        return true;
+    }
+
+    bool open(json container) {
+        std::string path = child_path();
+        stack_.push_back(insert(std::move(container)));
+        paths_.push_back(std::move(path));
+        return true;
+    }
+
+    bool close() {
+        stack_.pop_back();
+        paths_.pop_back();
+        return true;
+    }
+
+    json root_;
+    std::vector<json*> stack_;        // open containers; pointers stay valid: only the innermost grows
+    std::vector<std::string> paths_;  // their JSON paths
+    std::string key_;
+    std::string duplicate_;
+    std::size_t error_position_ = 0;
+    std::string error_message_;
+};
+
+// nlohmann's messages read "[json.exception.parse_error.101] parse error at line 3, column 4:
+// syntax error while parsing ..."; keep only the explanation, the position is reported by us.
+std::string syntax_explanation(const std::string& message) {
+    std::size_t start = message.find("] ");
+    start = start == std::string::npos ? 0 : start + 2;
+    if (const std::size_t column = message.find("column ", start); column != std::string::npos) {
+        if (const std::size_t colon = message.find(": ", column); colon != std::string::npos) {
+            start = colon + 2;
+        }
+    }
+    return message.substr(start);
+}
+
+[[noreturn]] void fail_syntax(std::string_view text, std::size_t position, const std::string& message) {
+    const std::string_view before = text.substr(0, std::min(position, text.size()));
+    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+    const std::size_t line_start = before.rfind('\n');
+    const std::size_t column = before.size() - (line_start == std::string_view::npos ? 0 : line_start + 1);
+    fail("", "line " + std::to_string(line) + ", column " + std::to_string(column) +
+                 ": invalid JSON: " + syntax_explanation(message));
+}
+
+json parse_json(std::string_view text) {
+    DomBuilder builder;
+    if (json::sax_parse(text, &builder)) return std::move(builder.root());
+    if (!builder.duplicate().empty()) fail(builder.duplicate(), "duplicate key");
+    fail_syntax(text, builder.error_position(), builder.error_message());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed reads. Each names the JSON path of what it rejects.
+
+void expect_keys(const json& object, const std::string& path,
+                 std::initializer_list<std::string_view> allowed) {
+    if (!object.is_object()) fail(path, "expected an object, got " + quote(object));
+    for (const auto& item : object.items()) {
+        if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
+        std::string list;
+        for (const std::string_view name : allowed) list += (list.empty() ? "" : ", ") + std::string(name);
+        fail(join(path, item.key()), "unknown key (expected one of: " + list + ")");
+    }
+}
+
+const json* optional_key(const json& object, std::string_view key) {
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+const json& required_key(const json& object, const std::string& path, std::string_view key) {
+    const json* value = optional_key(object, key);
+    if (value == nullptr) fail(join(path, key), "missing (required)");
+    return *value;
+}
+
+double read_number(const json& value, const std::string& path) {
+    if (!value.is_number()) fail(path, "expected a number, got " + quote(value));
+    const double number = value.get<double>();
+    if (!std::isfinite(number)) fail(path, "must be finite, got " + quote(value));
+    return number;
+}
+
+Vec3 read_vec3(const json& value, const std::string& path) {
+    const bool shape = value.is_array() && value.size() == 3 &&
+                       std::all_of(value.begin(), value.end(), [](const json& x) { return x.is_number(); });
+    if (!shape) fail(path, "expected an array of 3 numbers, got " + quote(value));
+    return {read_number(value[0], element(path, 0)), read_number(value[1], element(path, 1)),
+            read_number(value[2], element(path, 2))};
+}
+
+// Non-negative whole number up to `limit`; written as an integer or as an integral float (1e5).
+std::uint64_t read_whole(const json& value, const std::string& path, double limit) {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    if (!value.is_number()) fail(path, "expected a non-negative integer, got " + quote(value));
+    const double number = value.get<double>();
+    if (number < 0.0) fail(path, "must be >= 0, got " + quote(value));
+    if (number != std::floor(number) || !(number < limit)) {
+        fail(path, "expected a non-negative integer, got " + quote(value));
+    }
+    return static_cast<std::uint64_t>(number);
+}
+
+bool read_bool(const json& value, const std::string& path) {
+    if (!value.is_boolean()) fail(path, "expected true or false, got " + quote(value));
+    return value.get<bool>();
+}
+
+const json& read_list(const json& value, const std::string& path) {
+    if (!value.is_array()) fail(path, "expected an array of objects, got " + quote(value));
+    return value;
+}
+
+Box read_box(const json& value, const std::string& path) {
+    expect_keys(value, path, {"min", "max"});
+    const Box box{read_vec3(required_key(value, path, "min"), join(path, "min")),
+                  read_vec3(required_key(value, path, "max"), join(path, "max"))};
+    if (!(box.min.x < box.max.x && box.min.y < box.max.y && box.min.z < box.max.z)) {
+        fail(join(path, "max"), "must be greater than " + join(path, "min") + " on every axis, got min " +
+                                    quote(value["min"]) + " and max " + quote(value["max"]));
+    }
+    return box;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scene construction, in the documented order: world, box planes, planes, cylinders, balls,
+// generated balls (which are placed clear of everything added before them).
+
+World make_world(const json& root, int threads) {
+    WorldDef def;
+    if (const json* v = optional_key(root, "gravity")) def.gravity = read_vec3(*v, "gravity");
+    if (const json* v = optional_key(root, "restitution")) def.restitution = read_number(*v, "restitution");
+    if (const json* v = optional_key(root, "rest_speed")) def.rest_speed = read_number(*v, "rest_speed");
+    if (const json* v = optional_key(root, "periodic")) def.periodic = read_box(*v, "periodic");
+    def.threads = threads;
+    try {
+        return World(def);
+    } catch (const InvalidArgument& error) {
+        // "world.periodic.min" is "periodic.min" in the file.
+        const std::string& field = error.field();
+        rethrow_as(error, field.starts_with("world.") ? field.substr(6) : field);
+    }
+}
+
+// Six inward-facing planes: −x, +x, −y, +y, −z, +z faces, in that order.
+void add_box(World& world, const json& value) {
+    const Box box = read_box(value, "box");
+    const std::array<PlaneDef, 6> faces{{{box.min, {1, 0, 0}},
+                                         {box.max, {-1, 0, 0}},
+                                         {box.min, {0, 1, 0}},
+                                         {box.max, {0, -1, 0}},
+                                         {box.min, {0, 0, 1}},
+                                         {box.max, {0, 0, -1}}}};
+    for (const PlaneDef& face : faces) {
+        try {
+            world.add_plane(face);
+        } catch (const InvalidArgument& error) {
+            rethrow_as(error, "box");
+        }
+    }
+}
+
+void add_planes(World& world, const json& list) {
+    const json& items = read_list(list, "planes");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("planes", i);
+        const json& item = items[i];
+        expect_keys(item, path, {"point", "normal"});
+        PlaneDef def;
+        def.point = read_vec3(required_key(item, path, "point"), join(path, "point"));
+        def.normal = read_vec3(required_key(item, path, "normal"), join(path, "normal"));
+        try {
+            world.add_plane(def);
+        } catch (const InvalidArgument& error) {
+            rethrow_under(error, path);
+        }
+    }
+}
+
+void add_cylinders(World& world, const json& list) {
+    const json& items = read_list(list, "cylinders");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("cylinders", i);
+        const json& item = items[i];
+        expect_keys(item, path, {"point", "axis", "radius"});
+        CylinderDef def;
+        def.point = read_vec3(required_key(item, path, "point"), join(path, "point"));
+        def.axis = read_vec3(required_key(item, path, "axis"), join(path, "axis"));
+        def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
+        try {
+            world.add_cylinder(def);
+        } catch (const InvalidArgument& error) {
+            rethrow_under(error, path);
+        }
+    }
+}
+
+BallDef read_ball(const json& item, const std::string& path) {
+    expect_keys(item, path, {"position", "velocity", "radius", "mass"});
+    BallDef def;
+    def.position = read_vec3(required_key(item, path, "position"), join(path, "position"));
+    def.velocity = read_vec3(required_key(item, path, "velocity"), join(path, "velocity"));
+    def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
+    if (const json* v = optional_key(item, "mass")) def.mass = read_number(*v, join(path, "mass"));
+    return def;
+}
+
+// All explicit balls go in one add_balls call, so the engine's "balls[i]" is the file's index.
+std::vector<BallId> add_explicit_balls(World& world, const json& list) {
+    std::vector<BallDef> defs;
+    const json& items = read_list(list, "balls");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        defs.push_back(read_ball(items[i], element("balls", i)));
+    }
+    return world.add_balls(defs);
+}
+
+GenerateDef read_generate(const json& item, const std::string& path) {
+    expect_keys(item, path,
+                {"count", "radius", "mass", "min", "max", "speed", "temperature", "zero_momentum", "seed"});
+    GenerateDef def;
+    constexpr double kCountLimit = 0x1p53;  // integral doubles are exact below this
+    def.count = static_cast<std::size_t>(
+        read_whole(required_key(item, path, "count"), join(path, "count"), kCountLimit));
+    def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
+    if (const json* v = optional_key(item, "mass")) def.mass = read_number(*v, join(path, "mass"));
+    def.region.min = read_vec3(required_key(item, path, "min"), join(path, "min"));
+    def.region.max = read_vec3(required_key(item, path, "max"), join(path, "max"));
+    const json* speed = optional_key(item, "speed");
+    const json* temperature = optional_key(item, "temperature");
+    if (speed != nullptr && temperature != nullptr) {
+        fail(join(path, "temperature"), "give either \"speed\" or \"temperature\", not both");
+    }
+    if (speed == nullptr && temperature == nullptr) {
+        fail(path, "needs \"speed\" or \"temperature\" (one of the two)");
+    }
+    if (speed != nullptr) {
+        def.velocity = GenerateDef::Velocity::Speed;
+        def.speed = read_number(*speed, join(path, "speed"));
+    } else {
+        def.velocity = GenerateDef::Velocity::Temperature;
+        def.temperature = read_number(*temperature, join(path, "temperature"));
+    }
+    if (const json* v = optional_key(item, "zero_momentum")) def.zero_momentum = read_bool(*v, join(path, "zero_momentum"));
+    if (const json* v = optional_key(item, "seed")) def.seed = read_whole(*v, join(path, "seed"), 0x1p64);
+    return def;
+}
+
+std::vector<BallId> add_generated(World& world, const json& list) {
+    std::vector<BallId> ids;
+    const json& items = read_list(list, "generate");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("generate", i);
+        const std::vector<BallDef> defs = generate_balls(world, read_generate(items[i], path), path);
+        try {
+            const std::vector<BallId> added = world.add_balls(defs);
+            ids.insert(ids.end(), added.begin(), added.end());
+        } catch (const InvalidArgument& error) {
+            rethrow_under(error, path);
+        }
+    }
+    return ids;
+}
+
+Scene build_scene(const json& root, int threads) {
+    expect_keys(root, "",
+                {"gravity", "restitution", "rest_speed", "periodic", "box", "planes", "cylinders", "balls", "generate"});
+    Scene scene{make_world(root, threads), {}};
+    if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
+    if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
+    if (const json* v = optional_key(root, "cylinders")) add_cylinders(scene.world, *v);
+    if (const json* v = optional_key(root, "balls")) scene.balls = add_explicit_balls(scene.world, *v);
+    if (const json* v = optional_key(root, "generate")) {
+        const std::vector<BallId> generated = add_generated(scene.world, *v);
+        scene.balls.insert(scene.balls.end(), generated.begin(), generated.end());
+    }
+    return scene;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output helpers
+
+using ordered = nlohmann::ordered_json;
+
+ordered vec_json(Vec3 v) { return ordered::array({v.x, v.y, v.z}); }
+
+ordered counters_json(std::span<const StaticCounters> counters) {
+    ordered list = ordered::array();
+    for (const StaticCounters& c : counters) list.push_back(ordered{{"hits", c.hits}, {"impulse", c.impulse}});
+    return list;
+}
+
+std::string hex64(std::uint64_t value) {
+    std::array<char, 24> text{};
+    std::snprintf(text.data(), text.size(), "0x%016llx", static_cast<unsigned long long>(value));
+    return text.data();
+}
+
+std::string format(const char* pattern, double value) {
+    std::array<char, 64> text{};
+    std::snprintf(text.data(), text.size(), pattern, value);
+    return text.data();
+}
+
+}  // namespace
+
+// -------------------------------------------------------------------------------------------------
+
+Scene load_scene_text(std::string_view text, int threads) { return build_scene(parse_json(text), threads); }
+
+Scene load_scene_file(const std::filesystem::path& path, int threads) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        const std::error_code error(errno, std::generic_category());
+        throw InvalidArgument("", path.string() + ": cannot open scene file: " + error.message());
+    }
+    const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    try {
+        return load_scene_text(text, threads);
+    } catch (const InvalidArgument& error) {
+        // "scene: line 3, ..." becomes "path: line 3, ...": the file is the scene.
+        std::string message = error.what();
+        if (error.field().empty() && message.starts_with("scene: ")) message.erase(0, 7);
+        throw InvalidArgument(error.field(), path.string() + ": " + message);
+    }
+}
+
+std::string_view default_scene_text() {
+    // The lesson's room (five walls, open top) scaled to 80 units, its columns standing upright,
+    // ten big balls thrown across it and a few hundred small ones, under Earth gravity.
+    return R"({
+  "gravity": [0, -9.81, 0],
+  "restitution": 1.0,
+  "planes": [
+    {"point": [0, 0, 0], "normal": [0, 1, 0]},
+    {"point": [-40, 0, 0], "normal": [1, 0, 0]},
+    {"point": [40, 0, 0], "normal": [-1, 0, 0]},
+    {"point": [0, 0, -40], "normal": [0, 0, 1]},
+    {"point": [0, 0, 40], "normal": [0, 0, -1]}
+  ],
+  "cylinders": [
+    {"point": [0, 0, 0], "axis": [0, 1, 0], "radius": 6},
+    {"point": [24, 0, -20], "axis": [0, 1, 0], "radius": 4},
+    {"point": [-24, 0, 18], "axis": [0, 1, 0], "radius": 4}
+  ],
+  "balls": [
+    {"position": [-30, 20, -30], "velocity": [12, 0, 7], "radius": 2},
+    {"position": [-15, 25, 30], "velocity": [-8, 5, -11], "radius": 2},
+    {"position": [10, 30, -32], "velocity": [6, -3, 14], "radius": 2},
+    {"position": [30, 22, 30], "velocity": [-13, 2, -5], "radius": 2},
+    {"position": [-32, 35, 5], "velocity": [9, 0, 12], "radius": 2},
+    {"position": [32, 40, -8], "velocity": [-10, 4, 9], "radius": 2},
+    {"position": [5, 45, 25], "velocity": [14, -2, -6], "radius": 2},
+    {"position": [-8, 28, -12], "velocity": [-7, 6, -13], "radius": 2},
+    {"position": [18, 33, 8], "velocity": [11, -1, 10], "radius": 2},
+    {"position": [-22, 42, -22], "velocity": [5, 3, 15], "radius": 2}
+  ],
+  "generate": [
+    {"count": 300, "radius": 0.75, "mass": 0.05, "min": [-39, 1, -39], "max": [39, 40, 39],
+     "speed": 8, "seed": 30}
+  ]
+})";
+}
+
+void advance(World& world, double duration) {
+    const double start = world.time();
+    const double end = start + duration;
+    // Frame ends come from the frame number, not from a running sum, so rounding does not drift
+    // over many frames, and the last step lands exactly on `end` (end − time() is exact there).
+    for (std::uint64_t frame = 1; world.time() < end; ++frame) {
+        double target = start + static_cast<double>(frame) * kFrame;
+        // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
+        if (target > end - 1e-9 * kFrame) target = end;
+        world.step(target - world.time());
+    }
+}
+
+double total_energy(const Scene& scene) {
+    const Vec3 g = scene.world.def().gravity;
+    double energy = 0.0;
+    for (const BallId id : scene.balls) {
+        const BallState ball = scene.world.ball(id);
+        energy += ball.mass * (0.5 * dot(ball.velocity, ball.velocity) - dot(g, ball.position));
+    }
+    return energy;
+}
+
+double RunStats::events_per_second() const {
+    return wall_seconds > 0.0 ? static_cast<double>(events.collisions()) / wall_seconds : 0.0;
+}
+
+double RunStats::relative_energy_drift() const {
+    const double change = std::abs(energy_end - energy_start);
+    if (change == 0.0) return 0.0;
+    return change / std::abs(energy_start);
+}
+
+int effective_threads(int requested) {
+    return requested > 0 ? requested : tbb::info::default_concurrency();
+}
+
+RunStats run_scene(Scene& scene, double duration) {
+    World& world = scene.world;
+    RunStats stats;
+    stats.kinetic_energy_start = world.kinetic_energy();
+    stats.momentum_start = world.momentum();
+    stats.energy_start = total_energy(scene);
+
+    const auto start = std::chrono::steady_clock::now();
+    advance(world, duration);
+    stats.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    stats.balls = world.ball_count();
+    stats.time = world.time();
+    stats.events = world.event_counts();
+    stats.planes.assign(world.plane_counters().begin(), world.plane_counters().end());
+    stats.cylinders.assign(world.cylinder_counters().begin(), world.cylinder_counters().end());
+    stats.kinetic_energy_end = world.kinetic_energy();
+    stats.energy_end = total_energy(scene);
+    stats.momentum_end = world.momentum();
+    stats.temperature = world.temperature();
+    if (world.def().periodic) stats.pressure = world.pressure();
+    stats.max_overlap = world.max_overlap();
+    stats.escaped = world.escaped_count();
+    stats.threads = effective_threads(world.def().threads);
+    stats.state_hash = world.state_hash();
+    return stats;
+}
+
+std::string stats_json(const RunStats& stats) {
+    const ordered document = {
+        {"balls", stats.balls},
+        {"time", stats.time},
+        {"events",
+         {{"ball_ball", stats.events.ball_ball},
+          {"ball_plane", stats.events.ball_plane},
+          {"ball_cylinder", stats.events.ball_cylinder},
+          {"total", stats.events.collisions()}}},
+        {"planes", counters_json(stats.planes)},
+        {"cylinders", counters_json(stats.cylinders)},
+        {"kinetic_energy", {{"start", stats.kinetic_energy_start}, {"end", stats.kinetic_energy_end}}},
+        {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}}},
+        {"momentum", {{"start", vec_json(stats.momentum_start)}, {"end", vec_json(stats.momentum_end)}}},
+        {"temperature", stats.temperature},
+        {"pressure", stats.pressure ? ordered(*stats.pressure) : ordered(nullptr)},
+        {"max_overlap", stats.max_overlap},
+        {"escaped", stats.escaped},
+        {"threads", stats.threads},
+        {"wall_seconds", stats.wall_seconds},
+        {"events_per_second", stats.events_per_second()},
+        {"state_hash", hex64(stats.state_hash)},
+    };
+    return document.dump(2) + "\n";
+}
+
+std::string state_json(const World& world, std::span<const BallId> balls) {
+    ordered list = ordered::array();
+    for (const BallId id : balls) {
+        const BallState ball = world.ball(id);
+        list.push_back(ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)}});
+    }
+    const ordered document = {{"time", world.time()}, {"balls", std::move(list)}};
+    return document.dump() + "\n";
+}
+
+std::string summary_text(const RunStats& stats) {
+    std::ostringstream out;
+    out << "balls             " << stats.balls << "\n"
+        << "simulated time    " << format("%.6g", stats.time) << "\n"
+        << "collisions        " << stats.events.collisions() << " (ball-ball " << stats.events.ball_ball
+        << ", ball-plane " << stats.events.ball_plane << ", ball-cylinder " << stats.events.ball_cylinder
+        << ")\n"
+        << "events per second " << format("%.4g", stats.events_per_second()) << " (wall "
+        << format("%.3g", stats.wall_seconds) << " s, " << stats.threads << " threads)\n"
+        << "energy            start " << format("%.10g", stats.energy_start) << ", end "
+        << format("%.10g", stats.energy_end) << ", relative drift "
+        << format("%.3g", stats.relative_energy_drift()) << "\n"
+        << "max overlap       " << format("%.3g", stats.max_overlap) << "\n"
+        << "escaped           " << stats.escaped << "\n"
+        << "state hash        " << hex64(stats.state_hash) << "\n";
+    return out.str();
+}
+
+}  // namespace ballistic::scene

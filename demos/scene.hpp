@@ -1,0 +1,87 @@
+// Ballistic — scene files and run statistics, shared by the `ballistic` program and its tests.
+//
+// A scene file is JSON (format in README.md, "Scene files"). Every bad input — an unreadable
+// file, a JSON syntax error, an unknown key, a wrong type or an invalid value — throws
+// ballistic::InvalidArgument whose field() is the JSON path of the offending value (e.g.
+// "balls[2].velocity"; empty for problems with the file as a whole) and whose message names the
+// path, and the file when there is one.
+#pragma once
+
+#include <ballistic/world.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ballistic::scene {
+
+// Frame length of `ballistic run`: the simulation is stepped (and events are reported) at 60 Hz.
+inline constexpr double kFrame = 1.0 / 60.0;
+
+// A world built from a scene, with the handles of its balls in input order: the explicit
+// "balls" first, then each "generate" entry's balls.
+struct Scene {
+    World world;
+    std::vector<BallId> balls;
+};
+
+// `threads` becomes WorldDef::threads (0 = all hardware threads).
+Scene load_scene_text(std::string_view text, int threads = 0);
+Scene load_scene_file(const std::filesystem::path& path, int threads = 0);
+
+// The classic NeHe lesson scene, made exact: an open-topped box with three columns, ten large
+// balls and a few hundred small ones under gravity.
+std::string_view default_scene_text();
+inline constexpr double kDefaultDuration = 10.0;
+
+// Steps the world by `duration` in frames of kFrame (the last one partial).
+void advance(World& world, double duration);
+
+// Kinetic energy plus gravitational potential energy −Σ m g·x (zero at the origin).
+double total_energy(const Scene& scene);
+
+// What `ballistic run` reports; the stats JSON is this struct, key for key.
+struct RunStats {
+    std::size_t balls = 0;
+    double time = 0.0;
+    EventCounts events;
+    std::vector<StaticCounters> planes;
+    std::vector<StaticCounters> cylinders;
+    double kinetic_energy_start = 0.0;
+    double kinetic_energy_end = 0.0;
+    double energy_start = 0.0;   // total_energy()
+    double energy_end = 0.0;
+    Vec3 momentum_start;
+    Vec3 momentum_end;
+    double temperature = 0.0;
+    std::optional<double> pressure;   // periodic worlds only
+    double max_overlap = 0.0;
+    std::size_t escaped = 0;
+    int threads = 0;                  // effective worker count
+    double wall_seconds = 0.0;
+    std::uint64_t state_hash = 0;
+
+    double events_per_second() const;
+    double relative_energy_drift() const;   // |E_end − E_start| / |E_start| (0 when both are 0)
+};
+
+// Worker threads a world with WorldDef::threads = `requested` uses.
+int effective_threads(int requested);
+
+// Simulates `duration` and measures it: conserved quantities before and after, counters, wall
+// time. Counters run from the world's creation (or its last reset_measurements()).
+RunStats run_scene(Scene& scene, double duration);
+
+// Stats as JSON text (keys in README.md, "Command line").
+std::string stats_json(const RunStats& stats);
+// {"time": t, "balls": [{"position": [..], "velocity": [..]}, ...]} in the order of `balls`,
+// numbers with full round-trip precision.
+std::string state_json(const World& world, std::span<const BallId> balls);
+// A few human-readable lines.
+std::string summary_text(const RunStats& stats);
+
+}  // namespace ballistic::scene

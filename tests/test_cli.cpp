@@ -1,0 +1,320 @@
+// The `ballistic` program end to end: scenes written to a temporary directory, the real binary
+// run on them, exit codes, stats and state files checked against closed forms.
+#include <ballistic/generate.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Result {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+ballistic::Vec3 vec(const json& array) {
+    return {array.at(0).get<double>(), array.at(1).get<double>(), array.at(2).get<double>()};
+}
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "ballistic-cli-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        dir_ = pattern;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    fs::path write(const std::string& name, const std::string& text) {
+        const fs::path path = dir_ / name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    fs::path path(const std::string& name) const { return dir_ / name; }
+
+    // Runs the program with `args` (already shell-safe: the temporary paths hold no spaces).
+    Result run(const std::string& args) {
+        const fs::path out = dir_ / "stdout.txt";
+        const fs::path err = dir_ / "stderr.txt";
+        const std::string command =
+            std::string(BALLISTIC_EXE) + " " + args + " >" + out.string() + " 2>" + err.string();
+        const int status = std::system(command.c_str());
+        Result result;
+        result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        result.out = read_file(out);
+        result.err = read_file(err);
+        return result;
+    }
+
+    // Runs a scene expecting success; returns the stats (from stdout).
+    json run_ok(const fs::path& scene, const std::string& options) {
+        const Result result = run("run " + scene.string() + " " + options);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return json::parse(result.out.empty() ? "{}" : result.out);
+    }
+
+    fs::path dir_;
+};
+
+// A dilute hard-sphere gas in a periodic cube, at temperature 1.
+std::string periodic_gas(std::size_t count, double radius, double phi) {
+    const double side = std::cbrt(static_cast<double>(count) * 4.0 / 3.0 * std::numbers::pi * std::pow(radius, 3) / phi);
+    const json scene = {
+        {"periodic", {{"min", {0, 0, 0}}, {"max", {side, side, side}}}},
+        {"generate",
+         {{{"count", count}, {"radius", radius}, {"min", {0, 0, 0}}, {"max", {side, side, side}},
+           {"temperature", 1.0}, {"zero_momentum", true}, {"seed", 5}}}}};
+    return scene.dump();
+}
+
+constexpr const char* kBoxGas = R"({
+  "gravity": [0, -2, 0],
+  "box": {"min": [0, 0, 0], "max": [12, 12, 12]},
+  "cylinders": [{"point": [6, 0, 6], "axis": [0, 1, 0], "radius": 1.5}],
+  "generate": [{"count": 300, "radius": 0.4, "min": [0, 0, 0], "max": [12, 12, 12], "speed": 3, "seed": 11}]
+})";
+
+// ------------------------------------------------------------------------------------------------
+// Default scene and help
+
+TEST_F(Cli, NoCommandRunsTheLessonScene) {
+    const Result result = run("");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("NeHe"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("balls             310"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("relative drift"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("escaped           0"), std::string::npos) << result.out;
+    EXPECT_TRUE(std::regex_search(result.out, std::regex("state hash +0x[0-9a-f]{16}"))) << result.out;
+}
+
+TEST_F(Cli, HelpForTheProgramAndTheRunCommand) {
+    const Result top = run("--help");
+    EXPECT_EQ(top.exit_code, 0);
+    EXPECT_NE(top.out.find("run"), std::string::npos) << top.out;
+    const Result sub = run("run --help");
+    EXPECT_EQ(sub.exit_code, 0);
+    for (const char* option : {"--duration", "--threads", "--stats", "--state"}) {
+        EXPECT_NE(sub.out.find(option), std::string::npos) << option << "\n" << sub.out;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Exit codes
+
+TEST_F(Cli, BadInputExitsWithTwoAndSaysWhy) {
+    const fs::path good = write("good.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
+    const fs::path unknown = write("unknown.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1, "colour": "red"}]})");
+    const fs::path syntax = write("syntax.json", "{\n  \"gravity\": [0, 0, 0],\n  \"balls\": [,]\n}");
+    struct Case {
+        std::string args;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {"run " + unknown.string(), "balls[0].colour: unknown key"},
+        {"run " + syntax.string(), syntax.string() + ": line 3"},
+        {"run " + path("absent.json").string(), "absent.json"},
+        {"run " + good.string() + " --duration 0", "--duration"},
+        {"run " + good.string() + " --duration -1", "--duration"},
+        {"run " + good.string() + " --duration nan", "--duration"},
+        {"run " + good.string() + " --duration inf", "--duration"},
+        {"run " + good.string() + " --duration soon", "--duration"},
+        {"run " + good.string() + " --threads -1", "--threads"},
+        {"run " + good.string() + " --frobnicate", "frobnicate"},
+        {"run", "scene"},
+        {"walk " + good.string(), "walk"},
+    };
+    for (const Case& c : cases) {
+        const Result result = run(c.args);
+        EXPECT_EQ(result.exit_code, 2) << c.args << "\n" << result.err;
+        EXPECT_NE(result.err.find(c.says), std::string::npos) << c.args << "\n" << result.err;
+    }
+}
+
+TEST_F(Cli, UnwritableOutputExitsWithOne) {
+    const fs::path good = write("good.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
+    // A directory cannot be opened as a file, not even by root.
+    const Result stats = run("run " + good.string() + " --duration 0.1 --stats " + dir_.string());
+    EXPECT_EQ(stats.exit_code, 1) << stats.err;
+    EXPECT_NE(stats.err.find("stats"), std::string::npos) << stats.err;
+    const Result state = run("run " + good.string() + " --duration 0.1 --state " + (dir_ / "no" / "such" / "dir").string());
+    EXPECT_EQ(state.exit_code, 1) << state.err;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Results against closed forms
+
+TEST_F(Cli, FreeFallFollowsTheParabola) {
+    const ballistic::Vec3 p0{1.0, 2.0, 3.0};
+    const ballistic::Vec3 v0{0.5, 10.0, -1.25};
+    const ballistic::Vec3 g{0.0, -9.81, 0.0};
+    const fs::path scene = write("fall.json", R"({"gravity": [0, -9.81, 0],
+        "balls": [{"position": [1, 2, 3], "velocity": [0.5, 10, -1.25], "radius": 0.5}]})");
+    const json stats = run_ok(scene, "--duration 1 --state " + path("state.json").string());
+    const json state = json::parse(read_file(path("state.json")));
+    const double t = state["time"].get<double>();
+    EXPECT_EQ(t, 1.0);
+    EXPECT_EQ(stats["time"].get<double>(), t);
+    const ballistic::Vec3 expected_p = p0 + v0 * t + 0.5 * g * t * t;
+    const ballistic::Vec3 expected_v = v0 + g * t;
+    const ballistic::Vec3 p = vec(state["balls"][0]["position"]);
+    const ballistic::Vec3 v = vec(state["balls"][0]["velocity"]);
+    EXPECT_NEAR(p.x, expected_p.x, 1e-12);
+    EXPECT_NEAR(p.y, expected_p.y, 1e-12);
+    EXPECT_NEAR(p.z, expected_p.z, 1e-12);
+    EXPECT_NEAR(v.x, expected_v.x, 1e-12);
+    EXPECT_NEAR(v.y, expected_v.y, 1e-12);
+    EXPECT_NEAR(v.z, expected_v.z, 1e-12);
+    EXPECT_EQ(stats["events"]["total"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(stats["balls"].get<std::size_t>(), 1u);
+    // Kinetic plus potential energy is conserved along the parabola.
+    const double e0 = stats["energy"]["start"].get<double>();
+    EXPECT_NEAR(stats["energy"]["end"].get<double>(), e0, 1e-12 * std::abs(e0));
+}
+
+TEST_F(Cli, PeriodicElasticGasConservesEnergyAndMomentum) {
+    const fs::path scene = write("gas.json", periodic_gas(500, 0.5, 0.2));
+    const json stats = run_ok(scene, "--duration 2 --threads 1");
+    const double start = stats["kinetic_energy"]["start"].get<double>();
+    const double end = stats["kinetic_energy"]["end"].get<double>();
+    EXPECT_GT(stats["events"]["ball_ball"].get<std::uint64_t>(), 1000u);
+    EXPECT_NEAR(end, start, 1e-9 * start);
+    const ballistic::Vec3 momentum = vec(stats["momentum"]["end"]);
+    EXPECT_LT(ballistic::length(momentum), 1e-9 * std::sqrt(2.0 * start * 500));
+    EXPECT_EQ(stats["escaped"].get<std::size_t>(), 0u);
+    EXPECT_LT(stats["max_overlap"].get<double>(), 1e-9);
+    EXPECT_TRUE(stats["planes"].empty());
+    EXPECT_TRUE(stats["cylinders"].empty());
+    EXPECT_EQ(stats["threads"].get<int>(), 1);
+}
+
+TEST_F(Cli, DiluteGasPressureIsNearIdeal) {
+    // P = ρ kT Z with Z = (1 + φ + φ² − φ³)/(1 − φ)³ (Carnahan–Starling): Z ≈ 1.08 at φ = 0.02,
+    // so both the kinetic and the collisional part must be right to land within 3 %.
+    const std::size_t count = 1000;
+    const double radius = 0.5;
+    const double phi = 0.02;
+    const fs::path scene = write("dilute.json", periodic_gas(count, radius, phi));
+    const json stats = run_ok(scene, "--duration 20");
+    ASSERT_TRUE(stats["pressure"].is_number()) << stats.dump();
+    const double volume = static_cast<double>(count) * 4.0 / 3.0 * std::numbers::pi * std::pow(radius, 3) / phi;
+    const double rho = static_cast<double>(count) / volume;
+    const double kT = stats["temperature"].get<double>();
+    const double z = (1 + phi + phi * phi - phi * phi * phi) / std::pow(1 - phi, 3);
+    EXPECT_NEAR(kT, 1.0, 0.1);
+    EXPECT_NEAR(stats["pressure"].get<double>() / (rho * kT), z, 0.03);
+}
+
+TEST_F(Cli, StatsKeysAndCountersInABox) {
+    const fs::path scene = write("box.json", kBoxGas);
+    const Result result = run("run " + scene.string() + " --duration 2 --threads 1 --stats " + path("stats.json").string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+    const json stats = json::parse(read_file(path("stats.json")));
+    for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "momentum",
+                            "temperature", "pressure", "max_overlap", "escaped", "threads", "wall_seconds",
+                            "events_per_second", "state_hash"}) {
+        EXPECT_TRUE(stats.contains(key)) << key;
+    }
+    EXPECT_EQ(stats["balls"].get<std::size_t>(), 300u);
+    const json& events = stats["events"];
+    const auto bb = events["ball_ball"].get<std::uint64_t>();
+    const auto bp = events["ball_plane"].get<std::uint64_t>();
+    const auto bc = events["ball_cylinder"].get<std::uint64_t>();
+    EXPECT_EQ(events["total"].get<std::uint64_t>(), bb + bp + bc);
+    EXPECT_GT(bb, 0u);
+    EXPECT_GT(bc, 0u);
+    ASSERT_EQ(stats["planes"].size(), 6u);
+    std::uint64_t plane_hits = 0;
+    for (const json& plane : stats["planes"]) {
+        EXPECT_GT(plane["hits"].get<std::uint64_t>(), 0u);
+        EXPECT_GT(plane["impulse"].get<double>(), 0.0);
+        plane_hits += plane["hits"].get<std::uint64_t>();
+    }
+    EXPECT_EQ(plane_hits, bp);
+    ASSERT_EQ(stats["cylinders"].size(), 1u);
+    EXPECT_EQ(stats["cylinders"][0]["hits"].get<std::uint64_t>(), bc);
+    EXPECT_TRUE(stats["pressure"].is_null());
+    EXPECT_EQ(stats["escaped"].get<std::size_t>(), 0u);
+    EXPECT_EQ(stats["threads"].get<int>(), 1);
+    EXPECT_EQ(stats["momentum"]["start"].size(), 3u);
+    const double wall = stats["wall_seconds"].get<double>();
+    EXPECT_GT(wall, 0.0);
+    EXPECT_NEAR(stats["events_per_second"].get<double>(), static_cast<double>(bb + bp + bc) / wall,
+                1e-9 * stats["events_per_second"].get<double>());
+    EXPECT_TRUE(std::regex_match(stats["state_hash"].get<std::string>(), std::regex("0x[0-9a-f]{16}")));
+    // Elastic walls and gravity: kinetic plus potential energy is conserved.
+    const double e0 = stats["energy"]["start"].get<double>();
+    EXPECT_NEAR(stats["energy"]["end"].get<double>(), e0, 1e-9 * std::abs(e0));
+}
+
+TEST_F(Cli, AllThreadsIsTheDefault) {
+    const fs::path scene = write("one.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
+    const json stats = run_ok(scene, "--duration 0.1");
+    EXPECT_GE(stats["threads"].get<int>(), 1);
+    EXPECT_EQ(run_ok(scene, "--duration 0.1 --threads 3")["threads"].get<int>(), 3);
+}
+
+TEST_F(Cli, StateIsInInputOrder) {
+    // Speed 0 and no gravity: the generated balls stay where generate_balls puts them.
+    const std::string text = R"({
+      "balls": [{"position": [1, 1, 1], "velocity": [0.25, 0, 0], "radius": 0.5},
+                {"position": [8, 8, 8], "velocity": [0, -0.5, 0.125], "radius": 0.5}],
+      "generate": [{"count": 7, "radius": 0.5, "min": [0, 0, 0], "max": [10, 10, 10], "speed": 0, "seed": 3}]})";
+    const fs::path scene = write("order.json", text);
+    run_ok(scene, "--duration 0.5 --state " + path("state.json").string());
+    const json state = json::parse(read_file(path("state.json")));
+    ASSERT_EQ(state["balls"].size(), 9u);
+    const double t = state["time"].get<double>();
+    // The engine moves balls frame by frame: positions carry a few roundings per frame.
+    EXPECT_LT(ballistic::length(vec(state["balls"][0]["position"]) - ballistic::Vec3{1 + 0.25 * t, 1, 1}), 1e-12);
+    EXPECT_LT(ballistic::length(vec(state["balls"][1]["position"]) - ballistic::Vec3{8, 8 - 0.5 * t, 8 + 0.125 * t}), 1e-12);
+    EXPECT_EQ(vec(state["balls"][1]["velocity"]), (ballistic::Vec3{0, -0.5, 0.125}));
+
+    ballistic::World world;
+    world.add_balls(std::vector<ballistic::BallDef>{{{1, 1, 1}, {0.25, 0, 0}, 0.5, 1.0}, {{8, 8, 8}, {0, -0.5, 0.125}, 0.5, 1.0}});
+    ballistic::GenerateDef def;
+    def.count = 7;
+    def.radius = 0.5;
+    def.region = {{0, 0, 0}, {10, 10, 10}};
+    def.seed = 3;
+    const std::vector<ballistic::BallDef> generated = ballistic::generate_balls(world, def, "generate[0]");
+    for (std::size_t i = 0; i < generated.size(); ++i) {
+        EXPECT_EQ(vec(state["balls"][2 + i]["position"]), generated[i].position) << i;
+    }
+}
+
+TEST_F(Cli, ThreadCountDoesNotChangeTheResult) {
+    const fs::path scene = write("box.json", kBoxGas);
+    const json one = run_ok(scene, "--duration 3 --threads 1 --state " + path("one.json").string());
+    const json two = run_ok(scene, "--duration 3 --threads 2 --state " + path("two.json").string());
+    EXPECT_EQ(one["state_hash"], two["state_hash"]);
+    EXPECT_EQ(one["events"], two["events"]);
+    EXPECT_EQ(read_file(path("one.json")), read_file(path("two.json")));
+}
+
+}  // namespace

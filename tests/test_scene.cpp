@@ -1,0 +1,472 @@
+// Scene files: every key read into the world, every kind of bad input named by its JSON path,
+// and the run statistics helpers.
+#include "scene.hpp"
+
+#include <ballistic/generate.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace ballistic::scene {
+namespace {
+
+using nlohmann::json;
+
+Scene load(const std::string& text) { return load_scene_text(text, 1); }
+
+// Loads `text` expecting a rejection naming `field`; the message must start with the field and
+// contain `detail`.
+void expect_rejected(const std::string& text, const std::string& field, const std::string& detail) {
+    SCOPED_TRACE(text);
+    try {
+        (void)load(text);
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& error) {
+        const std::string message = error.what();
+        EXPECT_EQ(error.field(), field) << message;
+        EXPECT_TRUE(message.starts_with(field.empty() ? "scene: " : field + ": ")) << message;
+        EXPECT_NE(message.find(detail), std::string::npos) << message;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Good scenes
+
+TEST(SceneFile, EmptyObjectIsAnEmptyWorldWithDefaults) {
+    const Scene scene = load("{}");
+    EXPECT_EQ(scene.world.ball_count(), 0u);
+    EXPECT_EQ(scene.world.plane_count(), 0u);
+    EXPECT_EQ(scene.world.cylinder_count(), 0u);
+    EXPECT_TRUE(scene.balls.empty());
+    const WorldDef& def = scene.world.def();
+    EXPECT_EQ(def.gravity, (Vec3{0, 0, 0}));
+    EXPECT_EQ(def.restitution, 1.0);
+    EXPECT_EQ(def.rest_speed, WorldDef{}.rest_speed);
+    EXPECT_FALSE(def.periodic.has_value());
+    EXPECT_EQ(def.threads, 1);
+}
+
+TEST(SceneFile, ReadsWorldSettings) {
+    const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "rest_speed": 0.01,
+                                 "periodic": {"min": [-5, -6, -7], "max": [5, 6, 7]}})");
+    const WorldDef& def = scene.world.def();
+    EXPECT_EQ(def.gravity, (Vec3{0.5, -9.81, 2}));
+    EXPECT_EQ(def.restitution, 0.75);
+    EXPECT_EQ(def.rest_speed, 0.01);
+    ASSERT_TRUE(def.periodic.has_value());
+    EXPECT_EQ(def.periodic->min, (Vec3{-5, -6, -7}));
+    EXPECT_EQ(def.periodic->max, (Vec3{5, 6, 7}));
+}
+
+TEST(SceneFile, PassesTheThreadCount) {
+    EXPECT_EQ(load_scene_text("{}", 3).world.def().threads, 3);
+    EXPECT_EQ(load_scene_text("{}").world.def().threads, 0);
+}
+
+TEST(SceneFile, BoxIsSixInwardPlanesBeforeThePlanesList) {
+    const Scene scene = load(R"({"box": {"min": [-1, -2, -3], "max": [4, 5, 6]},
+                                 "planes": [{"point": [0, 0, 0], "normal": [0, 2, 0]}]})");
+    ASSERT_EQ(scene.world.plane_count(), 7u);
+    const Vec3 normals[] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    const double offsets[] = {-1, 4, -2, 5, -3, 6};  // n·point for each face, along its axis
+    for (std::uint32_t i = 0; i < 6; ++i) {
+        const PlaneDef& plane = scene.world.plane(i);
+        EXPECT_EQ(plane.normal, normals[i]) << i;
+        const Vec3 axis{std::abs(normals[i].x), std::abs(normals[i].y), std::abs(normals[i].z)};
+        EXPECT_EQ(dot(plane.point, axis), offsets[i]) << i;
+    }
+    EXPECT_EQ(scene.world.plane(6).normal, (Vec3{0, 1, 0}));
+    // Inside the box is free, outside is not.
+    EXPECT_TRUE(scene.world.is_free({1, 1, 1}, 0.5));
+    EXPECT_FALSE(scene.world.is_free({4.2, 1, 1}, 0.5));
+}
+
+TEST(SceneFile, ReadsPlanesAndCylinders) {
+    const Scene scene = load(R"({"planes": [{"point": [0, -1, 0], "normal": [0, 1, 0]},
+                                            {"point": [3, 0, 0], "normal": [-1, 0, 0]}],
+                                 "cylinders": [{"point": [1, 0, 2], "axis": [0, 3, 0], "radius": 0.5}]})");
+    ASSERT_EQ(scene.world.plane_count(), 2u);
+    EXPECT_EQ(scene.world.plane(1).point, (Vec3{3, 0, 0}));
+    EXPECT_EQ(scene.world.plane(1).normal, (Vec3{-1, 0, 0}));
+    ASSERT_EQ(scene.world.cylinder_count(), 1u);
+    EXPECT_EQ(scene.world.cylinder(0).point, (Vec3{1, 0, 2}));
+    EXPECT_EQ(scene.world.cylinder(0).axis, (Vec3{0, 1, 0}));
+    EXPECT_EQ(scene.world.cylinder(0).radius, 0.5);
+}
+
+TEST(SceneFile, ReadsBallsInOrderWithDefaultMass) {
+    const Scene scene = load(R"({"balls": [
+        {"position": [1, 2, 3], "velocity": [4, 5, 6], "radius": 0.25},
+        {"position": [-1, -2, -3], "velocity": [0, 0, 0], "radius": 0.5, "mass": 7}]})");
+    ASSERT_EQ(scene.balls.size(), 2u);
+    const BallState a = scene.world.ball(scene.balls[0]);
+    const BallState b = scene.world.ball(scene.balls[1]);
+    EXPECT_EQ(a.position, (Vec3{1, 2, 3}));
+    EXPECT_EQ(a.velocity, (Vec3{4, 5, 6}));
+    EXPECT_EQ(a.radius, 0.25);
+    EXPECT_EQ(a.mass, 1.0);
+    EXPECT_EQ(b.position, (Vec3{-1, -2, -3}));
+    EXPECT_EQ(b.mass, 7.0);
+}
+
+TEST(SceneFile, GeneratedBallsFollowExplicitOnesAndAvoidThem) {
+    const Scene scene = load(R"({
+        "balls": [{"position": [5, 5, 5], "velocity": [0, 0, 0], "radius": 2}],
+        "generate": [{"count": 50, "radius": 0.5, "min": [0, 0, 0], "max": [10, 10, 10], "speed": 2},
+                     {"count": 20, "radius": 0.25, "mass": 3, "min": [0, 0, 0], "max": [10, 10, 10],
+                      "temperature": 1.5, "zero_momentum": true, "seed": 9}]})");
+    ASSERT_EQ(scene.balls.size(), 71u);
+    EXPECT_EQ(scene.world.ball(scene.balls[0]).radius, 2.0);
+    const Vec3 centre = scene.world.ball(scene.balls[0]).position;
+    Vec3 momentum;
+    for (std::size_t i = 1; i < scene.balls.size(); ++i) {
+        const BallState ball = scene.world.ball(scene.balls[i]);
+        EXPECT_EQ(ball.radius, i <= 50 ? 0.5 : 0.25) << i;
+        EXPECT_EQ(ball.mass, i <= 50 ? 1.0 : 3.0) << i;
+        if (i <= 50) {
+            EXPECT_NEAR(length(ball.velocity), 2.0, 1e-14) << i;
+        } else {
+            momentum += ball.mass * ball.velocity;
+        }
+        EXPECT_GE(length(ball.position - centre), 2.0 + ball.radius) << i;
+        // The second batch also avoids the first.
+        for (std::size_t j = 1; j < i; ++j) {
+            const BallState other = scene.world.ball(scene.balls[j]);
+            EXPECT_GE(length(ball.position - other.position), ball.radius + other.radius) << i << " " << j;
+        }
+    }
+    EXPECT_LT(length(momentum), 1e-12);
+}
+
+TEST(SceneFile, GenerateMatchesTheLibraryCallAndItsSeed) {
+    const char* text = R"({"generate": [{"count": 30, "radius": 0.5, "min": [0, 0, 0], "max": [8, 8, 8],
+                                         "temperature": 2, "seed": 77}]})";
+    const Scene scene = load(text);
+    GenerateDef def;
+    def.count = 30;
+    def.radius = 0.5;
+    def.region = {{0, 0, 0}, {8, 8, 8}};
+    def.velocity = GenerateDef::Velocity::Temperature;
+    def.temperature = 2.0;
+    def.seed = 77;
+    const std::vector<BallDef> expected = generate_balls(World{}, def);
+    ASSERT_EQ(scene.balls.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(scene.world.ball(scene.balls[i]).position, expected[i].position);
+        EXPECT_EQ(scene.world.ball(scene.balls[i]).velocity, expected[i].velocity);
+    }
+}
+
+TEST(SceneFile, AcceptsIntegralFloatsAsCounts) {
+    EXPECT_EQ(load(R"({"generate": [{"count": 1e2, "radius": 0.1, "min": [0, 0, 0], "max": [5, 5, 5],
+                                     "speed": 0, "seed": 4.0}]})")
+                  .balls.size(),
+              100u);
+}
+
+TEST(SceneFile, DefaultSceneIsTheLessonRoom) {
+    const Scene scene = load(std::string(default_scene_text()));
+    EXPECT_EQ(scene.world.plane_count(), 5u);
+    EXPECT_EQ(scene.world.cylinder_count(), 3u);
+    EXPECT_EQ(scene.balls.size(), 310u);
+    EXPECT_EQ(scene.world.def().gravity, (Vec3{0, -9.81, 0}));
+    EXPECT_EQ(scene.world.escaped_count(), 0u);
+}
+
+TEST(SceneFile, ExampleScenesLoad) {
+    std::size_t count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(BALLISTIC_SCENES_DIR)) {
+        if (entry.path().extension() != ".json") continue;
+        SCOPED_TRACE(entry.path().string());
+        const Scene scene = load_scene_file(entry.path(), 1);
+        EXPECT_GT(scene.balls.size(), 0u);
+        EXPECT_EQ(scene.world.escaped_count(), 0u);
+        ++count;
+    }
+    EXPECT_GE(count, 3u);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Bad scenes
+
+TEST(SceneErrors, UnknownKeysAnywhere) {
+    expect_rejected(R"({"gravityy": [0, 0, 0]})", "gravityy", "unknown key");
+    expect_rejected(R"({"box": {"min": [0, 0, 0], "max": [1, 1, 1], "centre": 1}})", "box.centre", "unknown key");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9], "wrap": true}})", "periodic.wrap", "unknown key");
+    expect_rejected(R"({"planes": [{"point": [0, 0, 0], "normal": [0, 1, 0], "size": 3}]})", "planes[0].size", "unknown key");
+    expect_rejected(R"({"cylinders": [{"point": [0, 0, 0], "axis": [0, 1, 0], "radius": 1, "height": 2}]})",
+                    "cylinders[0].height", "unknown key");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1},
+                                  {"position": [3, 0, 0], "velocity": [0, 0, 0], "radius": 1, "colour": "red"}]})",
+                    "balls[1].colour", "unknown key");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0,
+                                      "velocity": 3}]})",
+                    "generate[0].velocity", "unknown key");
+}
+
+TEST(SceneErrors, WrongTypes) {
+    expect_rejected(R"([1, 2])", "", "expected an object");
+    expect_rejected(R"({"gravity": "down"})", "gravity", "expected an array of 3 numbers, got \"down\"");
+    expect_rejected(R"({"restitution": "1"})", "restitution", "expected a number, got \"1\"");
+    expect_rejected(R"({"rest_speed": true})", "rest_speed", "expected a number, got true");
+    expect_rejected(R"({"periodic": [0, 1]})", "periodic", "expected an object");
+    expect_rejected(R"({"planes": {"point": [0, 0, 0]}})", "planes", "expected an array of objects");
+    expect_rejected(R"({"planes": [3]})", "planes[0]", "expected an object, got 3");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1},
+                                  {"position": [3, 0, 0], "velocity": [0, 0, 0], "radius": 1},
+                                  {"position": [6, 0, 0], "velocity": "fast", "radius": 1}]})",
+                    "balls[2].velocity", "expected an array of 3 numbers, got \"fast\"");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": [1]}]})",
+                    "balls[0].radius", "expected a number, got [1]");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0,
+                                      "zero_momentum": 1}]})",
+                    "generate[0].zero_momentum", "expected true or false, got 1");
+    expect_rejected(R"({"generate": [{"count": "many", "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[0].count", "expected a non-negative integer");
+}
+
+TEST(SceneErrors, WrongArrayLengthsAndElements) {
+    expect_rejected(R"({"gravity": [0, -9.81]})", "gravity", "expected an array of 3 numbers, got [0,-9.81]");
+    expect_rejected(R"({"gravity": [0, -9.81, 0, 0]})", "gravity", "expected an array of 3 numbers");
+    expect_rejected(R"({"box": {"min": [0, 0, null], "max": [1, 1, 1]}})", "box.min", "expected an array of 3 numbers");
+    expect_rejected(R"({"planes": [{"point": [0, 0, 0], "normal": [[0], 1, 0]}]})", "planes[0].normal",
+                    "expected an array of 3 numbers");
+}
+
+TEST(SceneErrors, NumbersOutOfRange) {
+    expect_rejected(R"({"generate": [{"count": -3, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[0].count", "must be >= 0, got -3");
+    expect_rejected(R"({"generate": [{"count": 2.5, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[0].count", "expected a non-negative integer, got 2.5");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0,
+                                      "seed": -1}]})",
+                    "generate[0].seed", "must be >= 0");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0,
+                                      "seed": 1e30}]})",
+                    "generate[0].seed", "expected a non-negative integer");
+}
+
+TEST(SceneErrors, NonFiniteNumbersAreSyntaxErrorsWithALine) {
+    // JSON has no infinity; a literal too large for a double is reported where it stands.
+    expect_rejected("{\n  \"restitution\": 1,\n  \"gravity\": [0, 1e400, 0]\n}", "", "line 3");
+}
+
+TEST(SceneErrors, SpeedAndTemperature) {
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5],
+                                      "speed": 1, "temperature": 1}]})",
+                    "generate[0].temperature", "not both");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5]}]})",
+                    "generate[0]", "needs \"speed\" or \"temperature\"");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": -2}]})",
+                    "generate[0].speed", "must be >= 0, got -2");
+    expect_rejected(R"({"generate": [{"count": 1, "radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "temperature": -1}]})",
+                    "generate[0].temperature", "must be >= 0, got -1");
+}
+
+TEST(SceneErrors, MissingRequiredKeys) {
+    expect_rejected(R"({"box": {"min": [0, 0, 0]}})", "box.max", "missing");
+    expect_rejected(R"({"periodic": {"max": [9, 9, 9]}})", "periodic.min", "missing");
+    expect_rejected(R"({"planes": [{"point": [0, 0, 0]}]})", "planes[0].normal", "missing");
+    expect_rejected(R"({"cylinders": [{"point": [0, 0, 0], "axis": [0, 1, 0]}]})", "cylinders[0].radius", "missing");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "radius": 1}]})", "balls[0].velocity", "missing");
+    expect_rejected(R"({"generate": [{"radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[0].count", "missing");
+}
+
+TEST(SceneErrors, BoxesMustHaveVolume) {
+    expect_rejected(R"({"box": {"min": [0, 0, 0], "max": [1, 0, 1]}})", "box.max", "greater than box.min");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, -9]}})", "periodic.max",
+                    "greater than periodic.min");
+}
+
+TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
+    // The plane list starts after the box's six planes: the error must still say planes[1].
+    expect_rejected(R"({"box": {"min": [-9, -9, -9], "max": [9, 9, 9]},
+                        "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]},
+                                   {"point": [0, 0, 0], "normal": [0, 0, 0]}]})",
+                    "planes[1].normal", "");
+    expect_rejected(R"({"cylinders": [{"point": [0, 0, 0], "axis": [0, 1, 0], "radius": 0}]})",
+                    "cylinders[0].radius", "");
+    expect_rejected(R"({"cylinders": [{"point": [0, 0, 0], "axis": [0, 0, 0], "radius": 1}]})",
+                    "cylinders[0].axis", "");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1},
+                                  {"position": [3, 0, 0], "velocity": [0, 0, 0], "radius": 1},
+                                  {"position": [6, 0, 0], "velocity": [0, 0, 0], "radius": -1}]})",
+                    "balls[2].radius", "");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1, "mass": 0}]})",
+                    "balls[0].mass", "");
+    expect_rejected(R"({"restitution": 1.5})", "restitution", "");
+    expect_rejected(R"({"rest_speed": 0})", "rest_speed", "");
+}
+
+TEST(SceneErrors, GenerateErrorsNameTheEntry) {
+    expect_rejected(R"({"generate": [{"count": 5, "radius": 0.5, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0},
+                                     {"count": 5, "radius": -1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[1].radius", "must be > 0, got -1");
+    expect_rejected(R"({"generate": [{"count": 1000, "radius": 0.5, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
+                    "generate[0].count", "only 64 balls");
+}
+
+TEST(SceneErrors, DuplicateKeys) {
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1, "radius": 2}]})",
+                    "balls[0].radius", "duplicate key");
+    expect_rejected(R"({"gravity": [0, 0, 0], "gravity": [0, -1, 0]})", "gravity", "duplicate key");
+}
+
+TEST(SceneErrors, SyntaxErrorsGiveLineAndColumn) {
+    expect_rejected("{\n  \"gravity\": [0, 0, 0],\n  \"restitution\": ,\n}", "", "line 3, column");
+    expect_rejected("{\"gravity\": [0, 0, 0]", "", "line 1");
+    expect_rejected("", "", "invalid JSON");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Files
+
+class SceneFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (std::filesystem::temp_directory_path() / "ballistic-scene-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        dir_ = pattern;
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    std::filesystem::path write(const std::string& name, const std::string& text) {
+        const std::filesystem::path path = dir_ / name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    std::filesystem::path dir_;
+};
+
+TEST_F(SceneFiles, LoadsAFile) {
+    const auto path = write("one.json", R"({"balls": [{"position": [1, 2, 3], "velocity": [0, 0, 0], "radius": 1}]})");
+    EXPECT_EQ(load_scene_file(path).balls.size(), 1u);
+}
+
+TEST_F(SceneFiles, ErrorsNameTheFile) {
+    const auto path = write("bad.json", "{\n\"balls\": [{\"position\": [1, 2], \"velocity\": [0, 0, 0], \"radius\": 1}]}");
+    try {
+        (void)load_scene_file(path);
+        FAIL() << "accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "balls[0].position");
+        EXPECT_EQ(std::string(error.what()), path.string() + ": balls[0].position: expected an array of 3 numbers, got [1,2]");
+    }
+}
+
+TEST_F(SceneFiles, SyntaxErrorsNameFileAndLine) {
+    const auto path = write("syntax.json", "{\n  \"gravity\": [0, 0, 0]\n  \"restitution\": 1\n}");
+    try {
+        (void)load_scene_file(path);
+        FAIL() << "accepted";
+    } catch (const InvalidArgument& error) {
+        const std::string message = error.what();
+        EXPECT_TRUE(message.starts_with(path.string() + ": line 3, column")) << message;
+    }
+}
+
+TEST_F(SceneFiles, MissingFileIsAnError) {
+    const auto path = dir_ / "absent.json";
+    try {
+        (void)load_scene_file(path);
+        FAIL() << "accepted";
+    } catch (const InvalidArgument& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+        EXPECT_NE(message.find("cannot open"), std::string::npos) << message;
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Running and reporting
+
+TEST(SceneRun, AdvanceReachesTheDurationInFrames) {
+    for (const double duration : {1.0, 0.01, 2.5, 1.0 / 60.0, 0.5, 10.0, 1e-7}) {
+        World world;
+        advance(world, duration);
+        EXPECT_EQ(world.time(), duration) << duration;
+        advance(world, 0.75);
+        EXPECT_NEAR(world.time(), duration + 0.75, 1e-15 * (duration + 0.75)) << duration;
+    }
+}
+
+TEST(SceneRun, TotalEnergyCountsHeightAndSpeed) {
+    const Scene scene = load(R"({"gravity": [0, -10, 0],
+        "balls": [{"position": [0, 3, 0], "velocity": [4, 0, 0], "radius": 1, "mass": 2},
+                  {"position": [5, -1, 0], "velocity": [0, 0, 0], "radius": 1}]})");
+    EXPECT_DOUBLE_EQ(total_energy(scene), 2 * 10 * 3 + 0.5 * 2 * 16 + 1 * 10 * -1);
+}
+
+TEST(SceneRun, StatsCoverTheRunAndSerialiseEveryKey) {
+    Scene scene = load(R"({"box": {"min": [0, 0, 0], "max": [10, 10, 10]},
+        "cylinders": [{"point": [5, 0, 5], "axis": [0, 1, 0], "radius": 1}],
+        "generate": [{"count": 40, "radius": 0.5, "min": [0, 0, 0], "max": [10, 10, 10], "speed": 5}]})");
+    const RunStats stats = run_scene(scene, 2.0);
+    EXPECT_EQ(stats.balls, 40u);
+    EXPECT_NEAR(stats.time, 2.0, 1e-12);
+    EXPECT_GT(stats.events.ball_plane, 0u);
+    EXPECT_EQ(stats.planes.size(), 6u);
+    EXPECT_EQ(stats.cylinders.size(), 1u);
+    EXPECT_FALSE(stats.pressure.has_value());
+    EXPECT_EQ(stats.threads, 1);
+    EXPECT_NEAR(stats.kinetic_energy_end, stats.kinetic_energy_start, 1e-9 * stats.kinetic_energy_start);
+    EXPECT_EQ(stats.state_hash, scene.world.state_hash());
+
+    const json document = json::parse(stats_json(stats));
+    for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "energy", "momentum",
+                            "temperature", "pressure", "max_overlap", "escaped", "threads", "wall_seconds",
+                            "events_per_second", "state_hash"}) {
+        EXPECT_TRUE(document.contains(key)) << key;
+    }
+    EXPECT_EQ(document["events"]["total"].get<std::uint64_t>(), stats.events.collisions());
+    EXPECT_EQ(document["events"]["ball_plane"].get<std::uint64_t>(), stats.events.ball_plane);
+    EXPECT_EQ(document["planes"].size(), 6u);
+    EXPECT_EQ(document["planes"][0]["hits"].get<std::uint64_t>(), stats.planes[0].hits);
+    EXPECT_TRUE(document["pressure"].is_null());
+    EXPECT_EQ(document["momentum"]["end"].size(), 3u);
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "0x%016llx", static_cast<unsigned long long>(stats.state_hash));
+    EXPECT_EQ(document["state_hash"].get<std::string>(), hash);
+
+    const std::string summary = summary_text(stats);
+    EXPECT_NE(summary.find(hash), std::string::npos) << summary;
+    EXPECT_NE(summary.find("relative drift"), std::string::npos) << summary;
+}
+
+TEST(SceneRun, PeriodicWorldsReportPressure) {
+    Scene scene = load(R"({"periodic": {"min": [0, 0, 0], "max": [12, 12, 12]},
+        "generate": [{"count": 100, "radius": 0.5, "min": [0, 0, 0], "max": [12, 12, 12], "temperature": 1}]})");
+    const RunStats stats = run_scene(scene, 1.0);
+    ASSERT_TRUE(stats.pressure.has_value());
+    EXPECT_GT(*stats.pressure, 0.0);
+    EXPECT_TRUE(json::parse(stats_json(stats))["pressure"].is_number());
+}
+
+TEST(SceneRun, StateListsBallsInInputOrderWithRoundTripNumbers) {
+    Scene scene = load(R"({"balls": [
+        {"position": [0.1, 0.2, 0.3], "velocity": [1, 0, 0], "radius": 0.05},
+        {"position": [5, 5, 5], "velocity": [0, 0, -0.7], "radius": 0.05}]})");
+    advance(scene.world, 0.3);
+    const json state = json::parse(state_json(scene.world, scene.balls));
+    EXPECT_EQ(state["time"].get<double>(), scene.world.time());
+    ASSERT_EQ(state["balls"].size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const BallState ball = scene.world.ball(scene.balls[i]);
+        const auto& p = state["balls"][i]["position"];
+        const auto& v = state["balls"][i]["velocity"];
+        EXPECT_EQ((Vec3{p[0].get<double>(), p[1].get<double>(), p[2].get<double>()}), ball.position);
+        EXPECT_EQ((Vec3{v[0].get<double>(), v[1].get<double>(), v[2].get<double>()}), ball.velocity);
+    }
+    EXPECT_GT(state["balls"][1]["position"][0].get<double>(), 4.0);
+}
+
+}  // namespace
+}  // namespace ballistic::scene
