@@ -1,0 +1,105 @@
+// Ballistic — throughput of the event loop on hard-sphere gases, one thread.
+//
+// BM_PeriodicGas: periodic box, kT = 1, N = 10⁴ and 10⁵, packing fraction 0.1 and 0.3. The
+// world is built and warmed up (stepped until about N collisions have happened) outside the
+// timed loop; the collision rate seen during warm-up fixes the step so that a timed step holds
+// about N/2 collisions (one per ball). Then whole steps are timed.
+// BM_ClosedBox: six walls, no gravity, speed 5, packing fraction 0.1, steps of 1/60: time per
+// step for N = 10³, 10⁴, 10⁵ after a warm-up of half a second of simulated time.
+//
+// Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
+// ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
+// collision), events/s (collisions + cell crossings), coll/step, dE/E (relative kinetic-energy
+// change across the timed steps: the gas is elastic, so this should be rounding-sized) and
+// max_overlap (World::max_overlap() over the timed steps: an exact engine keeps it at rounding
+// size). The label carries the step and the state hash after warm-up (`warm`, independent of the
+// iteration count, so runs and machines can be compared) and after the timed steps (`end`).
+#include "scenes.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <ballistic/world.hpp>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+using ballistic::EventCounts;
+using ballistic::World;
+namespace scenes = ballistic::scenes;
+
+std::string label(std::uint64_t warm_hash, const World& world, double dt) {
+    char text[128];
+    std::snprintf(text, sizeof text, "dt=%.4g warm=%016" PRIx64 " end=%016" PRIx64, dt, warm_hash,
+                  world.state_hash());
+    return text;
+}
+
+// Measures the timed steps of `world` and fills the counters.
+template <typename StepFn>
+void run_timed(benchmark::State& state, World& world, double dt, StepFn&& step) {
+    const std::uint64_t warm_hash = world.state_hash();
+    world.reset_measurements();   // max_overlap covers the timed steps only
+    const EventCounts before = world.event_counts();
+    const double energy_before = world.kinetic_energy();
+    for (auto _ : state) step();
+    const EventCounts after = world.event_counts();
+    const double collisions = static_cast<double>(after.collisions() - before.collisions());
+    const double cells = static_cast<double>(after.cell_crossings - before.cell_crossings);
+    using benchmark::Counter;
+    state.counters["coll/s"] = Counter(collisions, Counter::kIsRate);
+    state.counters["ns/coll"] = Counter(collisions, Counter::kIsRate | Counter::kInvert);
+    state.counters["events/s"] = Counter(collisions + cells, Counter::kIsRate);
+    state.counters["cells/coll"] = collisions > 0 ? cells / collisions : 0.0;
+    state.counters["coll/step"] = Counter(collisions, Counter::kAvgIterations);
+    state.counters["dE/E"] = (world.kinetic_energy() - energy_before) / energy_before;
+    state.counters["max_overlap"] = world.max_overlap();
+    state.SetLabel(label(warm_hash, world, dt));
+}
+
+void BM_PeriodicGas(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const double packing = static_cast<double>(state.range(1)) / 100.0;
+    scenes::Scene scene = scenes::periodic_gas(count, packing, 1.0);
+    scene.world.threads = 1;
+    World world = scenes::make_world(scene);
+
+    // Warm-up: about one collision per ball per warm-up step once the rate is known.
+    constexpr double kWarmDt = 0.02;
+    const double target = static_cast<double>(count);
+    while (static_cast<double>(world.event_counts().collisions()) < target) world.step(kWarmDt);
+    const double rate = static_cast<double>(world.event_counts().collisions()) / world.time();
+    const double dt = 0.5 * static_cast<double>(count) / rate;
+
+    run_timed(state, world, dt, [&] { world.step(dt); });
+}
+BENCHMARK(BM_PeriodicGas)
+    ->ArgNames({"N", "phi%"})
+    ->ArgsProduct({{10'000, 100'000}, {10, 30}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
+
+void BM_ClosedBox(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = 1;
+    World world = scenes::make_world(scene);
+    constexpr double kDt = 1.0 / 60.0;
+    for (int i = 0; i < 30; ++i) world.step(kDt);
+    run_timed(state, world, kDt, [&] { world.step(kDt); });
+}
+BENCHMARK(BM_ClosedBox)
+    ->ArgName("N")
+    ->Arg(1'000)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
