@@ -32,6 +32,17 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
     next_.assign(capacity, -1);
     prev_.assign(capacity, -1);
     key_.assign(capacity, CellKey{});
+    // A periodic box small enough gets one bucket per cell, laid out x-fastest: no collisions,
+    // and the three x-neighbours of a cell share a cache line.
+    dense_ = false;
+    if (periodic_) {
+        const double cells = double(cells_[0]) * double(cells_[1]) * double(cells_[2]);
+        if (cells <= 8.0 * double(std::max<std::size_t>(capacity, 1024))) {
+            dense_ = true;
+            head_.assign(static_cast<std::size_t>(cells), -1);
+            return;
+        }
+    }
     std::size_t buckets = 1024;
     while (buckets < 2 * capacity) buckets *= 2;
     head_.assign(buckets, -1);
@@ -54,34 +65,22 @@ double Grid::bound(int d, std::int64_t k) const {
     return axis(origin_, d) + static_cast<double>(k) * axis(width_, d);
 }
 
-CellKey Grid::neighbour(const CellKey& key, int dx, int dy, int dz, Vec3& shift) const {
-    const int offset[3] = {dx, dy, dz};
-    CellKey out;
-    shift = {};
-    for (int d = 0; d < 3; ++d) {
-        std::int64_t k = key[d] + offset[d];
-        if (periodic_) {
-            const std::int64_t n = cells_[static_cast<std::size_t>(d)];
-            if (k < 0) {
-                k += n;
-                set_axis(shift, d, -axis(period_, d));
-            } else if (k >= n) {
-                k -= n;
-                set_axis(shift, d, axis(period_, d));
-            }
-        }
-        out[d] = k;
-    }
-    return out;
-}
-
 CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
     const int d = face / 2;
-    const int step = (face & 1) ? 1 : -1;
-    int offset[3] = {0, 0, 0};
-    offset[d] = step;
-    CellKey out = neighbour(key, offset[0], offset[1], offset[2], shift);
-    shift = -shift;  // the ball's own position moves opposite to its neighbours' image shift
+    CellKey out = key;
+    out[d] += (face & 1) ? 1 : -1;
+    shift = {};
+    if (periodic_) {
+        const std::int64_t n = cells_[static_cast<std::size_t>(d)];
+        // Leaving through the low face re-enters at the high one: the position moves up a period.
+        if (out[d] < 0) {
+            out[d] += n;
+            set_axis(shift, d, axis(period_, d));
+        } else if (out[d] >= n) {
+            out[d] -= n;
+            set_axis(shift, d, -axis(period_, d));
+        }
+    }
     return out;
 }
 
@@ -91,14 +90,14 @@ bool Grid::has_face(const CellKey& key, int face) const {
     return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
 }
 
-std::size_t Grid::bucket_of(const CellKey& key) const {
-    std::uint64_t h = static_cast<std::uint64_t>(key.x) * 0x9E3779B97F4A7C15ull;
-    h ^= static_cast<std::uint64_t>(key.y) * 0xC2B2AE3D27D4EB4Full;
+std::size_t Grid::hashed_bucket(const CellKey& key) const {
+    // Hash the row (y, z) and add x, so that the x-neighbours of a cell are adjacent buckets.
+    std::uint64_t h = static_cast<std::uint64_t>(key.y) * 0xC2B2AE3D27D4EB4Full;
     h ^= static_cast<std::uint64_t>(key.z) * 0x165667B19E3779F9ull;
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 32;
-    return static_cast<std::size_t>(h) & mask_;
+    return static_cast<std::size_t>(h + static_cast<std::uint64_t>(key.x)) & mask_;
 }
 
 void Grid::rehash(std::size_t buckets) {
@@ -120,7 +119,7 @@ void Grid::insert(std::uint32_t slot, const CellKey& key) {
         prev_.resize(size, -1);
         key_.resize(size);
     }
-    if (2 * (size_ + 1) > head_.size()) rehash(2 * head_.size());
+    if (!dense_ && 2 * (size_ + 1) > head_.size()) rehash(2 * head_.size());
     const std::size_t b = bucket_of(key);
     key_[slot] = key;
     prev_[slot] = -1;

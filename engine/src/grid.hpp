@@ -1,7 +1,8 @@
 // Ballistic — spatial cells. Every ball lives in one cell at least one largest diameter wide,
-// so a ball can only touch balls of the 27 cells around its own. Cells are kept in a hash
-// table with intrusive doubly-linked lists (O(1) insert, erase and slot renumbering), so an
-// unbounded world costs memory only for occupied cells; a periodic box wraps cell keys.
+// so a ball can only touch balls of the 27 cells around its own. Cells are buckets holding
+// intrusive doubly-linked lists (O(1) insert, erase and slot renumbering). An unbounded world
+// hashes cells into buckets, so it costs memory only for occupied cells; a periodic box wraps
+// cell keys and, unless it is huge and nearly empty, has one bucket per cell.
 #pragma once
 
 #include <ballistic/world.hpp>
@@ -30,9 +31,6 @@ public:
     CellKey key_of(Vec3 position) const;
     // Lower bound of cell k along axis d; upper bound is bound(d, k + 1).
     double bound(int d, std::int64_t k) const;
-    // Neighbour of `key` at offset (dx, dy, dz); `shift` is the image shift to add to the
-    // positions of balls found there (non-zero only across a periodic face).
-    CellKey neighbour(const CellKey& key, int dx, int dy, int dz, Vec3& shift) const;
     // Key after leaving `key` through face `face` (axis = face / 2, upward when face is odd);
     // `shift` receives the position shift of a periodic wrap.
     CellKey across(const CellKey& key, int face, Vec3& shift) const;
@@ -45,16 +43,42 @@ public:
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
     std::size_t size() const { return size_; }
 
-    // fn(slot) for every ball whose cell is exactly `key`.
+    // fn(slot, shift) for every ball in the 27 cells around `key` (its own included), where
+    // `shift` is the periodic image shift to add to that ball's position. Cells are visited
+    // z, y, x outermost to innermost.
     template <class Fn>
-    void for_each_in(const CellKey& key, Fn&& fn) const {
-        for (std::int32_t s = head_[bucket_of(key)]; s >= 0; s = next_[static_cast<std::size_t>(s)]) {
-            if (key_[static_cast<std::size_t>(s)] == key) fn(static_cast<std::uint32_t>(s));
+    void for_each_near(const CellKey& key, Fn&& fn) const {
+        std::int64_t k[3][3];
+        double shift[3][3];
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t n = cells_[static_cast<std::size_t>(d)];
+            const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
+            for (int o = 0; o < 3; ++o) {
+                std::int64_t c = key[d] + o - 1;
+                double s = 0.0;
+                if (periodic_ && c < 0) { c += n; s = -period; }
+                if (periodic_ && c >= n) { c -= n; s = period; }
+                k[d][o] = c;
+                shift[d][o] = s;
+            }
         }
+        for (int z = 0; z < 3; ++z)
+            for (int y = 0; y < 3; ++y)
+                for (int x = 0; x < 3; ++x) {
+                    const CellKey cell{k[0][x], k[1][y], k[2][z]};
+                    const Vec3 image{shift[0][x], shift[1][y], shift[2][z]};
+                    for (std::int32_t s = head_[bucket_of(cell)]; s >= 0; s = next_[static_cast<std::size_t>(s)]) {
+                        if (dense_ || key_[static_cast<std::size_t>(s)] == cell) fn(static_cast<std::uint32_t>(s), image);
+                    }
+                }
     }
 
 private:
-    std::size_t bucket_of(const CellKey& key) const;
+    std::size_t bucket_of(const CellKey& key) const {
+        if (dense_) return static_cast<std::size_t>(key.x + cells_[0] * (key.y + cells_[1] * key.z));
+        return hashed_bucket(key);
+    }
+    std::size_t hashed_bucket(const CellKey& key) const;
     void rehash(std::size_t buckets);
 
     bool periodic_ = false;
@@ -64,7 +88,8 @@ private:
     std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
     std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
     std::vector<CellKey> key_;              // per slot: cell (24 B)
-    std::size_t mask_ = 0;
+    std::size_t mask_ = 0;                  // hashed buckets: count − 1
+    bool dense_ = false;                    // one bucket per cell of a periodic box
     std::size_t size_ = 0;
 };
 

@@ -104,23 +104,18 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray) {
     double entered = t0;
     const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
     for (;;) {
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    Vec3 shift;
-                    grid.for_each_in(grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t s) {
-                        const Vec3 centre = balls.position(s);
-                        const double t = ray_sphere(o, d, centre, balls.radius[s]);
-                        if (t < 0.0) return;
-                        const Vec3 at = o + d * t;
-                        const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
-                        if (!best || t < best->distance || (t == best->distance && best->target == RayHit::Target::Ball &&
-                                                            balls.id[s].value < best->ball.value)) {
-                            limit = t;
-                            best = RayHit{RayHit::Target::Ball, t, at, normal, balls.id[s], 0};
-                        }
-                    });
-                }
+        grid.for_each_near(key, [&](std::uint32_t s, Vec3) {
+            const Vec3 centre = balls.position(s);
+            const double t = ray_sphere(o, d, centre, balls.radius[s]);
+            if (t < 0.0) return;
+            const Vec3 at = o + d * t;
+            const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
+            if (!best || t < best->distance ||
+                (t == best->distance && best->target == RayHit::Target::Ball && balls.id[s].value < best->ball.value)) {
+                limit = t;
+                best = RayHit{RayHit::Target::Ball, t, at, normal, balls.id[s], 0};
+            }
+        });
         // A ball touching the ray beyond this point has its centre in a cell entered later.
         if (best && best->distance < entered) break;
         const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);

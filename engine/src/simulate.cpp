@@ -22,20 +22,22 @@ bool earlier(const Pending& a, const Pending& b) {
     return a.other < b.other;
 }
 
-// Per-thread scratch lanes for the neighbours of one ball.
+// Per-thread scratch: the neighbours of one ball, then their relative state as lanes.
 struct PairScratch {
+    struct Found {
+        std::uint32_t slot;
+        Vec3 shift;
+    };
+    std::vector<Found> found;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
-    std::vector<std::uint32_t> slot;
-    void clear() {
-        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma}) v->clear();
-        slot.clear();
+    void resize(std::size_t n) {
+        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out}) v->resize(n);
     }
-    void push(std::uint32_t s, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
-        slot.push_back(s);
-        dpx.push_back(dp.x); dpy.push_back(dp.y); dpz.push_back(dp.z);
-        dvx.push_back(dv.x); dvy.push_back(dv.y); dvz.push_back(dv.z);
-        dax.push_back(da.x); day.push_back(da.y); daz.push_back(da.z);
-        sigma.push_back(sig);
+    void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
+        dpx[k] = dp.x; dpy[k] = dp.y; dpz[k] = dp.z;
+        dvx[k] = dv.x; dvy[k] = dv.y; dvz[k] = dv.z;
+        dax[k] = da.x; day[k] = da.y; daz[k] = da.z;
+        sigma[k] = sig;
     }
 };
 
@@ -165,27 +167,34 @@ void World::Impl::predict(std::uint32_t i, double now) {
                  Kind::BallCylinder, k, 0);
     }
 
+    // Two passes: find the neighbours and prefetch their state, then gather it into lanes.
+    // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
     thread_local PairScratch lanes;
-    lanes.clear();
-    for (int dz = -1; dz <= 1; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                Vec3 shift;
-                const CellKey cell = grid.neighbour(key, dx, dy, dz, shift);
-                grid.for_each_in(cell, [&](std::uint32_t j) {
-                    if (j == i) return;
-                    // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-                    lanes.push(j, (balls.position_at(j, now) - p) + shift, balls.velocity_at(j, now) - v,
-                               balls.acceleration(j) - a, r + balls.radius[j]);
-                });
-            }
-    if (!lanes.slot.empty()) {
-        lanes.out.resize(lanes.slot.size());
+    lanes.found.clear();
+    grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
+        if (j == i) return;
+        lanes.found.push_back({j, shift});
+        for (const double* column : {balls.t.data(), balls.x.data(), balls.y.data(), balls.z.data(),
+                                     balls.vx.data(), balls.vy.data(), balls.vz.data(), balls.radius.data()})
+            __builtin_prefetch(column + j);
+        __builtin_prefetch(balls.counter.data() + j);
+    });
+    const std::size_t n = lanes.found.size();
+    if (n > 0) {
+        lanes.resize(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            const auto [j, shift] = lanes.found[k];
+            // Same operation order as collide_balls(): (p_j − p_i) + image shift.
+            lanes.set(k, (balls.position_at(j, now) - p) + shift, balls.velocity_at(j, now) - v,
+                      balls.acceleration(j) - a, r + balls.radius[j]);
+        }
         detail::toi_ball_ball_batch({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
                                      lanes.dax, lanes.day, lanes.daz, lanes.sigma},
                                     best.time - now, lanes.out);
-        for (std::size_t k = 0; k < lanes.slot.size(); ++k)
-            consider(lanes.out[k], Kind::BallBall, lanes.slot[k], balls.counter[lanes.slot[k]]);
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::uint32_t j = lanes.found[k].slot;
+            consider(lanes.out[k], Kind::BallBall, j, balls.counter[j]);
+        }
     }
     pending[i] = best;
 }

@@ -128,22 +128,16 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) con
     }
     if (!grid_valid || balls.size() == 0) return {};
     std::string found;
-    const CellKey key = grid.key_of(p);
-    for (int dz = -1; dz <= 1 && found.empty(); ++dz)
-        for (int dy = -1; dy <= 1 && found.empty(); ++dy)
-            for (int dx = -1; dx <= 1 && found.empty(); ++dx) {
-                Vec3 shift;
-                grid.for_each_in(grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t j) {
-                    if (!found.empty()) return;
-                    const double sigma = r + balls.radius[j];
-                    const double gap = length(min_image(balls.position(j) - p)) - sigma;
-                    if (!(gap < -kTouchTolerance * sigma)) return;
-                    const std::string other = j >= first_new
-                        ? "balls[" + std::to_string(j - first_new) + "]"
-                        : "the ball with handle " + std::to_string(balls.id[j].value);
-                    found = "overlaps " + other + " at " + show(balls.position(j)) + " by " + show(-gap);
-                });
-            }
+    grid.for_each_near(grid.key_of(p), [&](std::uint32_t j, Vec3) {
+        if (!found.empty()) return;
+        const double sigma = r + balls.radius[j];
+        const double gap = length(min_image(balls.position(j) - p)) - sigma;
+        if (!(gap < -kTouchTolerance * sigma)) return;
+        const std::string other = j >= first_new
+            ? "balls[" + std::to_string(j - first_new) + "]"
+            : "the ball with handle " + std::to_string(balls.id[j].value);
+        found = "overlaps " + other + " at " + show(balls.position(j)) + " by " + show(-gap);
+    });
     return found;
 }
 
@@ -295,6 +289,14 @@ void World::step(double dt) {
     if (!(std::isfinite(dt) && dt > 0.0)) reject("dt", "must be a finite number > 0, got " + show(dt));
     const double end = w.time + dt;
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
+    // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
+    // balls have had about four collisions each since the last sort: O(N log N) then,
+    // amortised O(log N) per collision.
+    const std::uint64_t collisions = w.counts.collisions() + w.collisions_before_reset;
+    if (!w.events_valid || collisions - w.collisions_at_reorder > 4 * w.balls.size()) {
+        if (w.grid_valid) w.reorder();
+        w.collisions_at_reorder = collisions;
+    }
     if (!w.events_valid) w.rebuild_events();
     w.step_events.clear();
     w.run_until(end);
@@ -418,17 +420,11 @@ double World::max_overlap() const {
                 const Vec3 d = p - c.point;
                 worst = std::max(worst, c.radius + r - length(d - c.axis * dot(d, c.axis)));
             }
-            const CellKey key = w.grid.key(static_cast<std::uint32_t>(s));
-            for (int dz = -1; dz <= 1; ++dz)
-                for (int dy = -1; dy <= 1; ++dy)
-                    for (int dx = -1; dx <= 1; ++dx) {
-                        Vec3 shift;
-                        w.grid.for_each_in(w.grid.neighbour(key, dx, dy, dz, shift), [&](std::uint32_t j) {
-                            if (j <= s) return;  // each pair once
-                            const double d = length(w.min_image(b.position_at(j, w.time) - p));
-                            worst = std::max(worst, r + b.radius[j] - d);
-                        });
-                    }
+            w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, Vec3) {
+                if (j <= s) return;  // each pair once
+                const double d = length(w.min_image(b.position_at(j, w.time) - p));
+                worst = std::max(worst, r + b.radius[j] - d);
+            });
         }
         return worst;
     }, [](double a, double c) { return std::max(a, c); });
@@ -475,6 +471,7 @@ std::uint64_t World::state_hash() const {
 
 void World::reset_measurements() {
     Impl& w = *impl_;
+    w.collisions_before_reset += w.counts.collisions();
     w.counts = {};
     std::fill(w.plane_counters.begin(), w.plane_counters.end(), StaticCounters{});
     std::fill(w.cylinder_counters.begin(), w.cylinder_counters.end(), StaticCounters{});

@@ -59,6 +59,7 @@ struct Balls {
     void push(const BallDef& def, Vec3 acceleration, double time, BallId handle);
     void move(std::size_t from, std::size_t to);
     void pop();
+    void permute(const std::vector<std::uint32_t>& order);  // slot s takes the ball of order[s]
     std::size_t bytes_per_ball() const;
 };
 
@@ -122,6 +123,11 @@ struct World::Impl {
     Vec3 acceleration_for(Supports& supports) const;
     void release_supports(std::uint32_t slot);
     void refresh_accelerations();
+
+    // --- reorder.cpp
+    void reorder();
+    std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
+    std::uint64_t collisions_before_reset = 0;  // collisions before reset_measurements()
 
     // --- world.cpp
     double cell_width_for(double radius) const;
