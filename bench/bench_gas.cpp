@@ -58,6 +58,7 @@ void run_timed(benchmark::State& state, World& world, double dt, StepFn&& step) 
     state.counters["coll/step"] = Counter(collisions, Counter::kAvgIterations);
     state.counters["dE/E"] = (world.kinetic_energy() - energy_before) / energy_before;
     state.counters["max_overlap"] = world.max_overlap();
+    state.counters["bytes/ball"] = world.bytes_per_ball();
     state.SetLabel(label(warm_hash, world, dt));
 }
 

@@ -3,6 +3,7 @@
 // processing never depends on insertion history.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -20,6 +21,8 @@ struct Pending {
 
 class EventQueue {
 public:
+    static constexpr std::size_t kBytesPerEntry = 2 * sizeof(std::uint32_t);  // heap + position
+
     // Rebuilds the heap over slots [0, n) of `events` in O(n).
     void build(const std::vector<Pending>& events) {
         events_ = &events;

@@ -42,6 +42,9 @@ public:
     void renumber(std::uint32_t from, std::uint32_t to);  // slot `from` now lives at `to`
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
     std::size_t size() const { return size_; }
+    std::size_t bytes() const {
+        return head_.size() * sizeof(std::int32_t) + next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
+    }
 
     // fn(slot, shift) for every ball in the 27 cells around `key` (its own included), where
     // `shift` is the periodic image shift to add to that ball's position. Cells are visited

@@ -2,6 +2,7 @@
 // planes and cylinders. Balls are found by walking the cells the ray crosses (3D-DDA) and
 // testing the balls of the cells around each; the walk stops as soon as no later cell can
 // hold a nearer hit.
+#include "toi.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 namespace ballistic {
 
 using detail::CellKey;
+using detail::ray_sphere;
 
 namespace {
 
@@ -23,22 +25,9 @@ void validate(const Ray& ray, const std::string& field) {
         throw InvalidArgument(field + ".max_distance", field + ".max_distance: must be > 0");
 }
 
-// Entry distance of the ray o + t d into a sphere, or a negative number for a miss. A ray
-// starting inside the ball hits it at t = 0.
-double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {
-    const Vec3 oc = centre - o;
-    const double c = dot(oc, oc) - r * r;
-    if (c <= 0.0) return 0.0;
-    const double b = dot(oc, d);
-    if (b <= 0.0) return -1.0;
-    const double disc = b * b - dot(d, d) * c;
-    if (disc < 0.0) return -1.0;
-    return c / (b + std::sqrt(disc));  // smaller root, free of cancellation
-}
-
 }  // namespace
 
-std::optional<RayHit> World::Impl::cast(const Ray& ray) {
+std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
     const Vec3 o = ray.origin, d = ray.direction;
     std::optional<RayHit> best;
     double limit = ray.max_distance;
@@ -68,8 +57,6 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray) {
     }
 
     if (balls.size() == 0) return best;
-    ensure_grid(max_radius);
-    const Box box = ball_bounds();
     // Clip the ray to the box that holds every ball.
     double t0 = 0.0, t1 = limit;
     for (int a = 0; a < 3; ++a) {
@@ -150,7 +137,10 @@ Box World::Impl::ball_bounds() {
 
 std::optional<RayHit> World::ray_cast(const Ray& ray) const {
     validate(ray, "ray");
-    return impl_->cast(ray);
+    Impl& w = *impl_;
+    if (w.balls.size() == 0) return w.cast(ray, Box{});
+    w.ensure_grid(w.max_radius);
+    return w.cast(ray, w.ball_bounds());
 }
 
 void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>> hits) const {
@@ -159,9 +149,13 @@ void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>>
                                           "), got " + std::to_string(hits.size()));
     for (std::size_t k = 0; k < rays.size(); ++k) validate(rays[k], "rays[" + std::to_string(k) + "]");
     Impl& w = *impl_;
-    if (w.balls.size() > 0) w.ensure_grid(w.max_radius);
+    Box bounds;
+    if (w.balls.size() > 0) {
+        w.ensure_grid(w.max_radius);
+        bounds = w.ball_bounds();
+    }
     w.parallel.for_blocks(rays.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k]);
+        for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k], bounds);
     });
 }
 

@@ -139,7 +139,8 @@ struct World::Impl {
     detail::Moments moments();
 
     // --- raycast.cpp
-    std::optional<RayHit> cast(const Ray& ray);
+    // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.
+    std::optional<RayHit> cast(const Ray& ray, const Box& bounds);
     Box ball_bounds();
     Vec3 min_image(Vec3 d) const;
 };

@@ -23,7 +23,8 @@ struct GenerateDef {
 
 // Places `count` balls on a jittered cubic lattice (packing fractions up to ~0.5 without
 // jamming) inside `region`, clear of every ball and static already in `world`. The same
-// definition and world give the same bits on every platform. Throws InvalidArgument naming
+// definition and world give the same positions on every platform, and the same velocities
+// wherever the C library's log, sin and cos round alike. Throws InvalidArgument naming
 // `field` (e.g. "generate[0].count") when the balls cannot be placed or a value is invalid.
 std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
                                     const std::string& field = "generate");

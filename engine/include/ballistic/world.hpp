@@ -202,10 +202,13 @@ public:
     double max_overlap() const;
     // Balls whose centre is behind a plane or inside a cylinder.
     std::size_t escaped_count() const;
-    // FNV-1a 64 over, for each ball in creation order, the IEEE-754 bits of its position and
-    // velocity at the current time (x, y, z, vx, vy, vz, little-endian).
+    // FNV-1a 64 over, for each ball in handle-index order (creation order until handles of
+    // removed balls are reused), the IEEE-754 bits of its position and velocity at the current
+    // time (x, y, z, vx, vy, vz; each value's 8 bytes from least significant).
     std::uint64_t state_hash() const;
     void reset_measurements();
+    // Memory of the simulation state per ball: storage, pending events, queue, cells, handles.
+    double bytes_per_ball() const;
 
     // Nearest hit along the ray, exact (the ray–sphere test of the picking article).
     std::optional<RayHit> ray_cast(const Ray& ray) const;
