@@ -7,6 +7,7 @@ packages=(
   libtbb-dev libxsimd-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
+  gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,102 @@
+// ballistic-scaling — sweeps thread counts 1…hardware threads on one scene and prints wall time,
+// speed-up and parallel efficiency per count, checks that every count ends in the same state
+// hash, and writes CSV plus (when gnuplot is installed) a PNG plot.
+//
+//   scaling --scene box --count 100000 --steps 60 --csv scaling.csv --png scaling.png
+#include "scenes.hpp"
+
+#include <CLI/CLI.hpp>
+#include <tbb/info.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+using namespace ballistic;
+
+namespace {
+
+scenes::Scene build(const std::string& name, std::size_t count, double packing) {
+    if (name == "gas") return scenes::periodic_gas(count, packing, 1.0);
+    if (name == "box") return scenes::closed_box(count, packing, 5.0);
+    return scenes::lesson_scene();
+}
+
+struct Run {
+    int threads;
+    double seconds;
+    std::uint64_t collisions;
+    std::uint64_t hash;
+};
+
+Run measure(const scenes::Scene& scene, int threads, int steps) {
+    scenes::Scene copy = scene;
+    copy.world.threads = threads;
+    World world = scenes::make_world(copy);
+    world.step(scene.dt);  // builds cells and queue outside the timed part
+    const auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < steps; ++k) world.step(scene.dt);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return {threads, seconds, world.event_counts().collisions(), world.state_hash()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Thread scaling of one Ballistic scene"};
+    std::string scene_name = "box", csv_path = "scaling.csv", png_path;
+    std::size_t count = 100000;
+    double packing = 0.1;
+    int steps = 60, max_threads = tbb::info::default_concurrency();
+    app.add_option("--scene", scene_name, "gas (periodic, kT = 1), box (six walls, speed 5) or lesson")
+        ->check(CLI::IsMember({"gas", "box", "lesson"}));
+    app.add_option("--count", count, "balls (gas and box)")->check(CLI::PositiveNumber);
+    app.add_option("--packing", packing, "packing fraction (gas and box)")->check(CLI::Range(0.01, 0.45));
+    app.add_option("--steps", steps, "timed steps of the scene's dt")->check(CLI::PositiveNumber);
+    app.add_option("--max-threads", max_threads, "largest thread count")->check(CLI::PositiveNumber);
+    app.add_option("--csv", csv_path, "CSV output");
+    app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
+    CLI11_PARSE(app, argc, argv);
+
+    const scenes::Scene scene = build(scene_name, count, packing);
+    std::vector<Run> runs;
+    for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
+
+    std::ofstream csv(csv_path);
+    if (!csv) {
+        std::cerr << "cannot write " << csv_path << "\n";
+        return 1;
+    }
+    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,state_hash\n";
+    std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
+    std::printf("%8s %12s %12s %10s %11s  %s\n", "threads", "ms/step", "coll/s", "speed-up", "efficiency", "state hash");
+    bool same = true;
+    for (const Run& r : runs) {
+        const double speedup = runs.front().seconds / r.seconds;
+        const double efficiency = speedup / r.threads;
+        same = same && r.hash == runs.front().hash;
+        std::printf("%8d %12.3f %12.4g %10.3f %11.3f  %016llx\n", r.threads, 1e3 * r.seconds / steps,
+                    double(r.collisions) / r.seconds, speedup, efficiency, static_cast<unsigned long long>(r.hash));
+        csv << r.threads << ',' << r.seconds << ',' << 1e3 * r.seconds / steps << ','
+            << double(r.collisions) / r.seconds << ',' << speedup << ',' << efficiency << ",0x" << std::hex
+            << r.hash << std::dec << '\n';
+    }
+    csv.close();
+    std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
+
+    if (!png_path.empty()) {
+        const std::string command =
+            "gnuplot -e \"set terminal pngcairo size 800,500; set output '" + png_path +
+            "'; set datafile separator ','; set key autotitle columnhead; set xlabel 'threads';"
+            " set ylabel 'speed-up'; set grid; plot '" + csv_path +
+            "' using 1:5 with linespoints title 'measured', '' using 1:1 with lines dashtype 2 title 'ideal'\"";
+        if (std::system(command.c_str()) != 0) {
+            std::cerr << "gnuplot failed (is gnuplot-nox installed?); the CSV is in " << csv_path << "\n";
+            return 1;
+        }
+        std::printf("plot written to %s\n", png_path.c_str());
+    }
+    return same ? 0 : 1;
+}
