@@ -7,6 +7,7 @@
 
 #include <ballistic/world.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -36,6 +37,17 @@ public:
     CellKey across(const CellKey& key, int face, Vec3& shift) const;
     // Is there a cell beyond this face (false at the edge of the representable range)?
     bool has_face(const CellKey& key, int face) const;
+
+    // Chebyshev distance between two cells, in cells (the shorter way round a periodic box).
+    std::int64_t distance(const CellKey& a, const CellKey& b) const {
+        std::int64_t worst = 0;
+        for (int d = 0; d < 3; ++d) {
+            std::int64_t gap = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
+            if (periodic_) gap = std::min(gap, cells_[static_cast<std::size_t>(d)] - gap);
+            worst = std::max(worst, gap);
+        }
+        return worst;
+    }
 
     void insert(std::uint32_t slot, const CellKey& key);
     void erase(std::uint32_t slot);

@@ -7,6 +7,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -38,6 +39,22 @@ public:
                                   for (std::size_t b = r.begin(); b != r.end(); ++b)
                                       fn(b * kBlock, std::min(count, (b + 1) * kBlock));
                               });
+        });
+    }
+
+    // fn(k) for k in [0, count), one task each: for a few coarse independent items.
+    template <class Fn>
+    void for_each(std::size_t count, Fn&& fn) {
+        if (threads_ == 1) {
+            for (std::size_t k = 0; k < count; ++k) fn(k);
+            return;
+        }
+        arena_.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1),
+                              [&](const tbb::blocked_range<std::size_t>& r) {
+                                  for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
+                              },
+                              tbb::simple_partitioner());
         });
     }
 

@@ -131,7 +131,9 @@ void World::Impl::rebuild_events() {
 // of the 27 cells around it. Events past the next cell crossing are never needed: the crossing
 // re-predicts.
 
-void World::Impl::predict(std::uint32_t i, double now) {
+void World::Impl::predict(std::uint32_t i, double now) { predict(i, now, grid.key(i)); }
+
+void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     const Vec3 p = balls.position_at(i, now);
     const Vec3 v = balls.velocity_at(i, now);
     const Vec3 a = balls.acceleration(i);
@@ -143,7 +145,6 @@ void World::Impl::predict(std::uint32_t i, double now) {
         if (earlier(candidate, best)) best = candidate;
     };
 
-    const CellKey& key = grid.key(i);
     for (int face = 0; face < 6; ++face) {
         if (!grid.has_face(key, face)) continue;
         const int d = face / 2;
@@ -200,44 +201,159 @@ void World::Impl::predict(std::uint32_t i, double now) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The loop
+// The loop. Processing an event is split in two: compute() does the physics on the balls the
+// event touches (saving their old state) and predicts their next events; commit() applies what
+// is shared (queue, cells, counters, the event list). Serially the two follow each other. With
+// several threads, run_until() computes a batch of the earliest events that are far apart in
+// space in parallel, then commits them in time order; an event is committed only if no event
+// committed before it in the batch has produced an earlier event, otherwise it and the rest of
+// the batch are undone and processed again later. Every committed event is thus exactly the
+// event the serial loop would process next, computed from the same bits: the result is the
+// same for any thread count.
 
 void World::Impl::run_until(double end) {
+    const bool batched = parallel.concurrency() > 1 && balls.size() >= kMinBatchedBalls;
+    detail::Outcome single;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
-        const Pending& event = pending[s];
+        const Pending event = pending[s];
         if (!(event.time <= end)) break;
-        process(s, event.time);
+        if (batched && run_batch(end)) continue;
+        compute(s, event.time, single);
+        commit(single);
     }
 }
 
-void World::Impl::process(std::uint32_t s, double now) {
+bool World::Impl::run_batch(double end) {
+    queue.smallest(kBatch, batch_slots);
+    // Keep the leading run of events that are due and pairwise independent.
+    batch_events.clear();
+    batch_cells.clear();
+    batch_touched.clear();
+    for (const std::uint32_t s : batch_slots) {
+        const Pending& event = pending[s];
+        if (!(event.time <= end)) break;
+        // A collision sits in both balls' slots; the second copy is replaced when the first is
+        // committed, so it is not an event of the serial sequence at all.
+        if (std::find(batch_touched.begin(), batch_touched.end(), s) != batch_touched.end()) continue;
+        const std::size_t first_cell = batch_cells.size();
+        batch_cells.push_back(grid.key(s));
+        if (event.kind == Kind::BallBall) batch_cells.push_back(grid.key(event.other));
+        bool independent = true;
+        for (std::size_t a = first_cell; a < batch_cells.size() && independent; ++a)
+            for (std::size_t b = 0; b < first_cell && independent; ++b)
+                independent = grid.distance(batch_cells[a], batch_cells[b]) >= kIndependentCells;
+        if (!independent) break;
+        batch_events.push_back({s, event});
+        batch_touched.push_back(s);
+        if (event.kind == Kind::BallBall) batch_touched.push_back(event.other);
+    }
+    const std::size_t n = batch_events.size();
+    if (n < 2) return false;
+    if (batch_outcomes.size() < n) batch_outcomes.resize(n);
+    parallel.for_each(n, [&](std::size_t k) {
+        compute(batch_events[k].slot, batch_events[k].event.time, batch_outcomes[k]);
+    });
+    // Commit in order while the batch is still the serial order: no committed event may have
+    // produced an event that the serial loop would process before the next one of the batch.
+    Pending earliest_new;  // earliest event produced by the committed part of the batch
+    std::uint32_t earliest_slot = 0;
+    std::size_t k = 0;
+    for (; k < n; ++k) {
+        if (k > 0 && detail::before(earliest_new, earliest_slot, batch_events[k].event, batch_events[k].slot)) break;
+        commit(batch_outcomes[k]);
+        for (int r = 0; r < batch_outcomes[k].n_requeue; ++r) {
+            const std::uint32_t slot = batch_outcomes[k].requeue[static_cast<std::size_t>(r)];
+            if (detail::before(pending[slot], slot, earliest_new, earliest_slot)) {
+                earliest_new = pending[slot];
+                earliest_slot = slot;
+            }
+        }
+    }
+    for (std::size_t u = n; u-- > k;) undo(batch_outcomes[u]);
+    return true;
+}
+
+void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
+    out.clear();
     const Pending event = pending[s];
     switch (event.kind) {
         case Kind::BallBall:
             if (balls.counter[event.other] != event.other_counter) {
-                predict(s, now);  // the partner moved on: lazy invalidation
-                queue.update(s);
+                save(s, out);  // the partner moved on: lazy invalidation
+                predict(s, now);
+                out.requeue[out.n_requeue++] = s;
                 return;
             }
-            collide_balls(s, event.other, now);
+            collide_balls(s, event.other, now, out);
             return;
-        case Kind::BallPlane: collide_plane(s, event.other, now); return;
-        case Kind::BallCylinder: collide_cylinder(s, event.other, now); return;
-        case Kind::Crossing: cross_cell(s, event.other, now); return;
+        case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
+        case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
+        case Kind::Crossing: cross_cell(s, event.other, now, out); return;
         case Kind::None: return;
     }
 }
 
-void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now) {
+void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
+    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s, balls.position(s), balls.velocity(s), balls.acceleration(s),
+                                                          balls.t[s], balls.counter[s], balls.support[s], pending[s]};
+}
+
+void World::Impl::undo(const detail::Outcome& out) {
+    for (int k = out.n_saved; k-- > 0;) {
+        const detail::Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
+        balls.set_position(old.slot, old.position);
+        balls.set_velocity(old.slot, old.velocity);
+        balls.set_acceleration(old.slot, old.acceleration);
+        balls.t[old.slot] = old.t;
+        balls.counter[old.slot] = old.counter;
+        balls.support[old.slot] = old.support;
+        pending[old.slot] = old.pending;
+    }
+}
+
+void World::Impl::commit(const detail::Outcome& out) {
+    if (out.crossing) {
+        const std::uint32_t s = out.saved[0].slot;
+        grid.erase(s);
+        grid.insert(s, out.new_key);
+        ++counts.cell_crossings;
+    }
+    if (out.collided) {
+        const CollisionEvent& e = out.event;
+        switch (e.kind) {
+            case EventKind::BallBall:
+                ++counts.ball_ball;
+                virial += out.virial;
+                break;
+            case EventKind::BallPlane:
+                ++counts.ball_plane;
+                plane_counters[e.static_index].hits += 1;
+                plane_counters[e.static_index].impulse += e.impulse;
+                break;
+            case EventKind::BallCylinder:
+                ++counts.ball_cylinder;
+                cylinder_counters[e.static_index].hits += 1;
+                cylinder_counters[e.static_index].impulse += e.impulse;
+                break;
+        }
+        event_overlap = std::max(event_overlap, out.overlap);
+        step_events.push_back(e);
+    }
+    for (int k = 0; k < out.n_requeue; ++k) {
+        const std::uint32_t s = out.requeue[static_cast<std::size_t>(k)];
+        queue.update(s, pending[s]);
+    }
+}
+
+void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out) {
+    save(i, out);
     Vec3 shift;
-    const CellKey next = grid.across(grid.key(i), static_cast<int>(face), shift);
-    grid.erase(i);
-    grid.insert(i, next);
+    out.crossing = true;
+    out.new_key = grid.across(grid.key(i), static_cast<int>(face), shift);
     if (shift != Vec3{}) balls.set_position(i, balls.position(i) + shift);  // periodic wrap
-    ++counts.cell_crossings;
-    predict(i, now);
-    queue.update(i);
+    predict(i, now, out.new_key);
+    out.requeue[out.n_requeue++] = i;
 }
 
 namespace {
@@ -251,7 +367,9 @@ double separation_speed(double u, bool pressed, double e, double rest_speed) {
 }
 }  // namespace
 
-void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now) {
+void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out) {
+    save(i, out);
+    save(j, out);
     balls.advance(i, now);
     balls.advance(j, now);
     const Vec3 dp = min_image(balls.position(j) - balls.position(i));
@@ -263,7 +381,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now) {
     const double wi = balls.inv_mass[i], wj = balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
         predict(i, now);
-        queue.update(i);
+        out.requeue[out.n_requeue++] = i;
         return;
     }
     const Vec3 n = dp / d;
@@ -274,20 +392,18 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now) {
     release_supports(j);
     ++balls.counter[i];
     ++balls.counter[j];
-    ++counts.ball_ball;
-    virial += J * d;
-    const double sigma = balls.radius[i] + balls.radius[j];
-    event_overlap = std::max(event_overlap, sigma - d);
-    step_events.push_back({now, EventKind::BallBall, balls.id[i], balls.id[j], 0,
-                           balls.position(i) + n * balls.radius[i], n, J});
-    // One key change at a time keeps the heap valid between updates.
+    out.collided = true;
+    out.virial = J * d;
+    out.overlap = balls.radius[i] + balls.radius[j] - d;
+    out.event = {now, EventKind::BallBall, balls.id[i], balls.id[j], 0, balls.position(i) + n * balls.radius[i], n, J};
     predict(i, now);
-    queue.update(i);
     predict(j, now);
-    queue.update(j);
+    out.requeue = {i, j};
+    out.n_requeue = 2;
 }
 
-void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now) {
+void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
+    save(i, out);
     balls.advance(i, now);
     const PlaneDef& plane = planes[k];
     const Vec3 n = plane.normal;
@@ -310,23 +426,21 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now) {
         J = mass * (u + s);
     } else {
         predict(i, now);
-        queue.update(i);
+        out.requeue[out.n_requeue++] = i;
         return;
     }
     release_supports(i);
     ++balls.counter[i];
-    ++counts.ball_plane;
-    plane_counters[k].hits += 1;
-    plane_counters[k].impulse += J;
     const double gap = dot(n, balls.position(i) - plane.point);
-    event_overlap = std::max(event_overlap, balls.radius[i] - gap);
-    step_events.push_back({now, EventKind::BallPlane, balls.id[i], BallId{}, k,
-                           balls.position(i) - n * gap, -n, J});
+    out.collided = true;
+    out.overlap = balls.radius[i] - gap;
+    out.event = {now, EventKind::BallPlane, balls.id[i], BallId{}, k, balls.position(i) - n * gap, -n, J};
     predict(i, now);
-    queue.update(i);
+    out.requeue[out.n_requeue++] = i;
 }
 
-void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now) {
+void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
+    save(i, out);
     balls.advance(i, now);
     const CylinderDef& c = cylinders[k];
     auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
@@ -338,7 +452,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now)
     const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
     if (!(u + s > 0.0) || !(d > 0.0)) {
         predict(i, now);
-        queue.update(i);
+        out.requeue[out.n_requeue++] = i;
         return;
     }
     const Vec3 n = w / d;
@@ -346,14 +460,11 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now)
     balls.set_velocity(i, v + n * (u + s));
     release_supports(i);
     ++balls.counter[i];
-    ++counts.ball_cylinder;
-    cylinder_counters[k].hits += 1;
-    cylinder_counters[k].impulse += J;
-    event_overlap = std::max(event_overlap, c.radius + balls.radius[i] - d);
-    step_events.push_back({now, EventKind::BallCylinder, balls.id[i], BallId{}, k,
-                           balls.position(i) - n * (d - c.radius), -n, J});
+    out.collided = true;
+    out.overlap = c.radius + balls.radius[i] - d;
+    out.event = {now, EventKind::BallCylinder, balls.id[i], BallId{}, k, balls.position(i) - n * (d - c.radius), -n, J};
     predict(i, now);
-    queue.update(i);
+    out.requeue[out.n_requeue++] = i;
 }
 
 }  // namespace ballistic

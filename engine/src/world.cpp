@@ -18,6 +18,8 @@ constexpr double kTouchTolerance = 1e-12;
 // Cells are a hair wider than the largest diameter, so rounding at a cell face never hides a
 // contact.
 constexpr double kCellMargin = 1e-6;
+// The queue packs a partner slot with the event kind into 32 bits.
+constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
 std::string show(double value) {
     std::ostringstream out;
@@ -226,6 +228,9 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         largest = std::max(largest, defs[k].radius);
     }
     if (defs.empty()) return {};
+    if (defs.size() > kMaxBalls - w.balls.size())
+        reject("balls", "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " +
+                            std::to_string(w.balls.size()) + " + " + std::to_string(defs.size()));
     w.ensure_grid(largest);  // balls are always synchronised between steps
 
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());

@@ -63,6 +63,30 @@ struct Balls {
     std::size_t bytes_per_ball() const;
 };
 
+// What processing one event did, kept apart from the shared state (queue, cells, counters, the
+// event list) so that events can be computed in parallel, then committed in order or undone.
+struct Outcome {
+    struct Saved {  // a touched ball's state before the event
+        std::uint32_t slot;
+        Vec3 position, velocity, acceleration;
+        double t;
+        std::uint64_t counter;
+        Supports support;
+        Pending pending;
+    };
+    std::array<Saved, 2> saved{};
+    int n_saved = 0;
+    std::array<std::uint32_t, 2> requeue{};  // balls with a new pending event, in update order
+    int n_requeue = 0;
+    bool collided = false;
+    CollisionEvent event;
+    double virial = 0.0;   // J·|Δp| of a ball–ball collision
+    double overlap = 0.0;  // overlap met at the collision
+    bool crossing = false;
+    CellKey new_key;       // the crossing ball's new cell
+    void clear() { *this = Outcome{}; }
+};
+
 struct Moments {
     double mass = 0.0;
     Vec3 momentum;
@@ -114,12 +138,33 @@ struct World::Impl {
     void ensure_grid(double radius);
     void rebuild_events();
     void predict(std::uint32_t slot, double now);
+    void predict(std::uint32_t slot, double now, const detail::CellKey& key);
     void run_until(double end);
-    void process(std::uint32_t slot, double now);
-    void collide_balls(std::uint32_t i, std::uint32_t j, double now);
-    void collide_plane(std::uint32_t i, std::uint32_t k, double now);
-    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now);
-    void cross_cell(std::uint32_t i, std::uint32_t face, double now);
+    bool run_batch(double end);
+    void compute(std::uint32_t slot, double now, detail::Outcome& out);
+    void commit(const detail::Outcome& out);
+    void save(std::uint32_t slot, detail::Outcome& out) const;
+    void undo(const detail::Outcome& out);
+    void collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out);
+    void collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
+    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
+    void cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out);
+
+    // Parallel event processing (run_batch): the earliest kBatch events, cut at the first one
+    // within kIndependentCells cells of an earlier one, so that no event reads what another
+    // writes; worlds smaller than kMinBatchedBalls are processed serially.
+    static constexpr std::size_t kBatch = 32;
+    static constexpr std::int64_t kIndependentCells = 3;
+    static constexpr std::size_t kMinBatchedBalls = 512;
+    struct BatchEvent {
+        std::uint32_t slot;
+        detail::Pending event;
+    };
+    std::vector<std::uint32_t> batch_slots;
+    std::vector<BatchEvent> batch_events;
+    std::vector<detail::CellKey> batch_cells;
+    std::vector<std::uint32_t> batch_touched;
+    std::vector<detail::Outcome> batch_outcomes;
     Vec3 acceleration_for(Supports& supports) const;
     void release_supports(std::uint32_t slot);
     void refresh_accelerations();
