@@ -1,10 +1,16 @@
-// Ballistic — cost of the scalar time-of-impact kernels (engine/src/toi.hpp).
+// Ballistic — cost of the time-of-impact kernels: the scalar references (engine/src/toi.hpp)
+// and their SIMD versions (engine/src/toi_simd.hpp) for every instruction set this CPU runs.
 //
 // Each benchmark runs one kernel over 1024 random lanes per iteration; the inputs are drawn
 // once, outside the timed loop, as a mix of hits and misses (the fraction that hits within the
 // horizon is reported as `hit_frac`). Counters: tests/s, and ns/test (printed in seconds, e.g.
 // "12.3n" is 12.3 ns).
+//
+// BM_Lanes/<kernel>/<isa> runs the scalar reference (isa "scalar") and each SIMD version on the
+// same lanes, so the ratios of their tests/s are the SIMD speed-ups.
 #include "toi.hpp"
+#include "toi_simd.hpp"
+#include "world_impl.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -13,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -44,30 +51,41 @@ double hit_fraction(const std::vector<double>& toi) {
     return static_cast<double>(hits) / static_cast<double>(toi.size());
 }
 
-void set_counters(benchmark::State& state, const std::vector<double>& toi) {
-    const double tests = static_cast<double>(kLanes) * static_cast<double>(state.iterations());
+void set_rate(benchmark::State& state, std::size_t lanes = kLanes) {
+    const double tests = static_cast<double>(lanes) * static_cast<double>(state.iterations());
     state.SetItemsProcessed(static_cast<std::int64_t>(tests));
     state.counters["tests/s"] = benchmark::Counter(tests, benchmark::Counter::kIsRate);
     state.counters["ns/test"] =
         benchmark::Counter(tests, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void set_counters(benchmark::State& state, const std::vector<double>& toi) {
+    set_rate(state);
     state.counters["hit_frac"] = hit_fraction(toi);
 }
 
 // Two balls under the same gravity: relative acceleration zero, the quadratic case. Pairs start
 // apart (no overlap), up to ~4 radius sums apart, with a relative velocity that partly aims the
 // pair at each other and partly is random, so about half of them meet inside the horizon.
-void BM_ToiBallBallBatch(benchmark::State& state) {
-    Draw draw(1);
-    std::vector<double> dpx(kLanes), dpy(kLanes), dpz(kLanes), dvx(kLanes), dvy(kLanes),
-        dvz(kLanes), zero(kLanes, 0.0), sigma(kLanes, 1.0), out(kLanes);
-    for (std::size_t i = 0; i < kLanes; ++i) {
-        Vec3 dp;
-        do { dp = draw.cube(2.5); } while (ballistic::length(dp) <= sigma[i]);
-        const Vec3 dv = dp * -draw.uniform(0.0, 2.0) + draw.cube(1.5);
-        dpx[i] = dp.x; dpy[i] = dp.y; dpz[i] = dp.z;
-        dvx[i] = dv.x; dvy[i] = dv.y; dvz[i] = dv.z;
+struct PairData {
+    std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, zero, sigma;
+    PairData() : zero(kLanes, 0.0), sigma(kLanes, 1.0) {
+        Draw draw(1);
+        for (std::size_t i = 0; i < kLanes; ++i) {
+            Vec3 dp;
+            do { dp = draw.cube(2.5); } while (ballistic::length(dp) <= sigma[i]);
+            const Vec3 dv = dp * -draw.uniform(0.0, 2.0) + draw.cube(1.5);
+            dpx.push_back(dp.x); dpy.push_back(dp.y); dpz.push_back(dp.z);
+            dvx.push_back(dv.x); dvy.push_back(dv.y); dvz.push_back(dv.z);
+        }
     }
-    const detail::PairLanes lanes{dpx, dpy, dpz, dvx, dvy, dvz, zero, zero, zero, sigma};
+    detail::PairLanes lanes() const { return {dpx, dpy, dpz, dvx, dvy, dvz, zero, zero, zero, sigma}; }
+};
+
+void BM_ToiBallBallBatch(benchmark::State& state) {
+    const PairData data;
+    const detail::PairLanes lanes = data.lanes();
+    std::vector<double> out(kLanes);
     for (auto _ : state) {
         detail::toi_ball_ball_batch(lanes, kHorizon, out);
         benchmark::DoNotOptimize(out.data());
@@ -79,20 +97,26 @@ BENCHMARK(BM_ToiBallBallBatch);
 
 // A ball above the floor y = 0; arg 0: straight-line motion (linear gap), arg 1: under gravity
 // (quadratic gap).
-void BM_ToiBallPlane(benchmark::State& state) {
-    Draw draw(2);
-    const Vec3 a = state.range(0) != 0 ? Vec3{0.0, -kG, 0.0} : Vec3{};
-    std::vector<Vec3> p(kLanes), v(kLanes);
-    for (std::size_t i = 0; i < kLanes; ++i) {
-        p[i] = {draw.uniform(-5.0, 5.0), draw.uniform(0.5, 4.0), draw.uniform(-5.0, 5.0)};
-        v[i] = draw.cube(4.0);
+struct PlaneData {
+    static constexpr double kRadius = 0.5;
+    Vec3 a, point{0.0, 0.0, 0.0}, normal{0.0, 1.0, 0.0};
+    std::vector<Vec3> p, v;
+    explicit PlaneData(bool gravity) : a(gravity ? Vec3{0.0, -kG, 0.0} : Vec3{}) {
+        Draw draw(2);
+        for (std::size_t i = 0; i < kLanes; ++i) {
+            p.push_back({draw.uniform(-5.0, 5.0), draw.uniform(0.5, 4.0), draw.uniform(-5.0, 5.0)});
+            v.push_back(draw.cube(4.0));
+        }
     }
+};
+
+void BM_ToiBallPlane(benchmark::State& state) {
+    const PlaneData data(state.range(0) != 0);
     std::vector<double> out(kLanes);
-    const Vec3 point{0.0, 0.0, 0.0};
-    const Vec3 normal{0.0, 1.0, 0.0};
     for (auto _ : state) {
         for (std::size_t i = 0; i < kLanes; ++i) {
-            out[i] = detail::toi_ball_plane(p[i], v[i], a, 0.5, point, normal, kHorizon);
+            out[i] = detail::toi_ball_plane(data.p[i], data.v[i], data.a, PlaneData::kRadius,
+                                            data.point, data.normal, kHorizon);
         }
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
@@ -104,30 +128,33 @@ BENCHMARK(BM_ToiBallPlane)->ArgName("gravity")->Arg(0)->Arg(1);
 // A ball outside a column of radius 1 through the origin, gravity −y. arg 0: column upright
 // (axis y, gravity along the axis: quadratic); arg 1: column lying along z (gravity across the
 // axis: quartic).
-void BM_ToiBallCylinder(benchmark::State& state) {
-    const bool across = state.range(0) != 0;
-    Draw draw(3);
-    const Vec3 axis = across ? Vec3{0.0, 0.0, 1.0} : Vec3{0.0, 1.0, 0.0};
-    const Vec3 a{0.0, -kG, 0.0};
-    constexpr double kBall = 0.5;
-    constexpr double kColumn = 1.0;
-    std::vector<Vec3> p(kLanes), v(kLanes);
-    for (std::size_t i = 0; i < kLanes; ++i) {
-        Vec3 q;
-        double perp = 0.0;
-        do {
-            q = draw.cube(3.0);
-            perp = ballistic::length(q - axis * ballistic::dot(q, axis));
-        } while (perp <= kColumn + kBall);
-        p[i] = q;
-        v[i] = draw.cube(4.0);
+struct CylinderData {
+    static constexpr double kBall = 0.5;
+    static constexpr double kColumn = 1.0;
+    Vec3 axis, a{0.0, -kG, 0.0}, point{0.0, 0.0, 0.0};
+    std::vector<Vec3> p, v;
+    explicit CylinderData(bool across) : axis(across ? Vec3{0.0, 0.0, 1.0} : Vec3{0.0, 1.0, 0.0}) {
+        Draw draw(3);
+        for (std::size_t i = 0; i < kLanes; ++i) {
+            Vec3 q;
+            double perp = 0.0;
+            do {
+                q = draw.cube(3.0);
+                perp = ballistic::length(q - axis * ballistic::dot(q, axis));
+            } while (perp <= kColumn + kBall);
+            p.push_back(q);
+            v.push_back(draw.cube(4.0));
+        }
     }
+};
+
+void BM_ToiBallCylinder(benchmark::State& state) {
+    const CylinderData data(state.range(0) != 0);
     std::vector<double> out(kLanes);
-    const Vec3 point{0.0, 0.0, 0.0};
     for (auto _ : state) {
         for (std::size_t i = 0; i < kLanes; ++i) {
-            out[i] =
-                detail::toi_ball_cylinder(p[i], v[i], a, kBall, point, axis, kColumn, kHorizon);
+            out[i] = detail::toi_ball_cylinder(data.p[i], data.v[i], data.a, CylinderData::kBall,
+                                               data.point, data.axis, CylinderData::kColumn, kHorizon);
         }
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
@@ -135,6 +162,168 @@ void BM_ToiBallCylinder(benchmark::State& state) {
     set_counters(state, out);
 }
 BENCHMARK(BM_ToiBallCylinder)->ArgName("across")->Arg(0)->Arg(1);
+
+// ---- scalar reference vs SIMD on the same lanes --------------------------------------------------
+// `kernels` is null for the scalar reference. Lanes hold what the batch kernels take (relative
+// state, gap coefficients), formed once outside the timed loop for both.
+
+// `count` lanes: 1024, or 24 (about the neighbours one prediction tests; the per-call cost of
+// the dispatch shows there).
+void BM_LanesBallBall(benchmark::State& state, const detail::SimdKernels* kernels, std::size_t count) {
+    const PairData data;
+    const detail::PairLanes lanes = data.lanes();
+    std::vector<double> out(count);
+    for (auto _ : state) {
+        if (kernels) kernels->ball_ball(lanes, kHorizon, out);
+        else detail::toi_ball_ball_batch(lanes, kHorizon, out);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_rate(state, count);
+    state.counters["hit_frac"] = hit_fraction(out);
+}
+
+// The BM_ToiBallPlane balls as gap coefficients (ball_plane_gap()); the scalar side solves them
+// with first_closing_quadratic(), as toi_ball_plane() does after forming them.
+void BM_LanesBallPlane(benchmark::State& state, const detail::SimdKernels* kernels, bool gravity) {
+    const PlaneData data(gravity);
+    std::vector<double> c0, c1, c2;
+    for (std::size_t i = 0; i < kLanes; ++i) {
+        const detail::QuadraticGap g =
+            detail::ball_plane_gap(data.p[i], data.v[i], data.a, PlaneData::kRadius, data.point, data.normal);
+        c0.push_back(g.c0);
+        c1.push_back(g.c1);
+        c2.push_back(g.c2);
+    }
+    const detail::PlaneLanes lanes{c0, c1, c2};
+    std::vector<double> out(kLanes);
+    for (auto _ : state) {
+        if (kernels) {
+            kernels->ball_plane(lanes, kHorizon, out);
+        } else {
+            for (std::size_t i = 0; i < kLanes; ++i)
+                out[i] = detail::first_closing_quadratic(c0[i], c1[i], c2[i], kHorizon);
+        }
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_counters(state, out);
+}
+
+// The BM_ToiBallCylinder balls as CylinderLanes; across = 1 is all quartic lanes (the SIMD
+// version then only adds its scalar fallback's overhead).
+void BM_LanesBallCylinder(benchmark::State& state, const detail::SimdKernels* kernels, bool across) {
+    const CylinderData data(across);
+    std::vector<double> w[3], v[3], a[3], u[3], rho(kLanes, CylinderData::kColumn + CylinderData::kBall);
+    for (std::size_t i = 0; i < kLanes; ++i) {
+        const Vec3 rel = data.p[i] - data.point;
+        const double pw[3] = {rel.x, rel.y, rel.z}, pv[3] = {data.v[i].x, data.v[i].y, data.v[i].z},
+                     pa[3] = {data.a.x, data.a.y, data.a.z}, pu[3] = {data.axis.x, data.axis.y, data.axis.z};
+        for (int d = 0; d < 3; ++d) {
+            w[d].push_back(pw[d]);
+            v[d].push_back(pv[d]);
+            a[d].push_back(pa[d]);
+            u[d].push_back(pu[d]);
+        }
+    }
+    const detail::CylinderLanes lanes{w[0], w[1], w[2], v[0], v[1], v[2], a[0], a[1], a[2],
+                                      u[0], u[1], u[2], rho};
+    std::vector<double> out(kLanes);
+    for (auto _ : state) {
+        if (kernels) {
+            kernels->ball_cylinder(lanes, kHorizon, out);
+        } else {
+            for (std::size_t i = 0; i < kLanes; ++i)
+                out[i] = detail::toi_ball_cylinder(data.p[i], data.v[i], data.a, CylinderData::kBall,
+                                                   data.point, data.axis, CylinderData::kColumn, kHorizon);
+        }
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_counters(state, out);
+}
+
+// One ray from the origin against 1024 balls of radius 0.1–1 in a 20-wide cube.
+void BM_LanesRaySphere(benchmark::State& state, const detail::SimdKernels* kernels) {
+    Draw draw(4);
+    std::vector<double> cx, cy, cz, radius;
+    for (std::size_t i = 0; i < kLanes; ++i) {
+        const Vec3 c = draw.cube(10.0);
+        cx.push_back(c.x);
+        cy.push_back(c.y);
+        cz.push_back(c.z);
+        radius.push_back(draw.uniform(0.1, 1.0));
+    }
+    const Vec3 origin{0.0, 0.0, 0.0}, direction = ballistic::normalize(Vec3{1.0, 0.3, 0.2});
+    const detail::SphereLanes lanes{cx, cy, cz, radius};
+    std::vector<double> out(kLanes);
+    for (auto _ : state) {
+        if (kernels) {
+            kernels->ray_sphere(origin, direction, lanes, out);
+        } else {
+            for (std::size_t i = 0; i < kLanes; ++i)
+                out[i] = detail::ray_sphere(origin, direction, {cx[i], cy[i], cz[i]}, radius[i]);
+        }
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_rate(state);
+    std::size_t hits = 0;
+    for (double t : out) hits += t > 0.0 ? 1 : 0;
+    state.counters["hit_frac"] = static_cast<double>(hits) / static_cast<double>(kLanes);
+}
+
+// End-of-step advance of 1024 balls under gravity, each iteration one step of 1/60 further
+// (Balls::advance() per slot for the scalar reference). tests/s here is balls advanced per second.
+void BM_LanesAdvance(benchmark::State& state, const detail::SimdKernels* kernels) {
+    Draw draw(5);
+    detail::Balls balls;
+    for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
+        for (std::size_t i = 0; i < kLanes; ++i) column->push_back(draw.uniform(-1.0, 1.0));
+    balls.ax.assign(kLanes, 0.0);
+    balls.ay.assign(kLanes, -kG);
+    balls.az.assign(kLanes, 0.0);
+    balls.t.assign(kLanes, 0.0);
+    double T = 0.0;
+    for (auto _ : state) {
+        T += 1.0 / 60.0;
+        if (kernels) {
+            kernels->advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.ax,
+                              balls.ay, balls.az, balls.t},
+                             T, 0, kLanes);
+        } else {
+            for (std::size_t s = 0; s < kLanes; ++s) balls.advance(s, T);
+        }
+        benchmark::DoNotOptimize(balls.x.data());
+        benchmark::ClobberMemory();
+    }
+    set_rate(state);
+}
+
+// Registered at start-up: one set per instruction set this CPU runs, plus the scalar reference.
+const bool kLanesRegistered = [] {
+    std::vector<std::pair<std::string, const detail::SimdKernels*>> variants{{"scalar", nullptr}};
+    for (const detail::SimdKernels& kernels : detail::simd_kernels_available()) {
+        const std::string name(kernels.name());
+        variants.emplace_back(name, detail::simd_kernels_for(name));
+    }
+    for (const auto& [name, kernels] : variants) {
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball/" + name).c_str(), BM_LanesBallBall, kernels, kLanes);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_24/" + name).c_str(), BM_LanesBallBall, kernels,
+                                     std::size_t{24});
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:0/" + name).c_str(), BM_LanesBallPlane,
+                                     kernels, false);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:1/" + name).c_str(), BM_LanesBallPlane,
+                                     kernels, true);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_cylinder/across:0/" + name).c_str(),
+                                     BM_LanesBallCylinder, kernels, false);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_cylinder/across:1/" + name).c_str(),
+                                     BM_LanesBallCylinder, kernels, true);
+        benchmark::RegisterBenchmark(("BM_Lanes/ray_sphere/" + name).c_str(), BM_LanesRaySphere, kernels);
+        benchmark::RegisterBenchmark(("BM_Lanes/advance/" + name).c_str(), BM_LanesAdvance, kernels);
+    }
+    return true;
+}();
 
 }  // namespace
 

@@ -116,7 +116,13 @@ double first_closing_quadratic(double c0, double c1, double c2, double horizon) 
         t = -c0 / c1;
     } else {
         const double disc = c1 * c1 - 4.0 * c2 * c0;
-        if (disc < 0.0) return kNever;
+        if (disc < 0.0) {
+            // A closed gap pulled back before it could open: it closes again when it stops
+            // opening, at its maximum (a resting contact, not a body sinking through).
+            if (!(closed && c2 < 0.0)) return kNever;
+            t = -c1 / (2.0 * c2);
+            return t <= horizon ? t : kNever;
+        }
         const double q = -0.5 * (c1 + std::copysign(std::sqrt(disc), c1));
         if (q == 0.0) return kNever;  // c0 = c1 = 0: a closed, stationary gap (handled above)
         const double r1 = q / c2, r2 = c0 / q;
@@ -143,8 +149,10 @@ double first_closing_polynomial(const std::array<double, 5>& p, double horizon) 
     edges[n_edges++] = end;
     for (int e = 0; e + 1 < n_edges; ++e) {
         const double a = edges[e], b = edges[e + 1];
-        if (evaluate(p.data(), degree, a) > 0.0 && evaluate(p.data(), degree, b) <= 0.0)
-            return refine_root(p.data(), degree, a, b);
+        const double fa = evaluate(p.data(), degree, a), fb = evaluate(p.data(), degree, b);
+        if (fa > 0.0 && fb <= 0.0) return refine_root(p.data(), degree, a, b);
+        // A closed gap that never opened closes again where it turns back (its maximum).
+        if (fa <= 0.0 && fb < fa) return a;
     }
     return kNever;
 }
@@ -167,14 +175,30 @@ double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon) {
     return first_closing_polynomial(squared_gap(dp, dv, da * 0.5, sigma), horizon);
 }
 
+QuadraticGap ball_plane_gap(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n) {
+    return {dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a)};
+}
+
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon) {
-    return first_closing_quadratic(dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a), horizon);
+    const QuadraticGap gap = ball_plane_gap(p, v, a, r, point, n);
+    return first_closing_quadratic(gap.c0, gap.c1, gap.c2, horizon);
 }
 
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon) {
     return first_closing_polynomial(
         squared_gap(across(p - point, u), across(v, u), across(a, u) * 0.5, R + r), horizon);
+}
+
+double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {
+    const Vec3 oc = centre - o;
+    const double c = dot(oc, oc) - r * r;
+    if (c <= 0.0) return 0.0;
+    const double b = dot(oc, d);
+    if (b <= 0.0) return -1.0;
+    const double disc = b * b - dot(d, d) * c;
+    if (disc < 0.0) return -1.0;
+    return c / (b + std::sqrt(disc));  // smaller root, free of cancellation
 }
 
 void toi_ball_ball_batch(const PairLanes& l, double horizon, std::span<double> out) {

@@ -36,10 +36,21 @@ double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon);
 // `point` with unit normal n. Gap: n·(p − point) − r.
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon);
 
+// The coefficients toi_ball_plane() solves: gap c0 + c1 τ + c2 τ² with c0 = n·(p − point) − r,
+// c1 = n·v, c2 = ½ n·a. For callers that batch the solve (toi_simd.hpp's PlaneLanes).
+struct QuadraticGap {
+    double c0, c1, c2;
+};
+QuadraticGap ball_plane_gap(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n);
+
 // A ball outside an infinite cylinder (axis through `point`, unit direction u, radius R).
 // Gap: |perp(p(τ) − point)|² − (R + r)², a quartic when a has a component across the axis.
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon);
+
+// Entry distance of the ray o + s d into a sphere (the picking test of the ray–sphere article),
+// free of cancellation; 0 when o is inside or on the sphere, −1 for a miss.
+double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r);
 
 // Batch-shaped versions over structure-of-arrays lanes: one body (or pair) per lane, results
 // in `out` (same length). These are the entry points the event loop uses; the SIMD versions

@@ -1,0 +1,98 @@
+// Ballistic — the choice of SIMD instruction set, and the span-to-pointer glue of SimdKernels.
+// Compiled with the baseline flags: only the per-arch tables are built with wider ones.
+#include "toi_simd.hpp"
+
+#include "toi_simd_impl.hpp"
+
+#include <cassert>
+
+namespace ballistic::detail {
+namespace {
+
+// xsimd's cpuid says which instruction sets the CPU implements (its `avx512bw` requires F, CD
+// and DQ too); the compiler's check adds what xsimd 8.1 does not read: AVX-512VL (the avx512
+// translation unit is built with -mavx512vl) and whether the OS saves the wider registers.
+bool cpu_runs_avx512bw() {
+    const auto cpu = xsimd::available_architectures();
+    __builtin_cpu_init();
+    return cpu.avx512f && cpu.avx512cd && cpu.avx512dq && cpu.avx512bw && cpu.fma3_avx2 &&
+           __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+}
+
+bool cpu_runs_fma3_avx2() {
+    const auto cpu = xsimd::available_architectures();
+    __builtin_cpu_init();
+    return cpu.avx2 && cpu.fma3_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// Best first; SSE2 is part of x86-64.
+const std::vector<SimdKernels>& usable() {
+    static const std::vector<SimdKernels> kernels = [] {
+        std::vector<SimdKernels> list;
+        if (cpu_runs_avx512bw()) list.emplace_back(simd_table_avx512bw());
+        if (cpu_runs_fma3_avx2()) list.emplace_back(simd_table_fma3_avx2());
+        list.emplace_back(simd_table_sse2());
+        return list;
+    }();
+    return kernels;
+}
+
+}  // namespace
+
+const SimdKernels& simd_kernels() {
+    static const SimdKernels& best = usable().front();
+    return best;
+}
+
+std::vector<SimdKernels> simd_kernels_available() { return usable(); }
+
+const SimdKernels* simd_kernels_for(std::string_view name) {
+    for (const SimdKernels& kernels : usable())
+        if (kernels.name() == name) return &kernels;
+    return nullptr;
+}
+
+std::string_view SimdKernels::name() const { return table_->name; }
+std::size_t SimdKernels::width() const { return table_->width; }
+
+void SimdKernels::ball_ball(const PairLanes& l, double horizon, std::span<double> out) const {
+    assert(l.dpx.size() >= out.size() && l.dvx.size() >= out.size() && l.dax.size() >= out.size() &&
+           l.sigma.size() >= out.size());
+    const PairPointers p{l.dpx.data(), l.dpy.data(), l.dpz.data(), l.dvx.data(), l.dvy.data(),
+                         l.dvz.data(), l.dax.data(), l.day.data(), l.daz.data(), l.sigma.data()};
+    table_->ball_ball(p, out.size(), horizon, out.data());
+}
+
+void SimdKernels::ball_plane(const PlaneLanes& l, double horizon, std::span<double> out) const {
+    assert(l.c0.size() >= out.size() && l.c1.size() >= out.size() && l.c2.size() >= out.size());
+    table_->ball_plane({l.c0.data(), l.c1.data(), l.c2.data()}, out.size(), horizon, out.data());
+}
+
+void SimdKernels::ball_cylinder(const CylinderLanes& l, double horizon, std::span<double> out) const {
+    assert(l.wx.size() >= out.size() && l.vx.size() >= out.size() && l.ax.size() >= out.size() &&
+           l.ux.size() >= out.size() && l.rho.size() >= out.size());
+    const CylinderPointers p{l.wx.data(), l.wy.data(), l.wz.data(), l.vx.data(), l.vy.data(),
+                             l.vz.data(), l.ax.data(), l.ay.data(), l.az.data(), l.ux.data(),
+                             l.uy.data(), l.uz.data(), l.rho.data()};
+    table_->ball_cylinder(p, out.size(), horizon, out.data());
+}
+
+void SimdKernels::ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& l,
+                             std::span<double> out) const {
+    assert(l.cx.size() >= out.size() && l.radius.size() >= out.size());
+    table_->ray_sphere(origin, direction, {l.cx.data(), l.cy.data(), l.cz.data(), l.radius.data()},
+                       out.size(), out.data());
+}
+
+void SimdKernels::advance(const MotionLanes& l, double T, std::size_t begin, std::size_t end) const {
+    assert(begin <= end && l.x.size() >= end && l.vx.size() >= end && l.ax.size() >= end &&
+           l.t.size() >= end);
+    const MotionPointers p{l.x.data(),  l.y.data(),  l.z.data(),  l.vx.data(), l.vy.data(),
+                           l.vz.data(), l.ax.data(), l.ay.data(), l.az.data(), l.t.data()};
+    table_->advance(p, T, begin, end);
+}
+
+}  // namespace ballistic::detail

@@ -1,0 +1,111 @@
+// Ballistic — SIMD versions of the batch kernels, with one runtime choice of instruction set.
+//
+// Every kernel here gives the same bits as its scalar reference in toi.hpp: the lanes run the
+// very operation sequence of the scalar code (IEEE add, sub, mul, div, sqrt; no FMA contraction,
+// no reordered sums), so prediction does not depend on which CPU runs it. Lanes that need the
+// quartic solver are handed to the scalar kernel one by one. tests/test_simd.cpp compares every
+// kernel with its reference for every instruction set this CPU offers.
+//
+// The implementation (toi_simd_impl.hpp, xsimd) is compiled once per instruction set in its own
+// translation unit (toi_simd_avx512.cpp, toi_simd_avx2.cpp, toi_simd_sse2.cpp); toi_simd.cpp picks
+// the best one the CPU and the OS support, once. This header does not include xsimd.
+//
+// All lane spans of one call must be at least as long as the output (or the `end` index).
+#pragma once
+
+#include "toi.hpp"
+
+#include <ballistic/vec3.hpp>
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace ballistic::detail {
+
+// Gaps c0 + c1 τ + c2 τ², one per lane: a ball against planes (ball_plane_gap() forms the
+// coefficients exactly as toi_ball_plane() does), many balls against one plane, or the faces
+// of a cell (the first_closing_quadratic() calls of a crossing prediction).
+struct PlaneLanes {
+    std::span<const double> c0, c1, c2;
+};
+
+// A ball outside an infinite cylinder, one pair per lane, in the terms of toi_ball_cylinder():
+// w = p − point (ball centre relative to a point of the axis), v, a (the ball's velocity and
+// acceleration), u (unit axis) and rho = R + r (column radius plus ball radius).
+struct CylinderLanes {
+    std::span<const double> wx, wy, wz;
+    std::span<const double> vx, vy, vz;
+    std::span<const double> ax, ay, az;
+    std::span<const double> ux, uy, uz;
+    std::span<const double> rho;
+};
+
+// Spheres (centres and radii) tested against one ray.
+struct SphereLanes {
+    std::span<const double> cx, cy, cz;
+    std::span<const double> radius;
+};
+
+// Ball state along p + v τ + ½ a τ², τ = T − t (the SoA arrays of Balls).
+struct MotionLanes {
+    std::span<double> x, y, z;
+    std::span<double> vx, vy, vz;
+    std::span<const double> ax, ay, az;
+    std::span<double> t;
+};
+
+struct SimdTable;  // one instruction set's entry points (toi_simd_impl.hpp)
+
+// The kernels of one instruction set.
+class SimdKernels {
+public:
+    explicit SimdKernels(const SimdTable& table) : table_(&table) {}
+
+    std::string_view name() const;  // xsimd's arch name: "avx512bw", "fma3+avx2", "sse2"
+    std::size_t width() const;      // doubles per register
+
+    // toi_ball_ball_batch(): lanes with da = 0 in SIMD, the others through toi_ball_ball().
+    void ball_ball(const PairLanes& lanes, double horizon, std::span<double> out) const;
+    // first_closing_quadratic() per lane (ball–plane gaps, cell faces).
+    void ball_plane(const PlaneLanes& lanes, double horizon, std::span<double> out) const;
+    // toi_ball_cylinder(): quadratic lanes (no acceleration across the axis) in SIMD, quartic
+    // lanes through first_closing_polynomial() on the same coefficients.
+    void ball_cylinder(const CylinderLanes& lanes, double horizon, std::span<double> out) const;
+    // ray_sphere() per lane: entry distance along origin + s·direction, 0 when the origin is
+    // inside the sphere, −1 for a miss.
+    void ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& lanes, std::span<double> out) const;
+    // Balls::advance(s, T) for s in [begin, end): slots already at T are left untouched.
+    void advance(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) const;
+
+private:
+    const SimdTable* table_;
+};
+
+// The best kernels for this CPU (chosen on first use; thread-safe).
+const SimdKernels& simd_kernels();
+// Every instruction set built in and usable on this CPU, best first (tests and benchmarks).
+std::vector<SimdKernels> simd_kernels_available();
+// The kernels of one instruction set by name, or nullptr when this CPU cannot run them.
+const SimdKernels* simd_kernels_for(std::string_view name);
+
+inline void toi_ball_ball_batch_simd(const PairLanes& lanes, double horizon, std::span<double> out) {
+    simd_kernels().ball_ball(lanes, horizon, out);
+}
+inline void toi_ball_plane_batch_simd(const PlaneLanes& lanes, double horizon, std::span<double> out) {
+    simd_kernels().ball_plane(lanes, horizon, out);
+}
+inline void toi_ball_cylinder_batch_simd(const CylinderLanes& lanes, double horizon,
+                                         std::span<double> out) {
+    simd_kernels().ball_cylinder(lanes, horizon, out);
+}
+inline void ray_sphere_batch_simd(Vec3 origin, Vec3 direction, const SphereLanes& lanes,
+                                  std::span<double> out) {
+    simd_kernels().ray_sphere(origin, direction, lanes, out);
+}
+inline void advance_batch_simd(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) {
+    simd_kernels().advance(lanes, T, begin, end);
+}
+
+}  // namespace ballistic::detail

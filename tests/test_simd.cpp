@@ -1,0 +1,623 @@
+// SIMD kernels (engine/src/toi_simd.hpp) against their scalar references, bit for bit, for every
+// instruction set this CPU runs: random lanes plus the edge cases of each kernel (touching,
+// grazing, overlapping while approaching or separating, parallel motion, zero relative velocity,
+// the horizon cut, quartic lanes mixed in, lane counts that are not a multiple of the width).
+#include "toi.hpp"
+#include "toi_simd.hpp"
+#include "world_impl.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ballistic;
+using namespace ballistic::detail;
+
+namespace {
+
+const std::size_t kCounts[] = {0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 257};
+const double kHorizons[] = {kNever, 10.0, 1.0, 0.25, 0.0};
+
+class Draw {
+public:
+    explicit Draw(std::uint64_t seed) : rng_(seed) {}
+    double uniform(double lo, double hi) { return lo + (hi - lo) * double(rng_() >> 11) * 0x1p-53; }
+    Vec3 cube(double half) { return {uniform(-half, half), uniform(-half, half), uniform(-half, half)}; }
+    Vec3 unit() {
+        Vec3 u;
+        do { u = cube(1.0); } while (!(length(u) > 0.1));
+        return normalize(u);
+    }
+    std::size_t below(std::size_t n) { return static_cast<std::size_t>(rng_() % n); }
+    bool chance(double p) { return uniform(0.0, 1.0) < p; }
+
+private:
+    std::mt19937_64 rng_;
+};
+
+// Same bits in every lane (so +0 and −0 differ, and NaN would need the same payload).
+::testing::AssertionResult same_bits(const std::vector<double>& simd, const std::vector<double>& scalar) {
+    if (simd.size() != scalar.size()) return ::testing::AssertionFailure() << "sizes differ";
+    std::ostringstream bad;
+    bad.precision(17);
+    int mismatches = 0;
+    for (std::size_t k = 0; k < simd.size(); ++k) {
+        if (std::bit_cast<std::uint64_t>(simd[k]) == std::bit_cast<std::uint64_t>(scalar[k])) continue;
+        if (++mismatches <= 5)
+            bad << " lane " << k << ": simd " << simd[k] << " scalar " << scalar[k] << ";";
+    }
+    if (mismatches == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << mismatches << " of " << simd.size() << " lanes differ:" << bad.str();
+}
+
+// Outcome tallies, so that the random inputs are known to reach every branch.
+struct Tally {
+    int now = 0, later = 0, never = 0;
+    void add(const std::vector<double>& out) {
+        for (double t : out) (t == 0.0 ? now : (t == kNever ? never : later)) += 1;
+    }
+};
+
+// ---- ball–ball lanes --------------------------------------------------------------------------
+
+struct Pairs {
+    std::vector<double> c[10];  // dpx dpy dpz dvx dvy dvz dax day daz sigma
+    void push(Vec3 dp, Vec3 dv, Vec3 da, double sigma) {
+        const double values[10] = {dp.x, dp.y, dp.z, dv.x, dv.y, dv.z, da.x, da.y, da.z, sigma};
+        for (int d = 0; d < 10; ++d) c[d].push_back(values[d]);
+    }
+    std::size_t size() const { return c[0].size(); }
+    PairLanes lanes() const { return {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]}; }
+    std::vector<double> scalar(double horizon) const {
+        std::vector<double> out(size());
+        for (std::size_t k = 0; k < size(); ++k)
+            out[k] = toi_ball_ball({c[0][k], c[1][k], c[2][k]}, {c[3][k], c[4][k], c[5][k]},
+                                   {c[6][k], c[7][k], c[8][k]}, c[9][k], horizon);
+        return out;
+    }
+};
+
+// The special pairs, all quadratic (da = 0 or −0).
+void push_pair_edges(Pairs& p) {
+    const Vec3 zero{}, minus_zero{-0.0, -0.0, -0.0};
+    p.push({10, 0, 0}, {-4, 0, 0}, zero, 2.0);        // head-on, t = 2
+    p.push({10, 0, 0}, {4, 0, 0}, zero, 2.0);         // receding
+    p.push({10, 2, 0}, {-1, 0, 0}, zero, 2.0);        // grazing: touches at closest approach
+    p.push({10, 2.0001, 0}, {-1, 0, 0}, zero, 2.0);   // just misses
+    p.push({2, 0, 0}, {-1, 0, 0}, zero, 2.0);         // touching, approaching: now
+    p.push({2, 0, 0}, {1, 0, 0}, zero, 2.0);          // touching, separating: never
+    p.push({2, 0, 0}, {0, 1, 0}, zero, 2.0);          // touching, sliding tangentially (c0 = c1 = 0)
+    p.push({1.5, 0, 0}, {-1, 0.3, 0}, zero, 2.0);     // overlapping, approaching: now
+    p.push({1.5, 0, 0}, {1, 0.3, 0}, zero, 2.0);      // overlapping, separating: never
+    p.push({3, 0, 0}, {}, zero, 2.0);                 // zero relative velocity, apart
+    p.push({2, 0, 0}, {}, zero, 2.0);                 // zero relative velocity, touching
+    p.push({1, 0, 0}, {}, zero, 2.0);                 // zero relative velocity, overlapping
+    p.push({0, 5, 0}, {1, 0, 0}, zero, 2.0);          // parallel motion, never closes
+    p.push({0, 5, 0}, {1, 0, 0}, minus_zero, 2.0);    // −0 acceleration is still quadratic
+    p.push({-0.0, 3, 0}, {-0.0, -1, 0}, zero, 1.0);   // −0 components
+    p.push({1e-9, 0, 0}, {-1e9, 0, 0}, zero, 1e-9);   // tiny, fast
+    p.push({1e6, 1, 0}, {-1e-3, 0, 0}, zero, 2.0);    // far, slow: beyond every finite horizon
+    p.push({0.5, 0.5, 0.5}, {-0.25, -0.25, -0.25}, zero, 0.5);  // hits at the horizon cut region
+    // Not a number in the acceleration: the scalar code takes it to the quartic (da ≠ 0), and
+    // so must every instruction set (xsimd's != disagrees between them on NaN).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    p.push({3, 1, 0}, {-1, 0, 0}, {0, 0, nan}, 2.0);
+    p.push({3, 1, 0}, {-1, 0, 0}, {nan, 0, 0}, 2.0);
+}
+
+void push_pair_random(Pairs& p, Draw& draw, std::size_t n, double quartic_share) {
+    for (std::size_t k = 0; k < n; ++k) {
+        const double sigma = draw.uniform(0.2, 2.0);
+        const Vec3 dp = draw.cube(2.5 * sigma);  // some overlapping, most apart
+        const Vec3 dv = dp * -draw.uniform(-0.5, 2.0) + draw.cube(1.5);
+        Vec3 da{};
+        if (draw.chance(quartic_share)) da = draw.cube(10.0);
+        p.push(dp, dv, da, sigma);
+    }
+}
+
+// Grazing pairs: the closest approach of the straight relative path is σ within a few ulps
+// (a near-double root of the gap, where the batch must fall back to the scalar root choice).
+void push_pair_grazing(Pairs& p, Draw& draw, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) {
+        const double sigma = draw.uniform(0.2, 2.0);
+        const Vec3 along = draw.unit();
+        Vec3 side = cross(along, draw.unit());
+        side = normalize(side);
+        double miss = sigma;
+        for (std::size_t step = draw.below(4); step > 0; --step)
+            miss = std::nextafter(miss, draw.chance(0.5) ? 0.0 : 10.0);
+        const Vec3 dp = side * miss + along * draw.uniform(1.0, 5.0);
+        const Vec3 dv = along * -draw.uniform(0.5, 3.0);
+        p.push(dp, dv, {}, sigma);
+    }
+}
+
+// ---- ball–cylinder lanes ----------------------------------------------------------------------
+
+struct CylinderCase {
+    Vec3 p, v, a;
+    double r;
+    Vec3 point, u;
+    double R;
+};
+
+struct Cylinders {
+    std::vector<CylinderCase> cases;
+    std::vector<double> c[13];  // wx wy wz vx vy vz ax ay az ux uy uz rho
+    void push(const CylinderCase& q) {
+        cases.push_back(q);
+        const Vec3 w = q.p - q.point;
+        const double values[13] = {w.x, w.y, w.z, q.v.x, q.v.y, q.v.z, q.a.x, q.a.y, q.a.z,
+                                   q.u.x, q.u.y, q.u.z, q.R + q.r};
+        for (int d = 0; d < 13; ++d) c[d].push_back(values[d]);
+    }
+    CylinderLanes lanes() const {
+        return {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]};
+    }
+    std::vector<double> scalar(double horizon) const {
+        std::vector<double> out;
+        for (const CylinderCase& q : cases)
+            out.push_back(toi_ball_cylinder(q.p, q.v, q.a, q.r, q.point, q.u, q.R, horizon));
+        return out;
+    }
+};
+
+void push_cylinder_edges(Cylinders& c) {
+    const Vec3 up{0, 1, 0}, g{0, -9.81, 0};
+    c.push({{10, 5, 0}, {-3, 7, 0}, {}, 1.0, {}, up, 2.0});          // straight in, t = 7/3
+    c.push({{10, 5, 0}, {-3, 0, 0}, g, 1.0, {}, up, 2.0});           // gravity along the axis
+    c.push({{10, 5, 0}, {0, 3, 0}, g, 1.0, {}, up, 2.0});            // parallel to the axis
+    c.push({{3, 0, 0}, {-1, 0, 0}, g, 1.0, {}, up, 2.0});            // touching, approaching
+    c.push({{3, 0, 0}, {1, 0, 0}, g, 1.0, {}, up, 2.0});             // touching, separating
+    c.push({{3, 0, 0}, {0, 0, 1}, {}, 1.0, {}, up, 2.0});            // touching, tangential
+    c.push({{2.5, 0, 0}, {-1, 0, 0}, {}, 1.0, {}, up, 2.0});         // overlapping, approaching
+    c.push({{2.5, 0, 0}, {1, 0, 0}, {}, 1.0, {}, up, 2.0});          // overlapping, separating
+    c.push({{5, 0, 3}, {}, {}, 1.0, {1, 2, 3}, up, 2.0});            // at rest
+    c.push({{10, 0, 3}, {0, -1, 0}, g, 1.0, {}, up, 2.0});           // falling along the axis, far
+    c.push({{0.9, 4, 3}, {}, g, 0.5, {}, {0, 0, 1}, 1.0});           // dropped across a lying column (quartic)
+    c.push({{-0.0, 4, -0.0}, {-0.0, 0, 0}, g, 0.5, {}, {0, 0, 1}, 1.0});  // −0 components (quartic)
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    c.push({{10, 5, 0}, {-3, 0, 0}, {nan, 0, 0}, 1.0, {}, up, 2.0});   // NaN acceleration: quartic path
+}
+
+void push_cylinder_random(Cylinders& c, Draw& draw, std::size_t n, double quartic_share) {
+    for (std::size_t k = 0; k < n; ++k) {
+        CylinderCase q;
+        q.u = draw.chance(0.5) ? Vec3{0, 1, 0} : draw.unit();
+        q.R = draw.uniform(0.2, 2.0);
+        q.r = draw.uniform(0.1, 1.0);
+        q.point = draw.cube(2.0);
+        q.p = q.point + draw.cube(4.0);
+        q.v = draw.cube(4.0) - (q.p - q.point) * draw.uniform(0.0, 1.0);
+        // Quadratic lanes: no acceleration, or acceleration exactly along an axis-aligned column.
+        const double pick = draw.uniform(0.0, 1.0);
+        if (pick < quartic_share) q.a = draw.cube(10.0);
+        else if (pick < 0.5 + 0.5 * quartic_share && q.u.y == 1.0) q.a = {0, -9.81, 0};
+        else q.a = {};
+        c.push(q);
+    }
+}
+
+// ---- quadratic gaps (ball–plane) --------------------------------------------------------------
+
+struct Gaps {
+    std::vector<double> c0, c1, c2;
+    void push(double a, double b, double c) {
+        c0.push_back(a);
+        c1.push_back(b);
+        c2.push_back(c);
+    }
+    PlaneLanes lanes() const { return {c0, c1, c2}; }
+    std::vector<double> scalar(double horizon) const {
+        std::vector<double> out;
+        for (std::size_t k = 0; k < c0.size(); ++k)
+            out.push_back(first_closing_quadratic(c0[k], c1[k], c2[k], horizon));
+        return out;
+    }
+};
+
+// Coefficients drawn from a set rich in zeros, signed zeros and tiny values, so that every
+// branch of first_closing_quadratic() (closed, linear, degenerate q, both root orders) is hit.
+double special_coefficient(Draw& draw) {
+    switch (draw.below(8)) {
+        case 0: return 0.0;
+        case 1: return -0.0;
+        case 2: return draw.uniform(-1e-300, 1e-300);
+        case 3: return draw.chance(0.5) ? 1.0 : -1.0;
+        default: return draw.uniform(-5.0, 5.0);
+    }
+}
+
+}  // namespace
+
+// ---- dispatch ---------------------------------------------------------------------------------
+
+TEST(SimdDispatch, BestAvailableFirstAndBaselineLast) {
+    const std::vector<SimdKernels> all = simd_kernels_available();
+    ASSERT_FALSE(all.empty());
+    EXPECT_EQ(all.front().name(), simd_kernels().name());
+    EXPECT_EQ(all.back().name(), "sse2");
+    for (std::size_t k = 0; k + 1 < all.size(); ++k) EXPECT_GT(all[k].width(), all[k + 1].width());
+    for (const SimdKernels& kernels : all) {
+        const SimdKernels* found = simd_kernels_for(kernels.name());
+        ASSERT_NE(found, nullptr);
+        EXPECT_EQ(found->name(), kernels.name());
+    }
+    EXPECT_EQ(simd_kernels_for("avx"), nullptr);  // never built: xsimd 8.1 misdetects it
+    EXPECT_EQ(simd_kernels_for("neon"), nullptr);
+}
+
+TEST(SimdDispatch, PicksWhatTheCpuRuns) {
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    EXPECT_EQ(simd_kernels_for("avx512bw") != nullptr, avx512);
+    EXPECT_EQ(simd_kernels_for("fma3+avx2") != nullptr, avx2);
+    EXPECT_NE(simd_kernels_for("sse2"), nullptr);
+    EXPECT_EQ(simd_kernels().name(), avx512 ? "avx512bw" : (avx2 ? "fma3+avx2" : "sse2"));
+    if (const SimdKernels* k = simd_kernels_for("avx512bw")) {
+        EXPECT_EQ(k->width(), 8u);
+    }
+    if (const SimdKernels* k = simd_kernels_for("fma3+avx2")) {
+        EXPECT_EQ(k->width(), 4u);
+    }
+    EXPECT_EQ(simd_kernels_for("sse2")->width(), 2u);
+}
+
+// ---- per instruction set ----------------------------------------------------------------------
+
+class Simd : public ::testing::TestWithParam<const char*> {
+protected:
+    void SetUp() override {
+        kernels_ = simd_kernels_for(GetParam());
+        if (kernels_ == nullptr) GTEST_SKIP() << GetParam() << " is not available on this CPU";
+    }
+    const SimdKernels& k() const { return *kernels_; }
+
+private:
+    const SimdKernels* kernels_ = nullptr;
+};
+
+INSTANTIATE_TEST_SUITE_P(Arch, Simd, ::testing::Values("avx512bw", "fma3+avx2", "sse2"),
+                         [](const ::testing::TestParamInfo<const char*>& arch) {
+                             std::string name = arch.param;
+                             for (char& ch : name)
+                                 if (ch == '+') ch = '_';
+                             return name;
+                         });
+
+TEST_P(Simd, BallBallEdgeCases) {
+    Pairs pairs;
+    push_pair_edges(pairs);
+    for (double h : kHorizons) {
+        std::vector<double> out(pairs.size());
+        k().ball_ball(pairs.lanes(), h, out);
+        EXPECT_TRUE(same_bits(out, pairs.scalar(h))) << "horizon " << h;
+    }
+    // The head-on pair: t = 2 exactly; cut by a horizon just below it.
+    std::vector<double> out(pairs.size());
+    k().ball_ball(pairs.lanes(), std::nextafter(2.0, 0.0), out);
+    EXPECT_EQ(out[0], kNever);
+    k().ball_ball(pairs.lanes(), 2.0, out);
+    EXPECT_EQ(out[0], 2.0);
+    EXPECT_EQ(out[4], 0.0);     // touching, approaching
+    EXPECT_EQ(out[5], kNever);  // touching, separating
+    EXPECT_EQ(out[6], kNever);  // touching, tangential
+}
+
+TEST_P(Simd, BallBallRandomAllLaneCounts) {
+    Draw draw(11);
+    Tally tally;
+    for (std::size_t n : kCounts) {
+        for (double share : {0.0, 0.3, 1.0}) {
+            Pairs pairs;
+            push_pair_random(pairs, draw, n, share);
+            for (double h : kHorizons) {
+                std::vector<double> out(n, -7.0);
+                k().ball_ball(pairs.lanes(), h, out);
+                EXPECT_TRUE(same_bits(out, pairs.scalar(h))) << "n " << n << " quartic share " << share
+                                                             << " horizon " << h;
+                tally.add(out);
+            }
+        }
+    }
+    EXPECT_GT(tally.now, 100);
+    EXPECT_GT(tally.later, 100);
+    EXPECT_GT(tally.never, 100);
+}
+
+TEST_P(Simd, BallBallGrazing) {
+    Draw draw(14);
+    Pairs pairs;
+    push_pair_grazing(pairs, draw, 600);
+    Tally tally;
+    for (double h : {kNever, 3.0}) {
+        std::vector<double> out(pairs.size());
+        k().ball_ball(pairs.lanes(), h, out);
+        EXPECT_TRUE(same_bits(out, pairs.scalar(h))) << "horizon " << h;
+        tally.add(out);
+    }
+    EXPECT_GT(tally.later, 50);
+    EXPECT_GT(tally.never, 50);
+}
+
+TEST_P(Simd, BallBallQuarticLanesInTheTail) {
+    // Quartic lanes at the start, in the middle and in the partial last batch.
+    Draw draw(12);
+    Pairs pairs;
+    push_pair_random(pairs, draw, 2 * k().width() + 1, 0.0);
+    const std::size_t quartic[] = {0, k().width() + 1, 2 * k().width()};
+    for (std::size_t lane : quartic) {
+        // A ball dropped onto one at rest below (gap 5 − ½ g τ² = 1): only the quartic sees it.
+        const double values[10] = {0, 5, 0, 0, 0, 0, 0, -9.81, 0, 1.0};
+        for (int d = 0; d < 10; ++d) pairs.c[d][lane] = values[d];
+    }
+    std::vector<double> out(pairs.size());
+    k().ball_ball(pairs.lanes(), 3.0, out);
+    EXPECT_TRUE(same_bits(out, pairs.scalar(3.0)));
+    for (std::size_t lane : quartic) EXPECT_NEAR(out[lane], std::sqrt(8.0 / 9.81), 1e-12) << lane;
+}
+
+TEST_P(Simd, BallBallWritesOnlyItsOutput) {
+    Draw draw(13);
+    Pairs pairs;
+    push_pair_random(pairs, draw, 40, 0.2);
+    std::vector<double> out(43, -7.0);
+    k().ball_ball(pairs.lanes(), 5.0, std::span<double>(out).first(37));
+    const std::vector<double> expected = pairs.scalar(5.0);
+    for (std::size_t i = 0; i < 37; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+    for (std::size_t i = 37; i < 43; ++i) EXPECT_EQ(out[i], -7.0) << i;
+}
+
+TEST_P(Simd, QuadraticGapsAllBranches) {
+    Draw draw(21);
+    Tally tally;
+    for (std::size_t n : kCounts) {
+        Gaps gaps;
+        for (std::size_t i = 0; i < n; ++i)
+            gaps.push(special_coefficient(draw), special_coefficient(draw), special_coefficient(draw));
+        for (double h : {kNever, 1.0, 0.0, -1.0}) {
+            std::vector<double> out(n);
+            k().ball_plane(gaps.lanes(), h, out);
+            EXPECT_TRUE(same_bits(out, gaps.scalar(h))) << "n " << n << " horizon " << h;
+            tally.add(out);
+        }
+    }
+    EXPECT_GT(tally.now, 50);
+    EXPECT_GT(tally.later, 50);
+    EXPECT_GT(tally.never, 50);
+}
+
+// Near-double roots: c0 ≈ c1² / (4 c2), nudged by a few ulps or by a relative 2⁻⁵⁴…2⁻³⁶, so the
+// computed discriminant lands below zero, at zero, inside the band where the batch cannot prove
+// which root the scalar code keeps, and just above it.
+TEST_P(Simd, QuadraticGapsNearDoubleRoots) {
+    Draw draw(23);
+    Gaps gaps;
+    int negative = 0, unsure = 0, sure = 0;
+    for (int i = 0; i < 4000; ++i) {
+        const double c1 = draw.uniform(-5.0, 5.0);
+        double c2 = draw.uniform(0.1, 5.0);
+        if (draw.chance(0.5)) c2 = -c2;
+        double c0 = c1 * c1 / (4.0 * c2);
+        if (draw.chance(0.5)) {
+            for (std::size_t step = draw.below(6); step > 0; --step)
+                c0 = std::nextafter(c0, draw.chance(0.5) ? -10.0 : 10.0);
+        } else {
+            c0 *= 1.0 + std::ldexp(draw.chance(0.5) ? 1.0 : -1.0, -36 - static_cast<int>(draw.below(19)));
+        }
+        if (draw.chance(0.2)) c0 = -c0;  // closed gaps with a double root nearby
+        gaps.push(c0, c1, c2);
+        const double disc = c1 * c1 - 4.0 * c2 * c0;
+        const double band = 0x1p-50 * (c1 * c1 + std::abs(4.0 * c2 * c0));
+        (disc < 0.0 ? negative : (disc <= band ? unsure : sure)) += 1;
+    }
+    EXPECT_GT(negative, 100);
+    EXPECT_GT(unsure, 100);
+    EXPECT_GT(sure, 100);
+    Tally tally;
+    for (double h : {kNever, 1.0}) {
+        std::vector<double> out(gaps.c0.size());
+        k().ball_plane(gaps.lanes(), h, out);
+        EXPECT_TRUE(same_bits(out, gaps.scalar(h))) << "horizon " << h;
+        tally.add(out);
+    }
+    EXPECT_GT(tally.later, 100);
+    EXPECT_GT(tally.never, 100);
+}
+
+TEST_P(Simd, QuadraticGapsClosedForms) {
+    Gaps gaps;
+    gaps.push(2.0, -4.0, 0.0);           // linear, t = 0.5
+    gaps.push(0.0, 0.0, -1.0);           // resting, pushed in: now
+    gaps.push(0.0, 3.0, -4.5);           // leaves contact, pulled back: t = 2/3
+    gaps.push(1.0, -3.0, 1.0);           // convex, closes at (3 − √5)/2
+    gaps.push(1.0, -1.0, 1.0);           // vertex above zero: never
+    gaps.push(1e-6, -1e6, 1.0);          // tiny root without cancellation: 1e-12
+    gaps.push(-1e-16, 1.0, 0.0);         // overlapping, separating: never
+    std::vector<double> out(gaps.c0.size());
+    k().ball_plane(gaps.lanes(), kNever, out);
+    EXPECT_TRUE(same_bits(out, gaps.scalar(kNever)));
+    EXPECT_EQ(out[0], 0.5);
+    EXPECT_EQ(out[1], 0.0);
+    EXPECT_DOUBLE_EQ(out[2], 2.0 / 3.0);
+    EXPECT_NEAR(out[3], (3.0 - std::sqrt(5.0)) / 2.0, 1e-15);
+    EXPECT_EQ(out[4], kNever);
+    EXPECT_NEAR(out[5], 1e-12, 1e-27);
+    EXPECT_EQ(out[6], kNever);
+}
+
+TEST_P(Simd, BallPlaneMatchesToiBallPlane) {
+    // One ball against many planes and many balls against one plane, formed by ball_plane_gap().
+    Draw draw(22);
+    Tally tally;
+    for (std::size_t n : kCounts) {
+        const Vec3 p = draw.cube(3.0), v = draw.cube(4.0);
+        const Vec3 a = draw.chance(0.5) ? Vec3{0, -9.81, 0} : Vec3{};
+        const double r = draw.uniform(0.1, 1.0);
+        Gaps gaps;
+        std::vector<double> expected;
+        for (std::size_t i = 0; i < n; ++i) {
+            const Vec3 point = draw.cube(5.0), normal = draw.unit();
+            const QuadraticGap g = ball_plane_gap(p, v, a, r, point, normal);
+            gaps.push(g.c0, g.c1, g.c2);
+            expected.push_back(toi_ball_plane(p, v, a, r, point, normal, 2.0));
+        }
+        std::vector<double> out(n);
+        k().ball_plane(gaps.lanes(), 2.0, out);
+        EXPECT_TRUE(same_bits(out, expected)) << "n " << n;
+        tally.add(out);
+    }
+    EXPECT_GT(tally.now, 10);
+    EXPECT_GT(tally.later, 10);
+    EXPECT_GT(tally.never, 10);
+}
+
+TEST_P(Simd, BallCylinderEdgeCases) {
+    Cylinders cylinders;
+    push_cylinder_edges(cylinders);
+    for (double h : kHorizons) {
+        std::vector<double> out(cylinders.cases.size());
+        k().ball_cylinder(cylinders.lanes(), h, out);
+        EXPECT_TRUE(same_bits(out, cylinders.scalar(h))) << "horizon " << h;
+    }
+    std::vector<double> out(cylinders.cases.size());
+    k().ball_cylinder(cylinders.lanes(), kNever, out);
+    EXPECT_NEAR(out[0], 7.0 / 3.0, 1e-15);
+    EXPECT_NEAR(out[1], 7.0 / 3.0, 1e-15);
+    EXPECT_EQ(out[2], kNever);
+    EXPECT_EQ(out[3], 0.0);
+    EXPECT_EQ(out[4], kNever);
+    const double y = std::sqrt(2.25 - 0.81);
+    EXPECT_NEAR(out[10], std::sqrt(2 * (4 - y) / 9.81), 1e-12);
+}
+
+TEST_P(Simd, BallCylinderRandomMixedQuartic) {
+    Draw draw(31);
+    Tally tally;
+    for (std::size_t n : kCounts) {
+        for (double share : {0.0, 0.25, 1.0}) {
+            Cylinders cylinders;
+            push_cylinder_random(cylinders, draw, n, share);
+            for (double h : {kNever, 2.0, 0.5}) {
+                std::vector<double> out(n);
+                k().ball_cylinder(cylinders.lanes(), h, out);
+                EXPECT_TRUE(same_bits(out, cylinders.scalar(h)))
+                    << "n " << n << " quartic share " << share << " horizon " << h;
+                tally.add(out);
+            }
+        }
+    }
+    EXPECT_GT(tally.now, 50);
+    EXPECT_GT(tally.later, 50);
+    EXPECT_GT(tally.never, 50);
+}
+
+TEST_P(Simd, RaySphereMatchesScalar) {
+    Draw draw(41);
+    int inside = 0, hits = 0, misses = 0;
+    for (std::size_t n : kCounts) {
+        const Vec3 o = draw.cube(3.0);
+        const Vec3 d = draw.unit() * draw.uniform(0.5, 3.0);  // direction need not be unit
+        std::vector<double> cx, cy, cz, radius, expected;
+        for (std::size_t i = 0; i < n; ++i) {
+            Vec3 c = draw.cube(6.0);
+            double r = draw.uniform(0.1, 2.0);
+            switch (i % 5) {
+                case 0: c = o + d * draw.uniform(0.5, 4.0) + draw.cube(0.5); break;  // near the ray
+                case 1: r = length(c - o); break;                                   // origin on the sphere
+                case 2: c = o + draw.cube(0.3); r = 1.0; break;                       // origin inside
+                default: break;
+            }
+            cx.push_back(c.x);
+            cy.push_back(c.y);
+            cz.push_back(c.z);
+            radius.push_back(r);
+            expected.push_back(ray_sphere(o, d, c, r));
+        }
+        std::vector<double> out(n);
+        k().ray_sphere(o, d, {cx, cy, cz, radius}, out);
+        EXPECT_TRUE(same_bits(out, expected)) << "n " << n;
+        for (double t : out) (t == 0.0 ? inside : (t < 0.0 ? misses : hits)) += 1;
+    }
+    EXPECT_GT(inside, 20);
+    EXPECT_GT(hits, 20);
+    EXPECT_GT(misses, 20);
+}
+
+TEST_P(Simd, RaySphereClosedForms) {
+    const std::vector<double> cx{5, 5, 0, -5, 0.5}, cy{0, 2, 0, 0, 0}, cz{0, 0, 0, 0, 0}, r{1, 1, 1, 1, 1};
+    std::vector<double> out(5);
+    k().ray_sphere({0, 0, 0}, {2, 0, 0}, {cx, cy, cz, r}, out);
+    EXPECT_EQ(out[0], 2.0);   // entry at x = 4, direction of length 2
+    EXPECT_EQ(out[1], -1.0);  // passes beside
+    EXPECT_EQ(out[2], 0.0);   // starts inside
+    EXPECT_EQ(out[3], -1.0);  // behind
+    EXPECT_EQ(out[4], 0.0);   // starts inside, off centre
+}
+
+TEST_P(Simd, AdvanceMatchesBallsAdvance) {
+    Draw draw(51);
+    for (std::size_t n : kCounts) {
+        Balls balls;
+        for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
+            for (std::size_t i = 0; i < n; ++i) column->push_back(draw.uniform(-10.0, 10.0));
+        for (std::size_t i = 0; i < n; ++i) {
+            const bool resting = draw.chance(0.3);
+            balls.ax.push_back(resting ? 0.0 : draw.uniform(-1.0, 1.0));
+            balls.ay.push_back(resting ? -0.0 : -9.81);
+            balls.az.push_back(0.0);
+            balls.t.push_back(draw.uniform(0.0, 1.0));
+        }
+        const double T = 1.25;
+        // Balls already at T are left alone: −0 positions and velocities must stay −0.
+        for (std::size_t i = 0; i < n; i += 4) {
+            balls.t[i] = T;
+            balls.x[i] = -0.0;
+            balls.vy[i] = -0.0;
+        }
+        Balls expected = balls;
+        const std::size_t begin = n / 5, end = n - n / 7;
+        for (std::size_t s = begin; s < end; ++s) expected.advance(s, T);
+        k().advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.ax, balls.ay,
+                     balls.az, balls.t},
+                    T, begin, end);
+        EXPECT_TRUE(same_bits(balls.x, expected.x)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.y, expected.y)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.z, expected.z)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.vx, expected.vx)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.vy, expected.vy)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.vz, expected.vz)) << "n " << n;
+        EXPECT_TRUE(same_bits(balls.t, expected.t)) << "n " << n;
+    }
+}
+
+// The dispatched entry points are the best arch's kernels.
+TEST(SimdEntryPoints, SameAsTheChosenKernels) {
+    Draw draw(61);
+    Pairs pairs;
+    push_pair_random(pairs, draw, 101, 0.2);
+    std::vector<double> a(101), b(101);
+    toi_ball_ball_batch_simd(pairs.lanes(), 4.0, a);
+    toi_ball_ball_batch(pairs.lanes(), 4.0, b);
+    EXPECT_TRUE(same_bits(a, b));
+    Cylinders cylinders;
+    push_cylinder_random(cylinders, draw, 101, 0.3);
+    toi_ball_cylinder_batch_simd(cylinders.lanes(), 4.0, a);
+    EXPECT_TRUE(same_bits(a, cylinders.scalar(4.0)));
+    Gaps gaps;
+    for (int i = 0; i < 101; ++i)
+        gaps.push(special_coefficient(draw), special_coefficient(draw), special_coefficient(draw));
+    toi_ball_plane_batch_simd(gaps.lanes(), 4.0, a);
+    EXPECT_TRUE(same_bits(a, gaps.scalar(4.0)));
+}
