@@ -130,6 +130,48 @@ TEST(Floor, SlidesDownAnInclineAtGSinTheta) {
     EXPECT_NEAR(dot(n, s.position), 0.5, 1e-9);  // on the surface, not through it
 }
 
+TEST(Floor, BallsSettleOnPlanesOfEveryOrientation) {
+    // Gravity straight into a plane of random orientation; a ball released just above it (slower
+    // than rest_speed on arrival) or dropped with e = 0 must settle on it, never sink.
+    std::uint64_t state = 12345;
+    auto uniform = [&] {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return double(state >> 11) * 0x1p-53 * 2.0 - 1.0;
+    };
+    for (int trial = 0; trial < 100; ++trial) {
+        const Vec3 n = normalize(Vec3{uniform(), uniform(), uniform()});
+        for (double height : {1e-8, 1.0}) {
+            WorldDef def;
+            def.gravity = n * -9.81;
+            def.restitution = height < 1e-3 ? 1.0 : 0.0;
+            World world(def);
+            world.add_plane({{}, n});
+            const BallId id = world.add_ball({n * (0.5 + height), {}, 0.5, 1.0});
+            for (int k = 0; k < 60; ++k) world.step(0.01);  // the drop from 1 lands at 0.45
+            const double gap = dot(world.ball(id).position, n) - 0.5;
+            ASSERT_GT(gap, -1e-12) << "trial " << trial << " height " << height;
+            ASSERT_LT(gap, 1e-7) << "trial " << trial << " height " << height;
+        }
+    }
+}
+
+TEST(Floor, ValleyOfTwoPlanesSettlesInTheCrease) {
+    // Two planes tilted ±30° form a V; an inelastic ball dropped in ends at rest in the crease.
+    const double g = 9.81;
+    World world(with_gravity(g, 0.5));
+    const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
+    world.add_plane({{}, {s, c, 0}});
+    world.add_plane({{}, {-s, c, 0}});
+    const BallId id = world.add_ball({{0.3, 2.0, 0}, {}, 0.5, 1.0});
+    for (int k = 0; k < 500; ++k) world.step(0.01);
+    const BallState b = world.ball(id);
+    EXPECT_GT(dot(b.position, Vec3{s, c, 0}) - 0.5, -1e-9);
+    EXPECT_GT(dot(b.position, Vec3{-s, c, 0}) - 0.5, -1e-9);
+    EXPECT_NEAR(b.position.x, 0.0, 1e-6);
+    EXPECT_LT(length(b.velocity), 1e-3);
+    EXPECT_LT(world.event_counts().ball_plane, 5000u);
+}
+
 TEST(BallBall, HeadOnUnequalMassesMatchClosedForm) {
     for (double e : {1.0, 0.6, 0.0}) {
         WorldDef def;
@@ -440,6 +482,39 @@ TEST(RayCast, NearestBallPlaneAndCylinder) {
     EXPECT_DOUBLE_EQ(hit->distance, 9.0);
     EXPECT_FALSE(world.ray_cast({{0, 0, 0}, {0, 1, 0}}));
     EXPECT_FALSE(world.ray_cast({{0, 0, 0}, {1, 0, 0}, 3.0}));  // beyond max_distance
+}
+
+TEST(RayCast, BallsBeyondMaxDistanceAreNotHit) {
+    World world;
+    world.add_ball({{0, 6, 0}, {}, 1.0, 1.0});
+    EXPECT_FALSE(world.ray_cast({{0, 0, 0}, {0, 1, 0}, 4.5}));
+    const auto hit = world.ray_cast({{0, 0, 0}, {0, 1, 0}, 5.0});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->distance, 5.0);
+}
+
+TEST(Queries, DoNotChangeTheWorld) {
+    // is_free() with a large radius and a rejected add_ball() must leave the simulation exactly
+    // as it would have been.
+    auto make = [] {
+        World world;
+        world.add_ball({{0, 0, 0}, {1, 0, 0}, 1.0, 1.0});
+        world.add_ball({{6, 0.5, 0}, {-1, 0, 0}, 1.0, 1.0});
+        world.step(0.5);
+        return world;
+    };
+    World plain = make(), queried = make();
+    EXPECT_FALSE(queried.is_free({0.5, 0, 0}, 2.5));
+    EXPECT_TRUE(queried.is_free({100, 100, 100}, 2.5));
+    EXPECT_THROW(queried.add_ball({{3, 0, 0}, {}, 2.5, 1.0}), InvalidArgument);
+    for (int k = 0; k < 10; ++k) {
+        plain.step(0.5);
+        queried.step(0.5);
+    }
+    EXPECT_EQ(plain.event_counts().ball_ball, 1u);
+    EXPECT_EQ(queried.state_hash(), plain.state_hash());
+    EXPECT_EQ(queried.event_counts().ball_ball, 1u);
+    EXPECT_LT(queried.max_overlap(), 1e-12);
 }
 
 TEST(RayCast, BatchMatchesSingleOnAGas) {

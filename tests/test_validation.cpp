@@ -77,6 +77,8 @@ TEST(Validation, Balls) {
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, -1.0, 1.0}); }, "balls[0].radius", {"-1"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, 0.0}); }, "balls[0].mass", {"0"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, kNaN}); }, "balls[0].mass", {"nan"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, 1e-310}); }, "balls[0].mass", {"out of range"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1e-200, 1.0}); }, "balls[0].radius", {"out of range"});
     // Overlaps: another ball, the plane, the cylinder.
     expect_rejected(world, [&] { world.add_ball({{1.5, 5, 0}, {}, 1.0, 1.0}); }, "balls[0].position",
                     {"overlaps the ball", "0.5"});
@@ -109,6 +111,8 @@ TEST(Validation, PeriodicBox) {
     World world(def);
     expect_rejected(world, [&] { world.add_ball({{11, 5, 5}, {}, 0.5, 1.0}); }, "balls[0].position", {"outside"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 5}, {}, 2.0, 1.0}); }, "balls[0].radius", {"too large", "2"});
+    expect_rejected(world, [&] { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }, "planes[0]", {"periodic"});
+    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 1, 0}, 1.0}); }, "cylinders[0]", {"periodic"});
 }
 
 TEST(Validation, StepRaysAndHandles) {
@@ -119,6 +123,8 @@ TEST(Validation, StepRaysAndHandles) {
     expect_rejected(world, [&] { world.step(kNaN); }, "dt", {"nan"});
     expect_rejected(world, [&] { world.step(kInf); }, "dt", {"inf"});
     expect_rejected(world, [&] { world.ray_cast(Ray{{0, 0, 0}, {0, 0, 0}}); }, "ray.direction", {"zero"});
+    expect_rejected(world, [&] { world.ray_cast(Ray{{0, 0, 0}, {1e200, 0, 0}}); }, "ray.direction", {"1e+200"});
+    expect_rejected(world, [&] { world.ray_cast(Ray{{0, 0, 0}, {1e-170, 0, 0}}); }, "ray.direction", {"1e-170"});
     expect_rejected(world, [&] { world.set_restitution(2.0); }, "world.restitution", {"2"});
     expect_rejected(world, [&] { world.set_gravity({kNaN, 0, 0}); }, "world.gravity", {"nan"});
     expect_rejected(world, [&] { world.ball(BallId{}); }, "ball", {"no such ball"});

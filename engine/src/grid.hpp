@@ -38,6 +38,32 @@ public:
     // Is there a cell beyond this face (false at the edge of the representable range)?
     bool has_face(const CellKey& key, int face) const;
 
+    // fn(slot) for every ball in the cells within `reach` cells of `key` (each cell once, also
+    // when the reach wraps around a periodic box).
+    template <class Fn>
+    void for_each_within(const CellKey& key, std::int64_t reach, Fn&& fn) const {
+        std::vector<std::int64_t> k[3];
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t n = cells_[static_cast<std::size_t>(d)];
+            if (periodic_ && 2 * reach + 1 >= n) {
+                for (std::int64_t c = 0; c < n; ++c) k[d].push_back(c);
+                continue;
+            }
+            for (std::int64_t o = -reach; o <= reach; ++o) {
+                std::int64_t c = key[d] + o;
+                if (periodic_) c = ((c % n) + n) % n;
+                k[d].push_back(c);
+            }
+        }
+        for (std::int64_t z : k[2])
+            for (std::int64_t y : k[1])
+                for (std::int64_t x : k[0]) {
+                    const CellKey cell{x, y, z};
+                    for (std::int32_t s = head_[bucket_of(cell)]; s >= 0; s = next_[static_cast<std::size_t>(s)])
+                        if (dense_ || key_[static_cast<std::size_t>(s)] == cell) fn(static_cast<std::uint32_t>(s));
+                }
+    }
+
     // Chebyshev distance between two cells, in cells (the shorter way round a periodic box).
     std::int64_t distance(const CellKey& a, const CellKey& b) const {
         std::int64_t worst = 0;

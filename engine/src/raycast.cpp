@@ -3,6 +3,7 @@
 // testing the balls of the cells around each; the walk stops as soon as no later cell can
 // hold a nearer hit.
 #include "toi.hpp"
+#include "format.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -19,8 +20,10 @@ double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 
 void validate(const Ray& ray, const std::string& field) {
     if (!is_finite(ray.origin)) throw InvalidArgument(field + ".origin", field + ".origin: must be finite");
-    if (!is_finite(ray.direction) || !(length(ray.direction) > 0.0))
-        throw InvalidArgument(field + ".direction", field + ".direction: must be finite and not zero");
+    // |d|² must be an ordinary double: the hit distances are computed from it.
+    if (!std::isnormal(dot(ray.direction, ray.direction)))
+        throw InvalidArgument(field + ".direction", field + ".direction: must be finite, not zero and of ordinary size, got " +
+                                                        detail::show(ray.direction));
     if (!(ray.max_distance > 0.0))
         throw InvalidArgument(field + ".max_distance", field + ".max_distance: must be > 0");
 }
@@ -94,11 +97,12 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
         grid.for_each_near(key, [&](std::uint32_t s, Vec3) {
             const Vec3 centre = balls.position(s);
             const double t = ray_sphere(o, d, centre, balls.radius[s]);
-            if (t < 0.0) return;
+            if (!(t >= 0.0 && t <= limit)) return;
             const Vec3 at = o + d * t;
             const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
+            // Ties (t == limit) go to the ball with the smaller handle, never away from a static.
             if (!best || t < best->distance ||
-                (t == best->distance && best->target == RayHit::Target::Ball && balls.id[s].value < best->ball.value)) {
+                (best->target == RayHit::Target::Ball && balls.id[s].value < best->ball.value)) {
                 limit = t;
                 best = RayHit{RayHit::Target::Ball, t, at, normal, balls.id[s], 0};
             }
@@ -139,7 +143,7 @@ std::optional<RayHit> World::ray_cast(const Ray& ray) const {
     validate(ray, "ray");
     Impl& w = *impl_;
     if (w.balls.size() == 0) return w.cast(ray, Box{});
-    w.ensure_grid(w.max_radius);
+    w.ensure_grid();
     return w.cast(ray, w.ball_bounds());
 }
 
@@ -151,7 +155,7 @@ void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>>
     Impl& w = *impl_;
     Box bounds;
     if (w.balls.size() > 0) {
-        w.ensure_grid(w.max_radius);
+        w.ensure_grid();
         bounds = w.ball_bounds();
     }
     w.parallel.for_blocks(rays.size(), [&](std::size_t begin, std::size_t end) {

@@ -41,8 +41,11 @@ struct PairScratch {
     }
 };
 
-// A ball keeps resting on a plane while its normal velocity is rounding noise.
-bool leaves_plane(Vec3 v, Vec3 n) { return std::abs(dot(v, n)) > 1e-12 * length(v); }
+// A ball keeps resting on a plane while its normal velocity is rounding noise: relative to its
+// speed, with a floor tied to rest_speed so that a vanishing speed cannot make the test empty.
+bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
+    return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
+}
 
 }  // namespace
 
@@ -81,20 +84,38 @@ void World::Impl::refresh_accelerations() {
 }
 
 void World::Impl::release_supports(std::uint32_t s) {
+    // After an impulse: a ball given a real normal velocity leaves that plane (moving into it, it
+    // meets the plane again at once and settles or bounces); rounding noise is removed.
     Supports& sup = balls.support[s];
     bool changed = false;
     for (auto& k : sup) {
         if (k == detail::kNoSupport) continue;
-        const Vec3 n = planes[static_cast<std::size_t>(k)].normal;
-        Vec3 v = balls.velocity(s);
-        if (leaves_plane(v, n)) {
+        const Vec3 v = balls.velocity(s);
+        const double vn = dot(v, planes[static_cast<std::size_t>(k)].normal);
+        if (off_plane(vn, v, def.rest_speed)) {
             k = detail::kNoSupport;
             changed = true;
-        } else {
-            balls.set_velocity(s, v - n * dot(v, n));  // remove the rounding residue
         }
     }
     if (changed) balls.set_acceleration(s, acceleration_for(sup));
+    balls.set_velocity(s, along_supports(sup, balls.velocity(s)));
+}
+
+Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
+    // Remove the components along the span of the support normals (Gram–Schmidt), so a ball
+    // resting in a crease keeps no velocity into either plane.
+    Vec3 basis[3];
+    int active = 0;
+    for (std::int32_t k : supports) {
+        if (k == detail::kNoSupport) continue;
+        Vec3 e = planes[static_cast<std::size_t>(k)].normal;
+        for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
+        const double len = length(e);
+        if (len < 1e-9) continue;
+        basis[active++] = e / len;
+    }
+    for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
+    return v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -104,15 +125,11 @@ void World::Impl::rebuild_grid(double radius) {
     grid.configure(cell_width_for(radius), def.periodic, balls.size());
     for (std::uint32_t s = 0; s < balls.size(); ++s) grid.insert(s, grid.key_of(balls.position(s)));
     grid_valid = true;
+    events_valid = false;  // pending cell crossings refer to the old cells
 }
 
-void World::Impl::ensure_grid(double radius) {
-    if (grid_valid && grid.min_width() >= cell_width_for(radius)) return;
-    // Grow geometrically so that a run of ever larger balls costs amortised O(1) per ball;
-    // rebuild_events() re-fits the cells to the largest ball before the next step.
-    double r = std::max(radius, max_radius);
-    if (grid_valid && !def.periodic) r = std::max(r, grid.min_width());
-    rebuild_grid(r);
+void World::Impl::ensure_grid() {
+    if (!grid_valid || grid.min_width() < cell_width_for(max_radius)) rebuild_grid(max_radius);
 }
 
 void World::Impl::rebuild_events() {
@@ -413,23 +430,25 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
     const double mass = 1.0 / balls.inv_mass[i];
     double J;
     if (pressed && u < def.rest_speed) {
-        // Settle: the ball rests on the plane and slides under the rest of its acceleration.
-        balls.set_velocity(i, v - n * dot(v, n));
+        // Settle: the ball rests on the plane (and on the planes it already rested on) and
+        // slides under the rest of its acceleration. Its velocity loses every component into the
+        // supports, a perfectly inelastic contact at a speed below rest_speed.
         Supports& sup = balls.support[i];
         auto free = std::find(sup.begin(), sup.end(), detail::kNoSupport);
         if (free != sup.end()) *free = static_cast<std::int32_t>(k);
         balls.set_acceleration(i, acceleration_for(sup));
+        balls.set_velocity(i, along_supports(sup, v - n * dot(v, n)));
         J = mass * u;
     } else if (u > 0.0) {
         const double s = separation_speed(u, false, def.restitution, def.rest_speed);
         balls.set_velocity(i, v + n * (u + s));
         J = mass * (u + s);
+        release_supports(i);
     } else {
         predict(i, now);
         out.requeue[out.n_requeue++] = i;
         return;
     }
-    release_supports(i);
     ++balls.counter[i];
     const double gap = dot(n, balls.position(i) - plane.point);
     out.collided = true;

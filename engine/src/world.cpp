@@ -1,14 +1,16 @@
 // Ballistic — the World API: creation, validation, handles, stepping and measurements.
+#include "format.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <sstream>
 
 namespace ballistic {
 
 using detail::CellKey;
+
+using detail::show;
 
 namespace {
 
@@ -21,14 +23,6 @@ constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
-std::string show(double value) {
-    std::ostringstream out;
-    out.precision(17);
-    out << value;
-    return out.str();
-}
-
-std::string show(Vec3 v) { return "[" + show(v.x) + ", " + show(v.y) + ", " + show(v.z) + "]"; }
 
 [[noreturn]] void reject(const std::string& field, const std::string& what) {
     throw InvalidArgument(field, field + ": " + what);
@@ -55,6 +49,12 @@ void validate_box(const std::string& field, const Box& box) {
 }
 
 double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
+// Periodicity wraps all three axes, so a ball would wrap around behind any wall or column.
+void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
+    if (def.periodic)
+        reject(field, "planes and cylinders cannot be added to a periodic world (balls would wrap behind them)");
+}
 
 }  // namespace
 
@@ -137,9 +137,9 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) con
             if (!(axis(p, d) >= axis(def.periodic->min, d) && axis(p, d) < axis(def.periodic->max, d)))
                 return "lies outside the periodic box";
     }
-    if (!grid_valid || balls.size() == 0) return {};
+    if (balls.size() == 0) return {};
     std::string found;
-    grid.for_each_near(grid.key_of(p), [&](std::uint32_t j, Vec3) {
+    auto check = [&](std::uint32_t j) {
         if (!found.empty()) return;
         const double sigma = r + balls.radius[j];
         const double gap = length(min_image(balls.position(j) - p)) - sigma;
@@ -148,7 +148,16 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) con
             ? "balls[" + std::to_string(j - first_new) + "]"
             : "the ball with handle " + std::to_string(balls.id[j].value);
         found = "overlaps " + other + " at " + show(balls.position(j)) + " by " + show(-gap);
-    });
+    };
+    // The query never reconfigures the cells (that would change the world): it searches as many
+    // cells around p as a contact can span, or every ball when that is cheaper.
+    const double reach = r + max_radius;
+    const double cells = std::ceil(reach * (1.0 + kCellMargin) / grid.min_width());
+    if (std::pow(2.0 * cells + 1.0, 3.0) > double(balls.size())) {
+        for (std::uint32_t j = 0; j < balls.size() && found.empty(); ++j) check(j);
+    } else {
+        grid.for_each_within(grid.key_of(p), static_cast<std::int64_t>(cells), check);
+    }
     return found;
 }
 
@@ -172,6 +181,7 @@ World& World::operator=(World&&) noexcept = default;
 std::uint32_t World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.planes.size()) + "]";
+    reject_statics_if_periodic(w.def, field);
     require_finite(field + ".point", def.point);
     require_nonzero(field + ".normal", def.normal);
     const PlaneDef plane{def.point, normalize(def.normal)};
@@ -189,6 +199,7 @@ std::uint32_t World::add_plane(const PlaneDef& def) {
 std::uint32_t World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.cylinders.size()) + "]";
+    reject_statics_if_periodic(w.def, field);
     require_finite(field + ".point", def.point);
     require_nonzero(field + ".axis", def.axis);
     require_positive(field + ".radius", def.radius);
@@ -218,10 +229,16 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         require_finite(field + ".velocity", defs[k].velocity);
         require_positive(field + ".radius", defs[k].radius);
         require_positive(field + ".mass", defs[k].mass);
+        // Inverse masses and squared radii must stay ordinary doubles.
+        if (!std::isnormal(1.0 / defs[k].mass) || !std::isnormal(defs[k].radius * defs[k].radius))
+            reject(field + (std::isnormal(1.0 / defs[k].mass) ? ".radius" : ".mass"),
+                   "is out of range, got " + show(std::isnormal(1.0 / defs[k].mass) ? defs[k].radius : defs[k].mass));
         if (w.def.periodic) {
             const Vec3 side = w.def.periodic->max - w.def.periodic->min;
-            const double needed = 3.0 * w.cell_width_for(defs[k].radius);
-            if (std::min({side.x, side.y, side.z}) < needed)
+            const double width = w.cell_width_for(std::max(defs[k].radius, w.max_radius));
+            const double needed = 3.0 * width;
+            // The same arithmetic as the cells: whole cells per side, at least three.
+            if (std::floor(std::min({side.x, side.y, side.z}) / width) < 3.0)
                 reject(field + ".radius", "too large for the periodic box: every side must be at least " +
                                               show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
         }
@@ -231,7 +248,10 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     if (defs.size() > kMaxBalls - w.balls.size())
         reject("balls", "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " +
                             std::to_string(w.balls.size()) + " + " + std::to_string(defs.size()));
-    w.ensure_grid(largest);  // balls are always synchronised between steps
+    // Balls are always synchronised between steps; cells missing only before the first ball
+    // or after a re-sort, when no event is pending anyway.
+    if (!w.grid_valid) w.rebuild_grid(std::max(w.max_radius, largest));
+    const double old_max_radius = w.max_radius;
 
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
     auto roll_back = [&] {
@@ -240,6 +260,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             w.grid.erase(s);
             w.balls.pop();
         }
+        w.max_radius = old_max_radius;
     };
     for (std::size_t k = 0; k < defs.size(); ++k) {
         const std::string problem = w.conflict(defs[k].position, defs[k].radius, first_slot);
@@ -251,6 +272,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         const auto s = static_cast<std::uint32_t>(w.balls.size());
         w.balls.push(defs[k], w.def.gravity, w.time, BallId{});
         w.grid.insert(s, w.grid.key_of(defs[k].position));
+        w.max_radius = std::max(w.max_radius, defs[k].radius);
     }
 
     // Only now, with nothing left to fail, hand out handles.
@@ -277,7 +299,6 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         w.balls.id[s] = id;
         ids.push_back(id);
     }
-    w.max_radius = std::max(w.max_radius, largest);
     w.events_valid = false;
     return ids;
 }
@@ -370,7 +391,7 @@ BallView World::balls() const {
 bool World::is_free(Vec3 position, double radius) const {
     Impl& w = *impl_;
     if (!is_finite(position) || !(radius > 0.0) || !std::isfinite(radius)) return false;
-    if (w.balls.size() > 0) w.ensure_grid(radius);  // cells only grow, balls stay synchronised
+    if (w.balls.size() > 0 && !w.grid_valid) w.rebuild_grid(w.max_radius);  // no event pending then
     return w.conflict(position, radius, UINT32_MAX).empty();
 }
 
@@ -423,7 +444,7 @@ double World::pressure() const {
 double World::max_overlap() const {
     Impl& w = *impl_;
     const Balls& b = w.balls;
-    if (b.size() > 0) w.ensure_grid(w.max_radius);
+    if (b.size() > 0) w.ensure_grid();
     const double now = w.parallel.reduce(b.size(), 0.0, [&](std::size_t begin, std::size_t end) {
         double worst = 0.0;
         for (std::size_t s = begin; s < end; ++s) {

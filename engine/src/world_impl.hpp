@@ -135,7 +135,7 @@ struct World::Impl {
 
     // --- simulate.cpp
     void rebuild_grid(double min_radius_for_cells);
-    void ensure_grid(double radius);
+    void ensure_grid();  // cells wide enough for the largest ball (invalidates events if rebuilt)
     void rebuild_events();
     void predict(std::uint32_t slot, double now);
     void predict(std::uint32_t slot, double now, const detail::CellKey& key);
@@ -167,6 +167,7 @@ struct World::Impl {
     std::vector<detail::Outcome> batch_outcomes;
     Vec3 acceleration_for(Supports& supports) const;
     void release_supports(std::uint32_t slot);
+    Vec3 along_supports(const Supports& supports, Vec3 v) const;
     void refresh_accelerations();
 
     // --- reorder.cpp
