@@ -53,8 +53,7 @@ public:
             tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1),
                               [&](const tbb::blocked_range<std::size_t>& r) {
                                   for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
-                              },
-                              tbb::simple_partitioner());
+                              });
         });
     }
 

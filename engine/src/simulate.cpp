@@ -1,5 +1,6 @@
 // Ballistic — the event loop: prediction, the queue of earliest events, and the responses.
 #include "toi.hpp"
+#include "toi_simd.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -206,7 +207,7 @@ void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
             lanes.set(k, (balls.position_at(j, now) - p) + shift, balls.velocity_at(j, now) - v,
                       balls.acceleration(j) - a, r + balls.radius[j]);
         }
-        detail::toi_ball_ball_batch({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
+        detail::toi_ball_ball_batch_simd({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
                                      lanes.dax, lanes.day, lanes.daz, lanes.sigma},
                                     best.time - now, lanes.out);
         for (std::size_t k = 0; k < n; ++k) {

@@ -1,5 +1,6 @@
 // Ballistic — the World API: creation, validation, handles, stepping and measurements.
 #include "format.hpp"
+#include "toi_simd.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -336,8 +337,10 @@ void World::step(double dt) {
     w.step_events.clear();
     w.run_until(end);
     w.time = end;
-    w.parallel.for_blocks(w.balls.size(), [&](std::size_t begin, std::size_t stop) {
-        for (std::size_t s = begin; s < stop; ++s) w.balls.advance(s, end);
+    Balls& b = w.balls;
+    const detail::MotionLanes lanes{b.x, b.y, b.z, b.vx, b.vy, b.vz, b.ax, b.ay, b.az, b.t};
+    w.parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
+        detail::advance_batch_simd(lanes, end, begin, stop);  // the bits of Balls::advance()
     });
     if (w.def.periodic) w.temperature_time += temperature() * dt;
 }
