@@ -1,10 +1,16 @@
-// ballistic — runs a scene headless and reports what happened.
+// ballistic — runs a scene headless and reports what happened, or draws it.
 //
-//   ballistic                          the built-in NeHe lesson scene, human-readable summary
+//   ballistic                          the built-in NeHe lesson scene: in a window when there is a
+//                                      display, else a human-readable summary and a PNG of the end
 //   ballistic run SCENE.json [...]     a scene file, statistics as JSON (see README.md)
+//   ballistic render SCENE.json [...]  PNG frames, no window (renderer builds only)
+//   ballistic view SCENE.json [...]    the interactive window (renderer builds only)
 //
 // Exit status: 0 success, 2 bad input (scene, options), 1 anything else.
 #include "scene.hpp"
+#ifdef BALLISTIC_WITH_RENDERER
+#include "render_commands.hpp"
+#endif
 
 #include <CLI/CLI.hpp>
 
@@ -94,12 +100,34 @@ int run_file(const RunOptions& options) {
 
 int run_default() {
     scene::Scene lesson = scene::load_scene_text(scene::default_scene_text());
+#ifdef BALLISTIC_WITH_RENDERER
+    if (ballistic::demo::display_available()) {
+        std::cout << "Ballistic: the NeHe collision lesson, exact, in a window (Esc closes it)\n";
+        return ballistic::demo::view_scene(lesson, {});
+    }
+#endif
     std::cout << "Ballistic: the NeHe collision lesson, exact (" << scene::kDefaultDuration
               << " s simulated)\n";
     const scene::RunStats stats = scene::run_scene(lesson, scene::kDefaultDuration);
     std::cout << scene::summary_text(stats);
+#ifdef BALLISTIC_WITH_RENDERER
+    // No display: a picture of the final state instead of the window.
+    ballistic::demo::write_demo_picture(lesson.world, "ballistic-demo.png");
+#endif
     return 0;
 }
+
+#ifdef BALLISTIC_WITH_RENDERER
+// The renderer's commands report bad options as std::invalid_argument.
+template <class Options>
+int bad_input_guard(int (*command)(const Options&), const Options& options) {
+    try {
+        return command(options);
+    } catch (const std::invalid_argument& error) {
+        throw BadInput(error.what());
+    }
+}
+#endif
 
 }  // namespace
 
@@ -116,6 +144,33 @@ int main(int argc, char** argv) {
     run->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
     run->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
 
+#ifdef BALLISTIC_WITH_RENDERER
+    ballistic::demo::RenderOptions render_options;
+    CLI::App* render = app.add_subcommand("render", "Draw a scene offscreen (no window) into PNG frames");
+    render->add_option("scene", render_options.scene_path, "Scene file (JSON, see README.md)")->required();
+    render->add_option("--out", render_options.out_dir, "Directory for frame_NNNNN.png (created)")->required();
+    render->add_option("--frames", render_options.frames, "Frames to simulate, 1/60 each (default 60)");
+    render->add_option("--every", render_options.every, "Write every K-th frame (default 1)");
+    render->add_option("--size", render_options.size, "Image size WxH (default 1280x720)");
+    render->add_option("--color", render_options.color, "Colour balls by id or speed (default id)");
+    render->add_flag("!--no-explosions", render_options.explosions, "Do not draw collision explosions");
+    render->add_option("--threads", render_options.threads, "Simulation worker threads, 0 = all (default 0)");
+    render->add_flag("--validate", render_options.validate,
+                     "Vulkan validation layers on; any validation message fails the command");
+
+    ballistic::demo::ViewOptions view_options;
+    CLI::App* view = app.add_subcommand("view", "Open a window on a scene (mouse camera, picking, HUD)");
+    view->add_option("scene", view_options.scene_path, "Scene file (JSON, see README.md)")->required();
+    view->add_option("--frames", view_options.frames, "Close after N frames (default: when the window is closed)");
+    view->add_option("--size", view_options.size, "Window size WxH (default 1280x720)");
+    view->add_option("--color", view_options.color, "Colour balls by id or speed (default id)");
+    view->add_flag("--paused", view_options.paused, "Start paused (Space runs, N steps)");
+    view->add_flag("!--no-vsync", view_options.vsync, "Present as fast as possible (mailbox/immediate)");
+    view->add_option("--threads", view_options.threads, "Simulation worker threads, 0 = all (default 0)");
+    view->add_flag("--validate", view_options.validate,
+                   "Vulkan validation layers on; any validation message fails the command");
+#endif
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
@@ -123,7 +178,12 @@ int main(int argc, char** argv) {
     }
 
     try {
-        return run->parsed() ? run_file(options) : run_default();
+        if (run->parsed()) return run_file(options);
+#ifdef BALLISTIC_WITH_RENDERER
+        if (render->parsed()) return bad_input_guard(ballistic::demo::render_command, render_options);
+        if (view->parsed()) return bad_input_guard(ballistic::demo::view_command, view_options);
+#endif
+        return run_default();
     } catch (const BadInput& error) {
         std::cerr << "ballistic: " << error.what() << "\n";
         return kExitBadInput;

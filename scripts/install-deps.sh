@@ -8,6 +8,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   gnuplot-nox
+  libvulkan-dev glslc glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  libglfw3-dev libstb-dev libimgui-dev xvfb xauth
 )
 
 missing=()

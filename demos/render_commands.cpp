@@ -1,0 +1,175 @@
+// ballistic render / view: scenes drawn offscreen to PNG files or in a window.
+#include "render_commands.hpp"
+
+#include <ballistic/render/renderer.hpp>
+#include <ballistic/render/viewer.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+namespace ballistic::demo {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Size {
+    int width = 0;
+    int height = 0;
+};
+
+Size parse_size(const std::string& text) {
+    int width = 0, height = 0;
+    char x = 0;
+    char extra = 0;
+    if (std::sscanf(text.c_str(), "%d%c%d%c", &width, &x, &height, &extra) != 3 || (x != 'x' && x != 'X') ||
+        width < 1 || height < 1 || width > 16384 || height > 16384) {
+        throw std::invalid_argument("--size: expected WIDTHxHEIGHT with each in 1..16384, got " + text);
+    }
+    return {width, height};
+}
+
+render::ColorMode parse_color(const std::string& text) {
+    if (text == "id") return render::ColorMode::Id;
+    if (text == "speed") return render::ColorMode::Speed;
+    throw std::invalid_argument("--color: expected id or speed, got " + text);
+}
+
+scene::Scene load(const std::string& path, int threads) {
+    try {
+        return scene::load_scene_file(path, threads);
+    } catch (const InvalidArgument& error) {
+        throw std::invalid_argument(error.what());
+    }
+}
+
+// Prints the validation messages; with `strict`, any message is a failure.
+bool validation_clean(const std::vector<std::string>& messages, bool strict) {
+    for (const std::string& message : messages) std::cerr << "ballistic: Vulkan validation " << message << "\n";
+    if (!messages.empty() && strict) {
+        std::cerr << "ballistic: " << messages.size() << " validation message(s) with --validate\n";
+        return false;
+    }
+    return true;
+}
+
+render::GpuOptions gpu_options(bool validate) {
+    render::GpuOptions options;
+    options.validation = validate || render::kValidationByDefault;
+    options.require_validation = validate;
+    return options;
+}
+
+}  // namespace
+
+int render_command(const RenderOptions& options) {
+    const Size size = parse_size(options.size);
+    const render::ColorMode color = parse_color(options.color);
+    if (options.frames < 1) throw std::invalid_argument("--frames: must be >= 1, got " + std::to_string(options.frames));
+    if (options.every < 1) throw std::invalid_argument("--every: must be >= 1, got " + std::to_string(options.every));
+    if (options.threads < 0) throw std::invalid_argument("--threads: must be >= 0, got " + std::to_string(options.threads));
+    scene::Scene loaded = load(options.scene_path, options.threads);
+    std::error_code error;
+    fs::create_directories(options.out_dir, error);
+    if (error) throw std::runtime_error("cannot create output directory " + options.out_dir + ": " + error.message());
+
+    auto gpu = render::Gpu::create(gpu_options(options.validate));
+    if (!gpu) throw std::runtime_error("no Vulkan rendering: " + gpu.error().message());
+    auto renderer = render::OffscreenRenderer::create(*gpu, size.width, size.height);
+    if (!renderer) throw std::runtime_error(renderer.error().message());
+
+    World& world = loaded.world;
+    const render::Framing framing = render::frame_world(world);
+    const render::Camera camera = framing.orbit.camera(framing.near, framing.far);
+    render::FrameStyle style;
+    style.color = color;
+    style.explosions = options.explosions;
+    render::Explosions explosions;
+
+    int written = 0;
+    for (int frame = 0; frame < options.frames; ++frame) {
+        const bool draw = frame % options.every == 0;
+        if (draw) {
+            if (auto s = renderer->submit(world, camera, style, &explosions); !s) throw std::runtime_error(s.error().message());
+        }
+        // Frame k + 1 is simulated while frame k is drawn.
+        if (frame + 1 < options.frames) {
+            world.step(scene::kFrame);
+            explosions.update(world);
+        }
+        if (draw) {
+            auto image = renderer->finish();
+            if (!image) throw std::runtime_error(image.error().message());
+            char name[32];
+            std::snprintf(name, sizeof(name), "frame_%05d.png", frame);
+            if (auto s = render::write_png(*image, fs::path(options.out_dir) / name); !s) {
+                throw std::runtime_error(s.error().message());
+            }
+            ++written;
+        }
+    }
+    std::cout << "wrote " << written << " frame(s) of " << size.width << "x" << size.height << " to " << options.out_dir
+              << " (" << world.ball_count() << " balls, " << gpu->device_name() << ")\n";
+    return validation_clean(gpu->validation_messages(), options.validate) ? 0 : 1;
+}
+
+int view_scene(scene::Scene& loaded, const ViewOptions& options) {
+    const Size size = parse_size(options.size);
+    render::ViewerOptions viewer_options;
+    viewer_options.width = size.width;
+    viewer_options.height = size.height;
+    viewer_options.max_frames = static_cast<std::uint64_t>(options.frames);
+    viewer_options.validation = options.validate || render::kValidationByDefault;
+    viewer_options.require_validation = options.validate;
+    viewer_options.vsync = options.vsync;
+    viewer_options.paused = options.paused;
+    viewer_options.frame_time = scene::kFrame;
+    viewer_options.style.color = parse_color(options.color);
+    auto viewer = render::Viewer::create(loaded.world, viewer_options);
+    if (!viewer) throw std::runtime_error(viewer.error().message());
+    auto report = viewer->run();
+    if (!report) throw std::runtime_error(report.error().message());
+    std::cout << "viewed " << report->frames << " frame(s) in " << report->seconds << " s ("
+              << (report->seconds > 0 ? static_cast<double>(report->frames) / report->seconds : 0.0) << " fps, "
+              << report->device << ", " << report->present_mode << ")\n";
+    return validation_clean(report->validation_messages, options.validate) ? 0 : 1;
+}
+
+int view_command(const ViewOptions& options) {
+    if (options.frames < 0) throw std::invalid_argument("--frames: must be >= 0, got " + std::to_string(options.frames));
+    if (options.threads < 0) throw std::invalid_argument("--threads: must be >= 0, got " + std::to_string(options.threads));
+    parse_size(options.size);
+    parse_color(options.color);
+    scene::Scene loaded = load(options.scene_path, options.threads);
+    return view_scene(loaded, options);
+}
+
+bool display_available() { return render::display_available(); }
+
+void write_demo_picture(const World& world, const std::string& path) {
+    auto gpu = render::Gpu::create(gpu_options(false));
+    if (!gpu) {
+        std::cout << "picture           none: no Vulkan rendering here (" << gpu.error().message() << ")\n";
+        return;
+    }
+    auto renderer = render::OffscreenRenderer::create(*gpu, 1280, 720);
+    if (!renderer) {
+        std::cout << "picture           none: " << renderer.error().message() << "\n";
+        return;
+    }
+    const render::Framing framing = render::frame_world(world);
+    auto image = renderer->render(world, framing.orbit.camera(framing.near, framing.far), render::FrameStyle{});
+    if (!image) {
+        std::cout << "picture           none: " << image.error().message() << "\n";
+        return;
+    }
+    if (auto s = render::write_png(*image, path); !s) {
+        std::cout << "picture           none: " << s.error().message() << "\n";
+        return;
+    }
+    std::cout << "picture           " << path << " (1280x720, " << gpu->device_name() << ")\n";
+    validation_clean(gpu->validation_messages(), false);
+}
+
+}  // namespace ballistic::demo

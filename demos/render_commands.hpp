@@ -1,0 +1,46 @@
+// ballistic render / view, and the picture of the default demo: the program's use of
+// ballistic::renderer (built only with BALLISTIC_BUILD_RENDERER).
+#pragma once
+
+#include "scene.hpp"
+
+#include <string>
+
+namespace ballistic::demo {
+
+struct RenderOptions {
+    std::string scene_path;
+    std::string out_dir;
+    int frames = 60;
+    int every = 1;
+    std::string size = "1280x720";
+    int threads = 0;
+    std::string color = "id";   // "id" or "speed"
+    bool explosions = true;
+    bool validate = false;      // validation layers required; any message fails the command
+};
+
+struct ViewOptions {
+    std::string scene_path;
+    int frames = 0;             // 0: until the window is closed
+    std::string size = "1280x720";
+    int threads = 0;
+    std::string color = "id";
+    bool paused = false;
+    bool vsync = true;
+    bool validate = false;
+};
+
+// Each returns the exit status (0 success, 1 failure; bad input throws BadInput-like
+// std::invalid_argument, which main() turns into status 2).
+int render_command(const RenderOptions& options);
+int view_command(const ViewOptions& options);
+
+// Default demo: true when a display is there (the window then opened on the lesson scene).
+bool display_available();
+int view_scene(scene::Scene& scene, const ViewOptions& options);
+// Writes the world's current state, framed whole, to a PNG; prints what happened. Never fails
+// the program: without a Vulkan device it says so and returns.
+void write_demo_picture(const World& world, const std::string& path);
+
+}  // namespace ballistic::demo
