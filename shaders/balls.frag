@@ -24,5 +24,5 @@ void main() {
     vec3 hit = t * dir;
     vec3 normal = (hit - c) / r;
     gl_FragDepth = view_depth(hit);
-    out_color = vec4(shade(v_color, normal, normalize(-hit), 40.0), 1.0);
+    out_color = vec4(shade(v_color, normal, normalize(-hit)), 1.0);
 }

@@ -13,5 +13,5 @@ void main() {
     if (!inside_room(v_world, -1)) discard;
     vec3 normal_view = normalize(mat3(frame.view) * normalize(v_normal));
     vec3 view_pos = (frame.view * vec4(v_world, 1.0)).xyz;
-    out_color = vec4(shade(cylinder.color.rgb, normal_view, normalize(-view_pos), 24.0), 1.0);
+    out_color = vec4(shade(cylinder.color.rgb, normal_view, normalize(-view_pos)), 1.0);
 }

@@ -20,5 +20,5 @@ void main() {
     float checker = mod(u + v, 2.0) < 0.5 ? 1.0 : 0.72;
     vec3 normal_view = normalize(mat3(frame.view) * n);
     vec3 view_pos = (frame.view * vec4(v_world, 1.0)).xyz;
-    out_color = vec4(shade(plane.color.rgb * checker, normal_view, normalize(-view_pos), 16.0), 1.0);
+    out_color = vec4(shade(plane.color.rgb * checker, normal_view, normalize(-view_pos)), 1.0);
 }

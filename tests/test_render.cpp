@@ -1,186 +1,560 @@
-// Renderer tests that look at pixels, through whatever Vulkan device the loader offers (Mesa's
-// lavapipe on machines without a GPU), with the validation layers required and every message
-// counted as a failure.
-#include <ballistic/render/camera.hpp>
+// The renderer, headless through whatever Vulkan device is there (Mesa's lavapipe without a GPU),
+// with validation layers required: any validation message fails the test that caused it. The
+// pictures are checked pixel by pixel against the cameras' closed-form projections.
 #include <ballistic/render/renderer.hpp>
 #include <ballistic/render/viewer.hpp>
-#include <ballistic/world.hpp>
 
 #include <gtest/gtest.h>
+#include <stb_image.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
-
-using namespace ballistic;
-using namespace ballistic::render;
+#include <filesystem>
+#include <optional>
+#include <string>
 
 namespace {
 
-constexpr int kWidth = 320, kHeight = 240;
+using namespace ballistic;
+namespace fs = std::filesystem;
+using Pixel = std::array<std::uint8_t, 4>;
 
-class Render : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        GpuOptions options;
-        options.validation = true;
-        options.require_validation = true;
-        auto created = Gpu::create(options);
-        ASSERT_TRUE(created.ok()) << created.error().message();
-        gpu_ = new Gpu(std::move(created.value()));
-    }
-    static void TearDownTestSuite() {
-        delete gpu_;
-        gpu_ = nullptr;
-    }
-    void TearDown() override {
-        ASSERT_NE(gpu_, nullptr);
-        for (const auto& m : gpu_->validation_messages()) ADD_FAILURE() << "validation: " << m;
-    }
+constexpr int kWidth = 320;
+constexpr int kHeight = 240;
 
-    Image draw(const World& world, const Camera& camera, const FrameStyle& style,
-               const Explosions* explosions = nullptr) {
-        auto renderer = OffscreenRenderer::create(*gpu_, kWidth, kHeight);
-        EXPECT_TRUE(renderer.ok()) << renderer.error().message();
-        auto image = renderer->render(world, camera, style, explosions);
-        EXPECT_TRUE(image.ok()) << image.error().message();
-        return image.ok() ? image.value() : Image{};
+Pixel srgb(std::array<float, 3> linear, float scale = 1.0f) {
+    return {render::to_srgb8(linear[0] * scale), render::to_srgb8(linear[1] * scale), render::to_srgb8(linear[2] * scale), 255};
+}
+
+// Colours match within one step of 8-bit rounding.
+::testing::AssertionResult near_color(const Pixel& actual, const Pixel& expected, int tolerance = 2) {
+    for (int c = 0; c < 3; ++c) {
+        if (std::abs(int(actual[static_cast<std::size_t>(c)]) - int(expected[static_cast<std::size_t>(c)])) > tolerance) {
+            return ::testing::AssertionFailure() << "got (" << int(actual[0]) << ", " << int(actual[1]) << ", "
+                                                 << int(actual[2]) << "), expected (" << int(expected[0]) << ", "
+                                                 << int(expected[1]) << ", " << int(expected[2]) << ")";
+        }
     }
+    return ::testing::AssertionSuccess();
+}
 
-    static Gpu* gpu_;
-};
-Gpu* Render::gpu_ = nullptr;
+int brightness(const Pixel& p) { return int(p[0]) + int(p[1]) + int(p[2]); }
 
-FrameStyle flat() {
-    FrameStyle style;
+render::FrameStyle flat_style() {
+    render::FrameStyle style;
     style.lighting = false;
-    style.explosions = false;
-    style.background = {0.0f, 0.0f, 0.0f};
     return style;
 }
 
-std::array<std::uint8_t, 3> srgb(std::array<float, 3> c) { return {to_srgb8(c[0]), to_srgb8(c[1]), to_srgb8(c[2])}; }
-
-void expect_colour(const Image& image, double x, double y, std::array<std::uint8_t, 3> want, const char* what) {
-    const auto p = image.pixel(static_cast<int>(x), static_cast<int>(y));
-    for (int c = 0; c < 3; ++c)
-        EXPECT_NEAR(int(p[static_cast<std::size_t>(c)]), int(want[static_cast<std::size_t>(c)]), 2)
-            << what << " at (" << x << ", " << y << ") channel " << c;
-}
-
-Camera looking_down_z(double distance) {
-    Camera camera;
-    camera.eye = {0, 0, distance};
-    camera.target = {0, 0, 0};
-    camera.near = 0.1;
+render::Camera looking(Vec3 eye, Vec3 target) {
+    render::Camera camera;
+    camera.eye = eye;
+    camera.target = target;
+    camera.near = 0.05;
     camera.far = 200.0;
     return camera;
 }
 
-}  // namespace
+class Render : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        render::GpuOptions options;
+        options.validation = true;
+        options.require_validation = true;
+        auto gpu = render::Gpu::create(options);
+        ASSERT_TRUE(gpu) << gpu.error().message();
+        gpu_ = new render::Gpu(std::move(gpu.value()));
+        auto renderer = render::OffscreenRenderer::create(*gpu_, kWidth, kHeight);
+        ASSERT_TRUE(renderer) << renderer.error().message();
+        renderer_ = new render::OffscreenRenderer(std::move(renderer.value()));
+    }
+    static void TearDownTestSuite() {
+        delete renderer_;   // before the device it was made from
+        renderer_ = nullptr;
+        const std::size_t messages = gpu_ ? gpu_->validation_message_count() : 0;
+        delete gpu_;
+        gpu_ = nullptr;
+        EXPECT_EQ(messages, 0u);
+    }
+    void SetUp() override {
+        ASSERT_NE(renderer_, nullptr);
+        messages_before_ = gpu_->validation_message_count();
+    }
+    void TearDown() override {
+        const auto messages = gpu_->validation_messages();
+        for (std::size_t i = messages_before_; i < messages.size(); ++i) ADD_FAILURE() << messages[i];
+    }
+
+    render::Image draw(const World& world, const render::Camera& camera, const render::FrameStyle& style,
+                       const render::Explosions* explosions = nullptr) {
+        auto image = renderer_->render(world, camera, style, explosions);
+        EXPECT_TRUE(image) << image.error().message();
+        return image ? std::move(image.value()) : render::Image{};
+    }
+
+    static Pixel at(const render::Image& image, const render::Camera& camera, Vec3 point) {
+        const auto p = camera.project(point, image.width, image.height);
+        return image.pixel(static_cast<int>(p.x), static_cast<int>(p.y));
+    }
+
+    static render::Gpu* gpu_;
+    static render::OffscreenRenderer* renderer_;
+    std::size_t messages_before_ = 0;
+};
+
+render::Gpu* Render::gpu_ = nullptr;
+render::OffscreenRenderer* Render::renderer_ = nullptr;
+
+// ------------------------------------------------------------------------------------------------
+// Balls
 
 TEST_F(Render, BallCentreHasItsColourAndBackgroundElsewhere) {
     World world;
-    const BallId id = world.add_ball({{2, 1, 0}, {}, 1.0, 1.0});
-    const Camera camera = looking_down_z(20);
-    const Image image = draw(world, camera, flat());
+    const BallId id = world.add_ball({{0, 0, 0}, {0, 0, 0}, 1.0});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    const render::FrameStyle style = flat_style();
+    const render::Image image = draw(world, camera, style);
     ASSERT_EQ(image.width, kWidth);
-    const auto centre = camera.project({2, 1, 0}, kWidth, kHeight);
-    expect_colour(image, centre.x, centre.y, srgb(ball_color(id)), "ball centre");
-    // Just outside the projected disc, and far away: background.
-    const auto beside = camera.project({2, 1 + 1.3, 0}, kWidth, kHeight);
-    expect_colour(image, beside.x, beside.y, {0, 0, 0}, "beside the ball");
-    expect_colour(image, 5, 5, {0, 0, 0}, "corner");
+
+    EXPECT_TRUE(near_color(at(image, camera, {0, 0, 0}), srgb(render::ball_color(id))));
+    // Just inside and just outside the silhouette (the sphere's angular radius is asin(1/10)).
+    const double edge = std::tan(std::asin(0.1)) * 10.0;
+    EXPECT_TRUE(near_color(at(image, camera, {0.9 * edge, 0, 0}), srgb(render::ball_color(id))));
+    EXPECT_TRUE(near_color(at(image, camera, {0, -0.9 * edge, 0}), srgb(render::ball_color(id))));
+    EXPECT_TRUE(near_color(at(image, camera, {1.15 * edge, 0, 0}), srgb(style.background)));
+    EXPECT_TRUE(near_color(at(image, camera, {0, 1.15 * edge, 0}), srgb(style.background)));
+    for (const auto& [x, y] : {std::pair{0, 0}, {kWidth - 1, 0}, {0, kHeight - 1}, {kWidth - 1, kHeight - 1}}) {
+        EXPECT_TRUE(near_color(image.pixel(x, y), srgb(style.background))) << x << ", " << y;
+    }
 }
 
-TEST_F(Render, NearerOfTwoOverlappingBallsWins) {
+TEST_F(Render, OffCentreBallIsWhereTheProjectionSays) {
     World world;
-    const BallId far_ball = world.add_ball({{0, 0, -5}, {}, 2.0, 1.0});
-    const BallId near_ball = world.add_ball({{0.5, 0, 0}, {}, 1.0, 1.0});
-    const Camera camera = looking_down_z(20);
-    const Image image = draw(world, camera, flat());
-    const auto at = camera.project({0.5, 0, 1}, kWidth, kHeight);  // the near ball's front point
-    expect_colour(image, at.x, at.y, srgb(ball_color(near_ball)), "overlap");
-    const auto edge = camera.project({-1.6, 0, -5}, kWidth, kHeight);  // only the far ball there
-    expect_colour(image, edge.x, edge.y, srgb(ball_color(far_ball)), "far ball alone");
+    const BallId id = world.add_ball({{3, 1.5, -2}, {0, 0, 0}, 0.5});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    const render::Image image = draw(world, camera, flat_style());
+    EXPECT_TRUE(near_color(at(image, camera, {3, 1.5, -2}), srgb(render::ball_color(id))));
+    EXPECT_TRUE(near_color(at(image, camera, {-3, 1.5, -2}), srgb(flat_style().background)));
 }
+
+TEST_F(Render, NearerOfTwoOverlappingBallsWinsInEitherOrder) {
+    for (const bool near_first : {true, false}) {
+        World world;
+        const BallDef near_ball{{0, 0, 3}, {0, 0, 0}, 0.8};
+        const BallDef far_ball{{0.6, 0, 0}, {0, 0, 0}, 1.2};
+        const BallId first = world.add_ball(near_first ? near_ball : far_ball);
+        const BallId second = world.add_ball(near_first ? far_ball : near_ball);
+        const BallId near_id = near_first ? first : second;
+        const BallId far_id = near_first ? second : first;
+        ASSERT_GT(brightness(srgb(render::ball_color(near_id))) + 0, 0);
+        ASSERT_FALSE(near_color(srgb(render::ball_color(near_id)), srgb(render::ball_color(far_id)), 8));
+
+        const render::Camera camera = looking({0, 0, 12}, {0, 0, 0});
+        const render::Image image = draw(world, camera, flat_style());
+        EXPECT_TRUE(near_color(at(image, camera, {0, 0, 3}), srgb(render::ball_color(near_id)))) << near_first;
+        // Only the far ball covers its right side.
+        EXPECT_TRUE(near_color(at(image, camera, {1.6, 0, 0}), srgb(render::ball_color(far_id)))) << near_first;
+    }
+}
+
+TEST_F(Render, DepthIsTheSpheresTrueDepthNotTheImpostors) {
+    // A thin column passes between the ball's silhouette and its nearest point: in front of the
+    // ball's true surface there, behind the flat impostor's depth.
+    World world;
+    const BallId id = world.add_ball({{0, 0, 0}, {0, 0, 0}, 1.0});
+    world.add_cylinder({{1.05, 0, 0.75}, {0, 1, 0}, 0.25});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    const render::Image image = draw(world, camera, flat_style());
+    EXPECT_TRUE(near_color(at(image, camera, {0, 0.5, 0.8}), srgb(render::ball_color(id))));
+    EXPECT_TRUE(near_color(at(image, camera, {0.9, 0, 0.95}), srgb(render::kCylinderColor)));
+}
+
+TEST_F(Render, BallLargerThanAPointSpriteIsDrawnWhole) {
+    World world;
+    const BallId id = world.add_ball({{0, 0, 0}, {0, 0, 0}, 1.0});
+    const render::Camera camera = looking({0, 0, 1.6}, {0, 0, 0});   // fills the picture
+    const render::Image image = draw(world, camera, flat_style());
+    for (const auto& [x, y] : {std::pair{kWidth / 2, kHeight / 2}, {4, kHeight / 2}, {kWidth - 4, kHeight / 2}, {kWidth / 2, 4}}) {
+        EXPECT_TRUE(near_color(image.pixel(x, y), srgb(render::ball_color(id)))) << x << ", " << y;
+    }
+}
+
+TEST_F(Render, BallCutByThePictureEdgeIsDrawn) {
+    World world;
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    // Centre just left of the picture, half the ball inside it.
+    const auto left = camera.pixel_ray(-6.0, kHeight / 2.0, kWidth, kHeight);
+    const Vec3 centre = left.origin + left.direction * 10.0;
+    const BallId id = world.add_ball({centre, {0, 0, 0}, 0.5});
+    const render::Image image = draw(world, camera, flat_style());
+    EXPECT_TRUE(near_color(image.pixel(1, kHeight / 2), srgb(render::ball_color(id))));
+}
+
+TEST_F(Render, LightingShadesWithTheSphereNormal) {
+    World world;
+    world.add_ball({{0, 0, 0}, {0, 0, 0}, 1.0});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    const render::Image image = draw(world, camera, render::FrameStyle{});
+    // The light comes from the upper right: the upper-right limb is brighter than the lower-left.
+    const int lit = brightness(at(image, camera, {0.6, 0.6, std::sqrt(1 - 0.72)}));
+    const int dark = brightness(at(image, camera, {-0.6, -0.6, std::sqrt(1 - 0.72)}));
+    EXPECT_GT(lit, dark + 60);
+}
+
+TEST_F(Render, PickedBallIsHighlightedAndSpeedColoursRunBlueToRed) {
+    World world;
+    const BallId slow = world.add_ball({{-2, 0, 0}, {0.1, 0, 0}, 0.8});
+    const BallId fast = world.add_ball({{2, 0, 0}, {0, 4, 0}, 0.8});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    render::FrameStyle style = flat_style();
+    style.picked = slow;
+    render::Image image = draw(world, camera, style);
+    EXPECT_TRUE(near_color(at(image, camera, {-2, 0, 0}), srgb({1.0f, 0.95f, 0.2f})));
+    EXPECT_TRUE(near_color(at(image, camera, {2, 0, 0}), srgb(render::ball_color(fast))));
+
+    style.picked = {};
+    style.color = render::ColorMode::Speed;
+    image = draw(world, camera, style);
+    const Pixel cold = at(image, camera, {-2, 0, 0});
+    const Pixel hot = at(image, camera, {2, 0, 0});
+    EXPECT_GT(cold[2], cold[0] + 80);   // slow: blue
+    EXPECT_GT(hot[0], hot[2] + 80);     // fastest: red
+}
+
+// ------------------------------------------------------------------------------------------------
+// Statics and explosions
 
 TEST_F(Render, WallAndColumnAppearWhereTheyShould) {
     World world;
-    world.add_plane({{0, 0, -10}, {0, 0, 1}});            // a back wall facing the camera
-    world.add_cylinder({{4, 0, 0}, {0, 1, 0}, 1.0});      // an upright column to the right
-    world.add_ball({{-4, 0, 0}, {}, 1.0, 1.0});
-    const Camera camera = looking_down_z(20);
-    const Image image = draw(world, camera, flat());
-    const auto column = camera.project({4, 0, 1}, kWidth, kHeight);
-    expect_colour(image, column.x, column.y, srgb(kCylinderColor), "column");
-    const auto wall = camera.project({0, 4, -10}, kWidth, kHeight);
-    const auto p = image.pixel(static_cast<int>(wall.x), static_cast<int>(wall.y));
-    const auto light = srgb(kPlaneColor);
-    const auto dark = srgb({kPlaneColor[0] * 0.72f, kPlaneColor[1] * 0.72f, kPlaneColor[2] * 0.72f});
-    const bool checker = std::abs(int(p[0]) - int(light[0])) <= 2 || std::abs(int(p[0]) - int(dark[0])) <= 2;
-    EXPECT_TRUE(checker) << "wall pixel " << int(p[0]) << " is neither checker colour";
-    EXPECT_GT(int(p[0]), 20);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});                 // floor
+    world.add_plane({{0, 0, -6}, {0, 0, 1}});                // back wall, facing the camera
+    world.add_plane({{0, 0, 8}, {0, 0, -1}});                // wall behind the camera: seen from its back
+    world.add_cylinder({{2, 0, -2}, {0, 1, 0}, 1.0});        // upright column
+    const render::Camera camera = looking({0, 4, 7}, {0, 2, -2});
+    const render::FrameStyle style = flat_style();
+    const render::Image image = draw(world, camera, style);
+
+    const auto is_wall = [&](const Pixel& p) {
+        return near_color(p, srgb(render::kPlaneColor)) || near_color(p, srgb(render::kPlaneColor, 0.72f));
+    };
+    EXPECT_TRUE(is_wall(at(image, camera, {-2.3, 0, -2.5}))) << "floor";
+    EXPECT_TRUE(is_wall(at(image, camera, {-2.3, 3.3, -6}))) << "back wall";
+    EXPECT_TRUE(near_color(at(image, camera, {2, 1.5, -1}), srgb(render::kCylinderColor))) << "column front";
+    // The floor ends at the back wall: beyond it, below the horizon, nothing is drawn... except
+    // the back wall itself, which covers everything above the floor.
+    EXPECT_TRUE(is_wall(at(image, camera, {-5, 6, -6})));
+
+    // The same scene with the back wall's normal turned away: seen from behind, it is not drawn,
+    // and neither is the floor behind it (it bounds the room).
+    World open;
+    open.add_plane({{0, 0, 0}, {0, 1, 0}});
+    open.add_cylinder({{2, 0, -2}, {0, 1, 0}, 1.0});
+    const render::Image sky = draw(open, camera, style);
+    EXPECT_TRUE(near_color(sky.pixel(kWidth / 2, 2), srgb(style.background))) << "above the horizon";
+    EXPECT_TRUE(near_color(at(sky, camera, {2, 1.5, -1}), srgb(render::kCylinderColor)));
 }
 
 TEST_F(Render, ExplosionAppearsAfterAnImpact) {
-    World world;
-    world.add_plane({{0, 0, -10}, {0, 0, 1}});
-    const BallId id = world.add_ball({{0, 0, -5}, {10, 0, -20}, 0.5, 1.0});  // hits the wall at t = 0.225, x = 2.25
-    Explosions explosions;
-    const Camera camera = looking_down_z(20);
-    FrameStyle style = flat();
+    WorldDef def;
+    def.gravity = {0, -10, 0};
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_ball({{0, 2, 0}, {0, 0, 0}, 0.5});
+    const render::Camera camera = looking({0, 3, 8}, {0, 0.5, 0});
+    render::Explosions explosions;
+    render::FrameStyle style = flat_style();
+
+    int steps = 0;
+    while (world.events().empty() && steps < 120) {
+        world.step(1.0 / 60.0);
+        explosions.update(world);
+        ++steps;
+    }
+    ASSERT_FALSE(world.events().empty()) << "the ball never hit the floor";
+    ASSERT_EQ(explosions.live().size(), world.events().size());
+    const Vec3 point = world.events().front().point;
+    EXPECT_NEAR(point.y, 0.0, 1e-9);
+
+    // Just in front of the contact, on the floor, the glow brightens what is there.
+    const Vec3 beside{point.x, point.y, point.z + 0.3};
+    style.explosions = false;
+    const render::Image before_image = draw(world, camera, style, &explosions);
+    const Pixel before = at(before_image, camera, beside);
     style.explosions = true;
-    const Image before = draw(world, camera, style, &explosions);
-    world.step(0.35);  // the ball has moved on to x = 3.5, clear of the impact point
-    explosions.update(world);
-    ASSERT_EQ(explosions.live().size(), 1u);
-    const Vec3 point = explosions.live().front().point;
-    EXPECT_NEAR(point.z, -10.0, 1e-9);
-    const Image after = draw(world, camera, style, &explosions);
-    const auto at = camera.project(point, kWidth, kHeight);
-    EXPECT_NEAR(point.x, 2.25, 1e-9);
-    const auto a = before.pixel(static_cast<int>(at.x), static_cast<int>(at.y));
-    const auto b = after.pixel(static_cast<int>(at.x), static_cast<int>(at.y));
-    const bool changed = a[0] != b[0] || a[1] != b[1] || a[2] != b[2];
-    const auto ball = camera.project(world.ball(id).position, kWidth, kHeight);
-    EXPECT_GT(std::hypot(ball.x - at.x, ball.y - at.y), 10.0) << "the ball hides the impact point";
-    EXPECT_TRUE(changed) << "the impact point looks the same with its explosion";
+    const render::Image glow_image = draw(world, camera, style, &explosions);
+    const Pixel glowing = at(glow_image, camera, beside);
+    EXPECT_GT(brightness(glowing), brightness(before) + 40);
+
+    // It fades: after its lifetime the first impact's explosion is gone.
+    const double impact = world.events().front().time;
+    for (int i = 0; i < 40; ++i) {
+        world.step(1.0 / 60.0);
+        explosions.update(world);
+    }
+    ASSERT_GT(world.time(), impact + explosions.def().lifetime);
+    for (const auto& e : explosions.live()) EXPECT_GT(e.birth, impact);
 }
 
-TEST_F(Render, ManyBallsInOneDraw) {
+// ------------------------------------------------------------------------------------------------
+// Frames in flight, errors, files
+
+TEST_F(Render, TwoFramesInFlightComeBackInOrder) {
+    World world;
+    const BallId id = world.add_ball({{0, 0, 0}, {1, 0, 0}, 1.0});
+    const render::Camera camera = looking({0, 0, 10}, {0, 0, 0});
+    const render::FrameStyle style = flat_style();
+    ASSERT_TRUE(renderer_->submit(world, camera, style, nullptr));
+    world.step(2.0);   // moves the ball off the centre while frame 1 is drawn
+    ASSERT_TRUE(renderer_->submit(world, camera, style, nullptr));
+    const auto third = renderer_->submit(world, camera, style, nullptr);
+    ASSERT_FALSE(third);
+    EXPECT_NE(third.error().message().find("in flight"), std::string::npos) << third.error().message();
+    auto first = renderer_->finish();
+    auto second = renderer_->finish();
+    ASSERT_TRUE(first && second);
+    EXPECT_TRUE(near_color(first->pixel(kWidth / 2, kHeight / 2), srgb(render::ball_color(id))));
+    EXPECT_TRUE(near_color(second->pixel(kWidth / 2, kHeight / 2), srgb(style.background)));
+    EXPECT_FALSE(renderer_->finish());
+}
+
+TEST_F(Render, SetupErrorsSayWhichStageAndWhy) {
+    auto bad = render::OffscreenRenderer::create(*gpu_, 0, 100);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().stage, "create offscreen target");
+    EXPECT_NE(bad.error().reason.find("0x100"), std::string::npos) << bad.error().reason;
+    render::Image empty;
+    const auto png = render::write_png(empty, "unused.png");
+    ASSERT_FALSE(png);
+    EXPECT_NE(png.error().message().find("empty"), std::string::npos);
+}
+
+TEST_F(Render, PngRoundTrips) {
+    World world;
+    world.add_ball({{0, 0, 0}, {0, 0, 0}, 1.0});
+    const render::Image image = draw(world, looking({0, 0, 10}, {0, 0, 0}), render::FrameStyle{});
+    const fs::path path = fs::temp_directory_path() / ("ballistic-render-" + std::to_string(::getpid()) + ".png");
+    ASSERT_TRUE(render::write_png(image, path));
+    int w = 0, h = 0, channels = 0;
+    stbi_uc* loaded = stbi_load(path.string().c_str(), &w, &h, &channels, 4);
+    ASSERT_NE(loaded, nullptr);
+    EXPECT_EQ(w, kWidth);
+    EXPECT_EQ(h, kHeight);
+    EXPECT_TRUE(std::equal(image.rgba.begin(), image.rgba.end(), loaded));
+    stbi_image_free(loaded);
+    fs::remove(path);
+}
+
+// ------------------------------------------------------------------------------------------------
+// CPU side: instance fill and cameras (no device needed)
+
+TEST(InstanceFill, CopiesTheSoAStateAndFindsNearBalls) {
     World world;
     std::vector<BallDef> defs;
-    for (int i = 0; i < 100; ++i)
-        for (int j = 0; j < 100; ++j) defs.push_back({{i * 0.3 - 15, j * 0.3 - 15, 0}, {}, 0.1, 1.0});
+    for (int i = 0; i < 40000; ++i) {
+        defs.push_back({{(i % 200) * 1.0, (i / 200) * 1.0, 0.0}, {0.0, i * 1e-3, 0.0}, 0.25});
+    }
     world.add_balls(defs);
-    const Camera camera = looking_down_z(40);
-    const Image image = draw(world, camera, flat());
-    int lit = 0;
-    for (int y = 0; y < kHeight; ++y)
-        for (int x = 0; x < kWidth; ++x) lit += image.pixel(x, y)[0] + image.pixel(x, y)[1] + image.pixel(x, y)[2] > 0;
-    EXPECT_GT(lit, kWidth * kHeight / 20);
+    const BallView view = world.balls();
+    std::vector<std::byte> out(view.x.size() * render::kBallInstanceBytes);
+    render::NearQuery near;
+    near.eye = {10.0, 10.0, 1.0};
+    near.radius_factor = 8.0;   // within 2 length units
+    const double max_speed = render::fill_instances(view, true, out, &near);
+    EXPECT_DOUBLE_EQ(max_speed, 39999 * 1e-3);
+    std::size_t expected_near = 0;
+    for (std::size_t i = 0; i < view.x.size(); ++i) {
+        float f[5];
+        std::uint32_t id = 0;
+        std::memcpy(f, out.data() + i * 24, 20);
+        std::memcpy(&id, out.data() + i * 24 + 20, 4);
+        ASSERT_EQ(f[0], static_cast<float>(view.x[i]));
+        ASSERT_EQ(f[1], static_cast<float>(view.y[i]));
+        ASSERT_EQ(f[3], 0.25f);
+        ASSERT_FLOAT_EQ(f[4], static_cast<float>(std::abs(view.vy[i])));
+        ASSERT_EQ(id, view.id[i].index());
+        const double d2 = std::pow(view.x[i] - 10, 2) + std::pow(view.y[i] - 10, 2) + 1.0;
+        if (d2 < 4.0) {
+            ASSERT_LT(expected_near, near.indices.size());
+            EXPECT_EQ(near.indices[expected_near++], i);
+        }
+    }
+    EXPECT_EQ(near.indices.size(), expected_near);
+    EXPECT_GT(expected_near, 4u);
 }
 
-// The window: needs an X display (the ctest entry runs this suite under xvfb-run).
-TEST(Window, OpensRendersAndClosesUnderX) {
-    if (std::getenv("DISPLAY") == nullptr) GTEST_SKIP() << "no DISPLAY (run under xvfb-run)";
+TEST(Camera, ProjectAndPixelRayAgree) {
+    render::Camera camera;
+    camera.eye = {3, 4, 12};
+    camera.target = {-1, 0.5, 0};
+    const Vec3 point{2.0, -1.0, 1.5};
+    const auto p = camera.project(point, 640, 360);
+    const Ray ray = camera.pixel_ray(p.x, p.y, 640, 360);
+    const Vec3 to_point = point - ray.origin;
+    EXPECT_NEAR(length(cross(ray.direction, to_point)) / length(to_point), 0.0, 1e-12);
+    EXPECT_GT(dot(ray.direction, to_point), 0.0);
+    EXPECT_NEAR(p.depth, dot(point - camera.eye, normalize(camera.target - camera.eye)), 1e-12);
+}
+
+TEST(Camera, HookCameraRidesBehindTheBallAlongItsVelocity) {
+    BallState ball;
+    ball.position = {1, 2, 3};
+    ball.velocity = {0, 0, -5};
+    ball.radius = 0.5;
+    const render::Camera camera = render::hook_camera(ball, {1, 0, 0}, 0.01, 100);
+    EXPECT_GT(camera.eye.z, ball.position.z);             // behind
+    EXPECT_LT(camera.target.z, ball.position.z);          // looking ahead
+    const auto p = camera.project(ball.position, 640, 480);
+    EXPECT_GT(p.depth, 0.0);
+    EXPECT_NEAR(p.x, 320.0, 1.0);                         // straight ahead, a little below centre
+}
+
+// ------------------------------------------------------------------------------------------------
+// The program's render command and headless default demo
+
+int run(const std::string& command) {
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class RenderCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "ballistic-render-cli-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        dir_ = pattern;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    fs::path dir_;
+};
+
+TEST_F(RenderCli, WritesEveryKthFrameWithoutValidationMessages) {
+    const fs::path scene = dir_ / "scene.json";
+    std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "cylinders": [{"point": [3, 0, 0], "axis": [0, 1, 0], "radius": 1}],
+      "generate": [{"count": 200, "radius": 0.2, "min": [-5, 1, -5], "max": [5, 6, 5], "speed": 2, "seed": 1}]})";
+    const fs::path out = dir_ / "frames";
+    const std::string command = std::string(BALLISTIC_EXE) + " render " + scene.string() + " --frames 5 --every 2 --out " +
+                                out.string() + " --size 160x90 --validate >" + (dir_ / "out.txt").string() + " 2>&1";
+    ASSERT_EQ(run(command), 0) << std::ifstream(dir_ / "out.txt").rdbuf();
+    for (const char* name : {"frame_00000.png", "frame_00002.png", "frame_00004.png"}) {
+        int w = 0, h = 0, channels = 0;
+        stbi_uc* pixels = stbi_load((out / name).string().c_str(), &w, &h, &channels, 4);
+        ASSERT_NE(pixels, nullptr) << name;
+        EXPECT_EQ(w, 160);
+        EXPECT_EQ(h, 90);
+        stbi_image_free(pixels);
+    }
+    EXPECT_FALSE(fs::exists(out / "frame_00001.png"));
+    EXPECT_EQ(run(std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
+                  " --size 12 >/dev/null 2>&1"),
+              2);
+}
+
+TEST_F(RenderCli, DefaultWithoutDisplayPrintsTheSummaryAndWritesAPicture) {
+    const std::string command = "cd " + dir_.string() + " && env -u DISPLAY -u WAYLAND_DISPLAY " + BALLISTIC_EXE +
+                                " >" + (dir_ / "out.txt").string() + " 2>&1";
+    ASSERT_EQ(run(command), 0);
+    std::stringstream text;
+    text << std::ifstream(dir_ / "out.txt").rdbuf();
+    EXPECT_NE(text.str().find("state hash"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("picture           ballistic-demo.png"), std::string::npos) << text.str();
+    EXPECT_TRUE(fs::exists(dir_ / "ballistic-demo.png"));
+}
+
+// ------------------------------------------------------------------------------------------------
+// The window: needs a display; ctest runs this suite under xvfb-run (entry Window.UnderXvfb).
+
+bool has_display() { return std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr; }
+
+render::ViewerOptions window_options() {
+    render::ViewerOptions options;
+    options.width = 320;
+    options.height = 240;
+    options.validation = true;
+    options.require_validation = true;
+    options.vsync = false;
+    return options;
+}
+
+TEST(Window, OpensRendersFollowsAResizeAndClosesCleanly) {
+    if (!has_display()) GTEST_SKIP() << "no DISPLAY (ctest runs this under xvfb-run)";
+    ASSERT_TRUE(render::display_available());
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
-    world.add_ball({{0, 3, 0}, {1, 0, 0}, 0.5, 1.0});
-    ViewerOptions options;
-    options.width = 320;
-    options.height = 240;
-    options.max_frames = 10;
-    options.validation = true;
-    options.require_validation = true;
-    auto viewer = Viewer::create(world, options);
-    ASSERT_TRUE(viewer.ok()) << viewer.error().message();
-    viewer->resize(400, 300);  // the swapchain must follow
+    world.add_cylinder({{3, 0, 0}, {0, 1, 0}, 0.5});
+    world.add_ball({{0, 3, 0}, {1, 0, 0}, 0.5});
+    render::ViewerOptions options = window_options();
+    options.max_frames = 40;
+    auto viewer = render::Viewer::create(world, options);
+    ASSERT_TRUE(viewer) << viewer.error().message();
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(viewer->frame());
+    viewer->resize(400, 300);   // the swapchain must follow within the frames left
     auto report = viewer->run();
-    ASSERT_TRUE(report.ok()) << report.error().message();
-    EXPECT_EQ(report->frames, 10u);
-    EXPECT_TRUE(report->validation_messages.empty()) << report->validation_messages.front();
-    EXPECT_GT(world.time(), 0.0);
+    ASSERT_TRUE(report) << report.error().message();
+    EXPECT_EQ(report->frames, 40u);
+    EXPECT_EQ(viewer->framebuffer_size(), (std::pair{400, 300}));
+    EXPECT_GE(report->swapchain_rebuilds, 1u);
+    EXPECT_TRUE(viewer->should_close());
+    EXPECT_NEAR(world.time(), 40.0 / 60.0, 1e-9);   // one simulated frame per drawn frame
+    for (const auto& message : report->validation_messages) ADD_FAILURE() << message;
 }
+
+TEST(Window, ClickPicksTheBallUnderTheCursorAndTheHookCameraRidesBehindIt) {
+    if (!has_display()) GTEST_SKIP() << "no DISPLAY (ctest runs this under xvfb-run)";
+    World world;
+    world.add_plane({{0, -2, 0}, {0, 1, 0}});
+    const BallId left = world.add_ball({{-2, 0, 0}, {0, 0, -1}, 0.7});
+    const BallId right = world.add_ball({{2, 0, 0}, {0, 0, 1}, 0.7});
+    render::ViewerOptions options = window_options();
+    options.paused = true;
+    auto viewer = render::Viewer::create(world, options);
+    ASSERT_TRUE(viewer) << viewer.error().message();
+    ASSERT_TRUE(viewer->frame());
+
+    const render::Camera camera = viewer->camera();
+    const auto at = camera.project({2, 0, 0}, options.width, options.height);
+    const auto hit = viewer->click(at.x, at.y);
+    ASSERT_TRUE(hit.has_value());
+    EXPECT_EQ(hit->target, RayHit::Target::Ball);
+    EXPECT_EQ(viewer->picked(), right);
+    ASSERT_TRUE(viewer->frame());   // drawn highlighted, with the HUD showing its state
+
+    const auto other = camera.project({-2, 0, 0}, options.width, options.height);
+    viewer->click(other.x, other.y);
+    EXPECT_EQ(viewer->picked(), left);
+    viewer->click(2, 2);   // the sky: nothing picked
+    EXPECT_FALSE(viewer->picked());
+
+    viewer->hook(right);
+    const render::Camera hooked = viewer->camera();
+    EXPECT_LT(hooked.eye.z, 0.0);                  // behind a ball moving along +z
+    EXPECT_GT(hooked.target.z, hooked.eye.z);      // looking along its velocity
+    ASSERT_TRUE(viewer->frame());
+    const auto report = viewer->report();
+    for (const auto& message : report.validation_messages) ADD_FAILURE() << message;
+}
+
+TEST(Window, ViewCommandExitsAfterTheGivenFrames) {
+    if (!has_display()) GTEST_SKIP() << "no DISPLAY (ctest runs this under xvfb-run)";
+    const fs::path out = fs::temp_directory_path() / ("ballistic-view-" + std::to_string(::getpid()) + ".txt");
+    const std::string command = std::string(BALLISTIC_EXE) + " view " + BALLISTIC_SCENES_DIR +
+                                "/columns.json --frames 15 --size 320x240 --validate --no-vsync >" + out.string() + " 2>&1";
+    const int status = std::system(command.c_str());
+    std::stringstream text;
+    text << std::ifstream(out).rdbuf();
+    fs::remove(out);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << text.str();
+    EXPECT_NE(text.str().find("viewed 15 frame(s)"), std::string::npos) << text.str();
+}
+
+}  // namespace

@@ -214,6 +214,7 @@ Status Viewer::Impl::create_swapchain() {
     if (VkResult r = vkCreateSwapchainKHR(device, &info, nullptr, &raw); r != VK_SUCCESS) {
         return vk::error("create swapchain", r);
     }
+    if (swapchain) ++rebuilds;
     swapchain = vk::Swapchain(device, raw);   // destroys the old one, retired by the call above
 
     std::uint32_t count = 0;
@@ -595,7 +596,6 @@ Status Viewer::frame() {
                                               VK_NULL_HANDLE, &image_index);
     if (acquired == VK_ERROR_OUT_OF_DATE_KHR) {
         s.rebuild = true;
-        ++s.rebuilds;
         return ok();
     }
     if (acquired != VK_SUCCESS && acquired != VK_SUBOPTIMAL_KHR) return vk::error("acquire swapchain image", acquired);
@@ -641,7 +641,6 @@ Status Viewer::frame() {
     const VkResult presented = vkQueuePresentKHR(gi.queue, &present);
     if (presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR || acquired == VK_SUBOPTIMAL_KHR) {
         s.rebuild = true;
-        ++s.rebuilds;
     } else if (presented != VK_SUCCESS) {
         return vk::error("present", presented);
     }
