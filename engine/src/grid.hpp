@@ -85,8 +85,10 @@ public:
     }
 
     // fn(slot, shift) for every ball in the 27 cells around `key` (its own included), where
-    // `shift` is the periodic image shift to add to that ball's position. Cells are visited
-    // z, y, x outermost to innermost.
+    // `shift` is the periodic image shift to add to that ball's position. The 27 lists are walked
+    // in lockstep, one element of each per round: the loads of a round are independent, so their
+    // cache misses overlap instead of forming one long dependent chain. Callers must not depend
+    // on the visiting order.
     template <class Fn>
     void for_each_near(const CellKey& key, Fn&& fn) const {
         std::int64_t k[3][3];
@@ -103,15 +105,29 @@ public:
                 shift[d][o] = s;
             }
         }
-        for (int z = 0; z < 3; ++z)
-            for (int y = 0; y < 3; ++y)
-                for (int x = 0; x < 3; ++x) {
-                    const CellKey cell{k[0][x], k[1][y], k[2][z]};
-                    const Vec3 image{shift[0][x], shift[1][y], shift[2][z]};
-                    for (std::int32_t s = head_[bucket_of(cell)]; s >= 0; s = next_[static_cast<std::size_t>(s)]) {
-                        if (dense_ || key_[static_cast<std::size_t>(s)] == cell) fn(static_cast<std::uint32_t>(s), image);
-                    }
-                }
+        std::int32_t at[27];      // the next element of each walked list
+        std::uint8_t cell[27];    // which of the 27 cells (x + 3 y + 9 z) that list belongs to
+        int lists = 0;
+        for (int c = 0; c < 27; ++c) {
+            const std::int32_t head = head_[bucket_of({k[0][c % 3], k[1][c / 3 % 3], k[2][c / 9]})];
+            at[lists] = head;
+            cell[lists] = static_cast<std::uint8_t>(c);
+            lists += head >= 0;
+        }
+        while (lists > 0) {
+            int kept = 0;
+            for (int l = 0; l < lists; ++l) {
+                const auto s = static_cast<std::size_t>(at[l]);
+                const int c = cell[l];
+                const int x = c % 3, y = c / 3 % 3, z = c / 9;
+                if (dense_ || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                    fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
+                at[kept] = next_[s];
+                cell[kept] = cell[l];
+                kept += next_[s] >= 0;
+            }
+            lists = kept;
+        }
     }
 
 private:

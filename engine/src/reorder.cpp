@@ -56,8 +56,24 @@ void World::Impl::reorder() {
     for (std::size_t s = 0; s < n; ++s) order[s] = keyed[s].second;
     balls.permute(order);
     for (std::uint32_t s = 0; s < n; ++s) slot_of[balls.id[s].index()] = s;
-    grid_valid = false;
-    events_valid = false;
+
+    // Trajectories do not change, so the pending events stay right: they move with their balls
+    // (a partner's slot renumbered), and every ball keeps the cell its crossings have tracked
+    // (recomputing it from the stored position could disagree at a face by rounding).
+    std::vector<detail::CellKey> keys(n);
+    for (std::size_t s = 0; s < n; ++s) keys[s] = grid.key(order[s]);
+    grid.configure(grid.min_width(), def.periodic, n);
+    for (std::uint32_t s = 0; s < n; ++s) grid.insert(s, keys[s]);
+    if (!events_valid) return;
+    std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
+    for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
+    std::vector<detail::Pending> moved(n);
+    for (std::size_t s = 0; s < n; ++s) {
+        moved[s] = pending[order[s]];
+        if (moved[s].kind == detail::Kind::BallBall) moved[s].other = slot_now[moved[s].other];
+    }
+    pending = std::move(moved);
+    queue.build(pending);
 }
 
 }  // namespace ballistic

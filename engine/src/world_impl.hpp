@@ -40,14 +40,17 @@ struct Balls {
     void set_acceleration(std::size_t s, Vec3 a) { ax[s] = a.x; ay[s] = a.y; az[s] = a.z; }
     // State at world time T. advance() stores exactly these values, which keeps predictions and
     // the processing of the predicted event bit-consistent.
-    Vec3 position_at(std::size_t s, double T) const {
+    Vec3 position_at(std::size_t s, double T) const { return position_at(s, T, acceleration(s)); }
+    Vec3 velocity_at(std::size_t s, double T) const { return velocity_at(s, T, acceleration(s)); }
+    // The same with the ball's acceleration `a` given by a caller that knows it.
+    Vec3 position_at(std::size_t s, double T, Vec3 a) const {
         const double tau = T - t[s];
-        return {x[s] + (vx[s] + 0.5 * ax[s] * tau) * tau, y[s] + (vy[s] + 0.5 * ay[s] * tau) * tau,
-                z[s] + (vz[s] + 0.5 * az[s] * tau) * tau};
+        return {x[s] + (vx[s] + 0.5 * a.x * tau) * tau, y[s] + (vy[s] + 0.5 * a.y * tau) * tau,
+                z[s] + (vz[s] + 0.5 * a.z * tau) * tau};
     }
-    Vec3 velocity_at(std::size_t s, double T) const {
+    Vec3 velocity_at(std::size_t s, double T, Vec3 a) const {
         const double tau = T - t[s];
-        return {vx[s] + ax[s] * tau, vy[s] + ay[s] * tau, vz[s] + az[s] * tau};
+        return {vx[s] + a.x * tau, vy[s] + a.y * tau, vz[s] + a.z * tau};
     }
     void advance(std::size_t s, double T) {
         if (t[s] == T) return;
