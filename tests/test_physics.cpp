@@ -400,6 +400,36 @@ TEST(Determinism, SameHashForAnyThreadCount) {
     }
 }
 
+// The box scene: six walls, no gravity, speed 5, packing 0.1. Dilute, so cell crossings
+// outnumber collisions and parallel batches hold many of them.
+TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
+    std::uint64_t reference = 0;
+    std::uint64_t events = 0;
+    for (int threads : {1, 2, 4}) {
+        WorldDef def;
+        def.threads = threads;
+        World world(def);
+        add_box(world, 17.4);
+        GenerateDef gen;
+        gen.count = 1000;
+        gen.radius = 0.5;
+        gen.region = {{0, 0, 0}, {17.4, 17.4, 17.4}};
+        gen.speed = 5;
+        gen.seed = 3;
+        world.add_balls(generate_balls(world, gen));
+        for (int k = 0; k < 600; ++k) world.step(1.0 / 60.0);
+        EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
+        EXPECT_EQ(world.escaped_count(), 0u);
+        if (threads == 1) {
+            reference = world.state_hash();
+            events = world.event_counts().collisions();
+            EXPECT_GT(events, 20000u);
+        }
+        EXPECT_EQ(world.state_hash(), reference) << threads << " threads";
+        EXPECT_EQ(world.event_counts().collisions(), events) << threads << " threads";
+    }
+}
+
 TEST(Determinism, LockstepWorldsStayEqual) {
     World a = periodic_gas(800, 0.25, 1.0, 1, 5);
     World b = periodic_gas(800, 0.25, 1.0, 2, 5);

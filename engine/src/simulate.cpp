@@ -263,6 +263,13 @@ bool World::Impl::run_batch(double end) {
         const std::size_t first_cell = batch_cells.size();
         batch_cells.push_back(grid.key(s));
         if (event.kind == Kind::BallBall) batch_cells.push_back(grid.key(event.other));
+        if (event.kind == Kind::Crossing) {
+            // The crossing ball joins its new cell and is predicted from there: that cell must be
+            // as far from the other events as its old one, or two balls crossing towards each
+            // other in one batch would each miss the other.
+            Vec3 shift;
+            batch_cells.push_back(grid.across(grid.key(s), static_cast<int>(event.other), shift));
+        }
         bool independent = true;
         for (std::size_t a = first_cell; a < batch_cells.size() && independent; ++a)
             for (std::size_t b = 0; b < first_cell && independent; ++b)
