@@ -29,6 +29,20 @@ void add_box(World& world, double side) {
     world.add_plane({{0, 0, side}, {0, 0, -1}});
 }
 
+// `count` balls of radius 0.5 at `speed` in random directions inside that cube.
+World boxed_balls(const WorldDef& def, double side, std::size_t count, double speed, std::uint64_t seed = 1) {
+    World world(def);
+    add_box(world, side);
+    GenerateDef gen;
+    gen.count = count;
+    gen.radius = 0.5;
+    gen.region = {{0, 0, 0}, {side, side, side}};
+    gen.speed = speed;
+    gen.seed = seed;
+    world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
 World periodic_gas(std::size_t n, double packing, double kT, int threads, std::uint64_t seed = 3) {
     const double r = 0.5;
     const double side = std::cbrt(double(n) * (4.0 / 3.0) * M_PI * r * r * r / packing);
@@ -331,15 +345,7 @@ TEST(Conservation, ElasticBoxWithGravityConservesEnergy) {
 }
 
 TEST(Robustness, InelasticPileUnderGravityFinishes) {
-    WorldDef def = with_gravity(9.81, 0.5);
-    World world(def);
-    add_box(world, 6);
-    GenerateDef gen;
-    gen.count = 100;
-    gen.radius = 0.5;
-    gen.region = {{0, 0, 0}, {6, 6, 6}};
-    gen.speed = 2;
-    world.add_balls(generate_balls(world, gen));
+    World world = boxed_balls(with_gravity(9.81, 0.5), 6, 100, 2);
     for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);  // must return: bounded work
     EXPECT_EQ(world.escaped_count(), 0u);
     EXPECT_LT(world.max_overlap(), 1e-9);
@@ -408,15 +414,7 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     for (int threads : {1, 2, 4}) {
         WorldDef def;
         def.threads = threads;
-        World world(def);
-        add_box(world, 17.4);
-        GenerateDef gen;
-        gen.count = 1000;
-        gen.radius = 0.5;
-        gen.region = {{0, 0, 0}, {17.4, 17.4, 17.4}};
-        gen.speed = 5;
-        gen.seed = 3;
-        world.add_balls(generate_balls(world, gen));
+        World world = boxed_balls(def, 17.4, 1000, 5, 3);
         for (int k = 0; k < 600; ++k) world.step(1.0 / 60.0);
         EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
         EXPECT_EQ(world.escaped_count(), 0u);
