@@ -249,8 +249,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     if (defs.size() > kMaxBalls - w.balls.size())
         reject("balls", "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " +
                             std::to_string(w.balls.size()) + " + " + std::to_string(defs.size()));
-    // Balls are always synchronised between steps; cells missing only before the first ball
-    // or after a re-sort, when no event is pending anyway.
+    // Balls are always synchronised between steps; cells are missing only before the first
+    // ball, when no event is pending anyway.
     if (!w.grid_valid) w.rebuild_grid(std::max(w.max_radius, largest));
     const double old_max_radius = w.max_radius;
 
