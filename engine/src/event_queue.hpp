@@ -49,9 +49,15 @@ public:
     }
     bool empty() const { return heap_.empty(); }
     std::uint32_t top() const { return heap_.front().slot; }
-    // The `count` smallest slots in queue order (fewer when the queue is shorter), without
-    // removing them: a best-first walk of the heap, O(count log count).
-    void smallest(std::size_t count, std::vector<std::uint32_t>& out) const {
+    // An event as the queue holds it: the slot and its key (other_counter is not kept: 0).
+    struct Queued {
+        std::uint32_t slot;
+        Pending event;
+    };
+    // The `count` smallest entries in queue order (fewer when the queue is shorter), without
+    // removing them: a best-first walk of the heap, O(count log count). The keys come from the
+    // heap itself, so the walk reads no per-ball array.
+    void smallest(std::size_t count, std::vector<Queued>& out) const {
         out.clear();
         if (heap_.empty()) return;
         frontier_.assign(1, 0);  // heap indices, itself a min-heap
@@ -60,7 +66,8 @@ public:
             std::pop_heap(frontier_.begin(), frontier_.end(), later);
             const std::uint32_t i = frontier_.back();
             frontier_.pop_back();
-            out.push_back(heap_[i].slot);
+            const Entry& e = heap_[i];
+            out.push_back({e.slot, Pending{e.time, 0, e.other_kind >> 3, static_cast<Kind>(e.other_kind & 7u)}});
             for (std::uint32_t child = 2 * i + 1; child <= 2 * i + 2 && child < heap_.size(); ++child) {
                 frontier_.push_back(child);
                 std::push_heap(frontier_.begin(), frontier_.end(), later);

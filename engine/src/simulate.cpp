@@ -249,13 +249,17 @@ void World::Impl::run_until(double end) {
 }
 
 bool World::Impl::run_batch(double end) {
-    queue.smallest(kBatch, batch_slots);
+    queue.smallest(kBatch, batch_candidates);
+    // The cells of the candidates' balls sit at scattered slots: load them all at once.
+    for (const auto& [s, event] : batch_candidates) {
+        __builtin_prefetch(&grid.key(s));
+        if (event.kind == Kind::BallBall) __builtin_prefetch(&grid.key(event.other));
+    }
     // Keep the leading run of events that are due and pairwise independent.
     batch_events.clear();
     batch_cells.clear();
     batch_touched.clear();
-    for (const std::uint32_t s : batch_slots) {
-        const Pending& event = pending[s];
+    for (const auto& [s, event] : batch_candidates) {
         if (!(event.time <= end)) break;
         // A collision sits in both balls' slots; the second copy is replaced when the first is
         // committed, so it is not an event of the serial sequence at all.

@@ -159,12 +159,8 @@ struct World::Impl {
     static constexpr std::size_t kBatch = 32;
     static constexpr std::int64_t kIndependentCells = 3;
     static constexpr std::size_t kMinBatchedBalls = 512;
-    struct BatchEvent {
-        std::uint32_t slot;
-        detail::Pending event;
-    };
-    std::vector<std::uint32_t> batch_slots;
-    std::vector<BatchEvent> batch_events;
+    std::vector<detail::EventQueue::Queued> batch_candidates;
+    std::vector<detail::EventQueue::Queued> batch_events;
     std::vector<detail::CellKey> batch_cells;
     std::vector<std::uint32_t> batch_touched;
     std::vector<detail::Outcome> batch_outcomes;
