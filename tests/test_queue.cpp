@@ -1,0 +1,165 @@
+// The calendar event queue (engine/src/event_queue.hpp) against a reference ordered set under the
+// same operations: the earliest entry and the earliest `count` entries must always be the
+// reference's, whatever the spread of the times (clustered, equal, spread over many years, far
+// future, none at all).
+#include "event_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace ballistic::detail;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Key {
+    Pending event;
+    std::uint32_t slot;
+    bool operator<(const Key& o) const { return before(event, slot, o.event, o.slot); }
+};
+
+// The queue and a std::set of the same keys, updated together.
+class Checked {
+public:
+    explicit Checked(std::vector<Pending> events) : events_(std::move(events)) {
+        queue_.build(events_);
+        for (std::uint32_t s = 0; s < events_.size(); ++s) reference_.insert({events_[s], s});
+    }
+    void update(std::uint32_t slot, Pending e) {
+        reference_.erase({events_[slot], slot});
+        events_[slot] = e;
+        reference_.insert({e, slot});
+        queue_.update(slot, e);
+    }
+    // The earliest slot, checked against the reference.
+    std::uint32_t top() {
+        const std::uint32_t s = queue_.top();
+        const Key& first = *reference_.begin();
+        if (first.event.time < kInf) {
+            EXPECT_EQ(s, first.slot);
+        } else {
+            EXPECT_FALSE(events_[s].time < kInf);  // any ball without an event will do
+        }
+        return s;
+    }
+    void check_smallest(std::size_t count) {
+        queue_.smallest(count, out_);
+        ASSERT_FALSE(out_.empty());
+        ASSERT_LE(out_.size(), count);
+        auto it = reference_.begin();
+        for (const auto& q : out_) {
+            if (!(it->event.time < kInf)) break;  // among balls without events any order will do
+            ASSERT_EQ(q.slot, it->slot);
+            EXPECT_EQ(q.event.time, it->event.time);
+            EXPECT_EQ(q.event.kind, it->event.kind);
+            EXPECT_EQ(q.event.other, it->event.other);
+            ++it;
+        }
+    }
+    const Pending& event(std::uint32_t s) const { return events_[s]; }
+
+private:
+    std::vector<Pending> events_;
+    EventQueue queue_;
+    std::set<Key> reference_;
+    std::vector<EventQueue::Queued> out_;
+};
+
+Pending at(double time, std::uint32_t other = 0, Kind kind = Kind::Crossing) { return {time, 0, other, kind}; }
+
+// The event loop's pattern: take the earliest, give it (and sometimes a partner) a later time.
+void simulate(Checked& q, std::size_t n, int events, std::mt19937_64& rng, double mean_gap, bool batches) {
+    std::exponential_distribution<double> gap(1.0 / mean_gap);
+    std::uniform_int_distribution<std::uint32_t> any(0, static_cast<std::uint32_t>(n - 1));
+    std::uniform_int_distribution<int> kind(0, 3);
+    for (int e = 0; e < events; ++e) {
+        if (batches && e % 7 == 0) q.check_smallest(1 + static_cast<std::size_t>(e % 50));
+        const std::uint32_t s = q.top();
+        const double now = q.event(s).time;
+        if (!(now < kInf)) return;
+        q.update(s, at(now + gap(rng), any(rng), static_cast<Kind>(kind(rng))));
+        if (e % 3 == 0) {  // a partner re-predicted too, sometimes to no event at all
+            const std::uint32_t p = any(rng);
+            q.update(p, e % 11 == 0 ? Pending{} : at(now + gap(rng), s, Kind::BallBall));
+        }
+    }
+}
+
+TEST(EventQueue, FollowsTheTotalOrderThroughManyYears) {
+    std::mt19937_64 rng(1);
+    const std::size_t n = 2000;
+    std::exponential_distribution<double> first(10.0);
+    std::vector<Pending> events(n);
+    for (auto& e : events) e = at(first(rng));
+    Checked q(events);
+    simulate(q, n, 60000, rng, 0.1, false);
+}
+
+TEST(EventQueue, SmallestMatchesTheReference) {
+    std::mt19937_64 rng(2);
+    const std::size_t n = 500;
+    std::uniform_real_distribution<double> first(0.0, 1.0);
+    std::vector<Pending> events(n);
+    for (auto& e : events) e = at(first(rng));
+    Checked q(events);
+    simulate(q, n, 20000, rng, 0.5, true);
+}
+
+TEST(EventQueue, EqualTimesBreakTiesByKindSlotAndOther) {
+    std::vector<Pending> events;
+    for (std::uint32_t s = 0; s < 300; ++s)
+        events.push_back(at(1.0, 300 - s, static_cast<Kind>(s % 4)));
+    Checked q(events);
+    q.check_smallest(64);
+    for (std::uint32_t k = 0; k < 300; ++k) {
+        const std::uint32_t s = q.top();
+        q.update(s, at(k % 2 ? std::nextafter(1.0, 2.0) : 1.0, 7, Kind::BallPlane));  // same time or the next double
+    }
+    q.check_smallest(300);
+}
+
+TEST(EventQueue, ClusteredThenSparseTimesAndFarFuture) {
+    // A burst of near-simultaneous events builds tiny buckets; the rest are far apart, some
+    // beyond any year, some at the largest doubles: the width must follow.
+    std::mt19937_64 rng(3);
+    std::vector<Pending> events;
+    for (int k = 0; k < 400; ++k) events.push_back(at(5.0 + 1e-13 * k));
+    for (int k = 0; k < 100; ++k) events.push_back(at(5.0 + std::ldexp(1.0, k % 60)));
+    events.push_back(at(std::numeric_limits<double>::max()));
+    events.push_back(at(-3.0));
+    events.push_back(Pending{});
+    Checked q(events);
+    simulate(q, events.size(), 5000, rng, 1e-3, true);
+}
+
+TEST(EventQueue, NoEventsAtAllAndEventsAppearingLater) {
+    std::vector<Pending> none(50);
+    Checked q(none);
+    q.top();
+    q.check_smallest(10);
+    q.update(17, at(2.0));
+    EXPECT_EQ(q.top(), 17u);
+    q.update(3, at(1.0));
+    EXPECT_EQ(q.top(), 3u);
+    q.update(3, Pending{});
+    q.update(17, Pending{});
+    q.top();
+    std::mt19937_64 rng(4);
+    q.update(9, at(0.5));
+    simulate(q, 50, 2000, rng, 1.0, true);
+}
+
+TEST(EventQueue, SingleEntry) {
+    Checked q({at(1.0)});
+    std::mt19937_64 rng(5);
+    simulate(q, 1, 1000, rng, 3.0, true);
+}
+
+}  // namespace
