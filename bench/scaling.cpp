@@ -3,6 +3,9 @@
 // hash, and writes CSV plus (when gnuplot is installed) a PNG plot.
 //
 //   scaling --scene box --count 100000 --steps 60 --csv scaling.csv --png scaling.png
+//
+// With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
+// run of each is kept: on a shared machine other tenants only ever slow a run down.
 #include "scenes.hpp"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +32,7 @@ struct Run {
     double seconds;
     std::uint64_t collisions;
     std::uint64_t hash;
+    bool repeatable = true;  // every repetition ended in the same state
 };
 
 Run measure(const scenes::Scene& scene, int threads, int steps) {
@@ -39,7 +43,7 @@ Run measure(const scenes::Scene& scene, int threads, int steps) {
     const auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < steps; ++k) world.step(scene.dt);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return {threads, seconds, world.event_counts().collisions(), world.state_hash()};
+    return {threads, seconds, world.event_counts().collisions(), world.state_hash(), true};
 }
 
 }  // namespace
@@ -49,13 +53,15 @@ int main(int argc, char** argv) {
     std::string scene_name = "box", csv_path = "scaling.csv", png_path;
     std::size_t count = 100000;
     double packing = 0.1;
-    int steps = 60, max_threads = tbb::info::default_concurrency();
+    int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency();
     app.add_option("--scene", scene_name, "gas (periodic, kT = 1), box (six walls, speed 5) or lesson")
         ->check(CLI::IsMember({"gas", "box", "lesson"}));
     app.add_option("--count", count, "balls (gas and box)")->check(CLI::PositiveNumber);
     app.add_option("--packing", packing, "packing fraction (gas and box)")->check(CLI::Range(0.01, 0.45));
     app.add_option("--steps", steps, "timed steps of the scene's dt")->check(CLI::PositiveNumber);
     app.add_option("--max-threads", max_threads, "largest thread count")->check(CLI::PositiveNumber);
+    app.add_option("--repeat", repeat, "runs per thread count, taking turns; the fastest is kept")
+        ->check(CLI::PositiveNumber);
     app.add_option("--csv", csv_path, "CSV output");
     app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
     CLI11_PARSE(app, argc, argv);
@@ -63,6 +69,12 @@ int main(int argc, char** argv) {
     const scenes::Scene scene = build(scene_name, count, packing);
     std::vector<Run> runs;
     for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
+    for (int r = 1; r < repeat; ++r)
+        for (Run& best : runs) {
+            const Run again = measure(scene, best.threads, steps);
+            best.repeatable = best.repeatable && again.hash == best.hash;
+            if (again.seconds < best.seconds) best.seconds = again.seconds;
+        }
 
     std::ofstream csv(csv_path);
     if (!csv) {
@@ -76,7 +88,7 @@ int main(int argc, char** argv) {
     for (const Run& r : runs) {
         const double speedup = runs.front().seconds / r.seconds;
         const double efficiency = speedup / r.threads;
-        same = same && r.hash == runs.front().hash;
+        same = same && r.repeatable && r.hash == runs.front().hash;
         std::printf("%8d %12.3f %12.4g %10.3f %11.3f  %016llx\n", r.threads, 1e3 * r.seconds / steps,
                     double(r.collisions) / r.seconds, speedup, efficiency, static_cast<unsigned long long>(r.hash));
         csv << r.threads << ',' << r.seconds << ',' << 1e3 * r.seconds / steps << ','

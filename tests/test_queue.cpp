@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -28,15 +29,24 @@ struct Key {
 // The queue and a std::set of the same keys, updated together.
 class Checked {
 public:
-    explicit Checked(std::vector<Pending> events) : events_(std::move(events)) {
-        queue_.build(events_);
+    explicit Checked(std::vector<Pending> events, std::size_t parts = 1)
+        : events_(std::move(events)), part_(events_.size()) {
+        for (std::size_t s = 0; s < part_.size(); ++s) part_[s] = static_cast<std::uint32_t>(s % parts);
+        queue_.build(events_, part_, parts);
         for (std::uint32_t s = 0; s < events_.size(); ++s) reference_.insert({events_[s], s});
     }
-    void update(std::uint32_t slot, Pending e) {
+    // A new event for `slot`, moving it to `part` when given.
+    void update(std::uint32_t slot, Pending e, std::optional<std::uint32_t> part = {}) {
         reference_.erase({events_[slot], slot});
         events_[slot] = e;
         reference_.insert({e, slot});
-        queue_.update(slot, e);
+        if (part) {
+            part_[slot] = *part;
+            queue_.update(slot, e, *part);
+        } else {
+            queue_.update(slot, e);
+        }
+        EXPECT_EQ(queue_.part_of(slot), part_[slot]);
     }
     // The earliest slot, checked against the reference.
     std::uint32_t top() {
@@ -49,24 +59,36 @@ public:
         }
         return s;
     }
+    // The earliest `count` entries of every part, checked against the reference's.
     void check_smallest(std::size_t count) {
-        queue_.smallest(count, out_);
-        ASSERT_FALSE(out_.empty());
-        ASSERT_LE(out_.size(), count);
-        auto it = reference_.begin();
-        for (const auto& q : out_) {
-            if (!(it->event.time < kInf)) break;  // among balls without events any order will do
-            ASSERT_EQ(q.slot, it->slot);
-            EXPECT_EQ(q.event.time, it->event.time);
-            EXPECT_EQ(q.event.kind, it->event.kind);
-            EXPECT_EQ(q.event.other, it->event.other);
-            ++it;
+        for (std::uint32_t part = 0; part < queue_.parts(); ++part) {
+            const bool more = queue_.smallest(part, count, out_);
+            ASSERT_LE(out_.size(), count);
+            auto it = reference_.begin();
+            auto next_in_part = [&] {
+                while (it != reference_.end() && part_[it->slot] != part) ++it;
+            };
+            next_in_part();
+            ASSERT_EQ(out_.empty(), it == reference_.end());
+            for (const auto& q : out_) {
+                if (!(it->event.time < kInf)) break;  // among balls without events any order will do
+                ASSERT_EQ(q.slot, it->slot);
+                EXPECT_EQ(q.event.time, it->event.time);
+                EXPECT_EQ(q.event.kind, it->event.kind);
+                EXPECT_EQ(q.event.other, it->event.other);
+                ++it;
+                next_in_part();
+            }
+            // Whether finite entries of this part lie beyond those returned.
+            EXPECT_EQ(more, it != reference_.end() && it->event.time < kInf);
         }
     }
     const Pending& event(std::uint32_t s) const { return events_[s]; }
+    std::size_t parts() const { return queue_.parts(); }
 
 private:
     std::vector<Pending> events_;
+    std::vector<std::uint32_t> part_;
     EventQueue queue_;
     std::set<Key> reference_;
     std::vector<EventQueue::Queued> out_;
@@ -74,17 +96,21 @@ private:
 
 Pending at(double time, std::uint32_t other = 0, Kind kind = Kind::Crossing) { return {time, 0, other, kind}; }
 
-// The event loop's pattern: take the earliest, give it (and sometimes a partner) a later time.
+// The event loop's pattern: take the earliest, give it (and sometimes a partner) a later time,
+// now and then in another part.
 void simulate(Checked& q, std::size_t n, int events, std::mt19937_64& rng, double mean_gap, bool batches) {
     std::exponential_distribution<double> gap(1.0 / mean_gap);
     std::uniform_int_distribution<std::uint32_t> any(0, static_cast<std::uint32_t>(n - 1));
+    std::uniform_int_distribution<std::uint32_t> any_part(0, static_cast<std::uint32_t>(q.parts() - 1));
     std::uniform_int_distribution<int> kind(0, 3);
     for (int e = 0; e < events; ++e) {
         if (batches && e % 7 == 0) q.check_smallest(1 + static_cast<std::size_t>(e % 50));
         const std::uint32_t s = q.top();
         const double now = q.event(s).time;
         if (!(now < kInf)) return;
-        q.update(s, at(now + gap(rng), any(rng), static_cast<Kind>(kind(rng))));
+        const Pending next = at(now + gap(rng), any(rng), static_cast<Kind>(kind(rng)));
+        if (e % 5 == 0) q.update(s, next, any_part(rng));
+        else q.update(s, next);
         if (e % 3 == 0) {  // a partner re-predicted too, sometimes to no event at all
             const std::uint32_t p = any(rng);
             q.update(p, e % 11 == 0 ? Pending{} : at(now + gap(rng), s, Kind::BallBall));
@@ -154,6 +180,17 @@ TEST(EventQueue, NoEventsAtAllAndEventsAppearingLater) {
     std::mt19937_64 rng(4);
     q.update(9, at(0.5));
     simulate(q, 50, 2000, rng, 1.0, true);
+}
+
+TEST(EventQueue, PartsEachKeepTheirOrderAndTopIsTheEarliestOfAll) {
+    std::mt19937_64 rng(6);
+    const std::size_t n = 1500;
+    std::exponential_distribution<double> first(3.0);
+    std::vector<Pending> events(n);
+    for (auto& e : events) e = at(first(rng));
+    for (std::size_t k = 0; k < n; k += 13) events[k] = Pending{};
+    Checked q(events, 3);
+    simulate(q, n, 30000, rng, 0.2, true);
 }
 
 TEST(EventQueue, SingleEntry) {

@@ -11,6 +11,10 @@
 // bucket width is measured from the overflow's own times, so the width follows the event rate.
 // A binary heap over all N balls costs O(log N) cache misses per update instead.
 //
+// The entries are split into parts (the slabs of parallel event processing), each with a calendar
+// of its own: different parts may be read and updated concurrently, and top() is the earliest of
+// the parts' earliest entries.
+//
 // The queue keeps its own copy of each key: several balls' pending events may change before the
 // queue hears of them (a collision re-predicts two balls, a parallel batch many), and moving one
 // entry must never read another entry's new, not yet placed key.
@@ -48,39 +52,73 @@ class EventQueue {
     };
 
 public:
-    // key copy + list index + two links; the bucket heads add about half a byte per entry.
-    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + 3 * sizeof(std::int32_t);
+    // key copy + part + list index + two links; the bucket heads add about half a byte per entry.
+    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + 4 * sizeof(std::int32_t);
     // Entries per bucket the width aims at.
     static constexpr std::size_t kPerBucket = 32;
 
-    // Takes slots [0, n) of `events` as the whole queue, O(n).
-    void build(const std::vector<Pending>& events);
+    // Takes slots [0, n) of `events` as the whole queue, slot s in part `part[s]` of `parts`
+    // (all in part 0 when `part` is empty), O(n).
+    void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part = {},
+               std::size_t parts = 1);
     bool empty() const { return key_.empty(); }
+    std::size_t parts() const { return calendars_.size(); }
+    std::uint32_t part_of(std::uint32_t slot) const { return part_[slot]; }
     // The slot of the earliest entry (the queue must not be empty).
-    std::uint32_t top() {
-        if (front_.empty()) advance();
-        return front_.empty() ? static_cast<std::uint32_t>(head_[kNeverList]) : front_.front().slot;
-    }
+    std::uint32_t top();
     // An event as the queue holds it: the slot and its key (other_counter is not kept: 0).
     struct Queued {
         std::uint32_t slot;
         Pending event;
     };
-    // The earliest entries in queue order, at most `count` and at least one unless the queue is
-    // empty (fewer than `count` when the current year holds fewer), without removing them.
-    void smallest(std::size_t count, std::vector<Queued>& out);
-    // Takes the new key of `slot` and restores the order.
+    // The earliest entries of one part in queue order, at most `count` and at least one unless
+    // the part has no finite entry (fewer than `count` when its current year holds fewer), without
+    // removing them. Returns whether the part holds finite entries beyond those. Different parts
+    // may be asked concurrently.
+    bool smallest(std::size_t part, std::size_t count, std::vector<Queued>& out);
+    // Takes the new key of `slot`, which stays in its part; different parts may be updated
+    // concurrently.
     void update(std::uint32_t slot, const Pending& event) {
-        remove(slot);
-        insert(slot, {event.time, slot, event.other << 3 | static_cast<std::uint32_t>(event.kind)});
+        Calendar& c = calendars_[part_[slot]];
+        remove(c, slot);
+        insert(c, slot, entry(slot, event));
+    }
+    // The same, moving the entry to another part.
+    void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {
+        remove(calendars_[part_[slot]], slot);
+        part_[slot] = part;
+        insert(calendars_[part], slot, entry(slot, event));
     }
 
 private:
-    // List indices in head_: balls without an event, the overflow, then the ring of buckets.
+    // List indices in a calendar's heads: balls without an event, the overflow, then the ring of
+    // buckets.
     static constexpr std::int32_t kNeverList = 0, kOverflowList = 1, kFirstBucket = 2;
     static constexpr std::int32_t kInFront = -1;  // where_: in the front heap (next_ is its heap index)
     static constexpr std::int64_t kFar = std::int64_t{1} << 52;
 
+    struct Calendar {
+        std::vector<std::int32_t> head;  // per list: first slot, -1 when empty
+        std::vector<Entry> front;        // binary heap of every entry whose bucket is <= current
+        double origin = 0.0, inv_width = 1.0;
+        std::int64_t current = -1;   // last bucket moved into the front
+        std::int64_t year_end = 0;   // buckets current + 1 .. year_end − 1 are in the ring
+        std::int64_t mask = 0;       // ring size − 1 (a power of two)
+        std::size_t in_ring = 0;     // entries in ring buckets
+        std::vector<Entry> sorted;            // scratch of smallest()
+        std::vector<std::uint32_t> spread;    // scratch of new_year()
+        std::vector<double> times;            // scratch of new_year()
+        // Monotone in t: an earlier time never lands in a later bucket, equal times share one.
+        std::int64_t bucket_of(double t) const {
+            if (t < origin) return -1;
+            const double x = (t - origin) * inv_width;
+            return x < static_cast<double>(kFar) ? static_cast<std::int64_t>(x) : kFar;
+        }
+    };
+
+    static Entry entry(std::uint32_t slot, const Pending& e) {
+        return {e.time, slot, e.other << 3 | static_cast<std::uint32_t>(e.kind)};
+    }
     static bool less(const Entry& x, const Entry& y) {
         if (x.time != y.time) return x.time < y.time;
         const std::uint32_t kx = x.other_kind & 7u, ky = y.other_kind & 7u;
@@ -88,100 +126,87 @@ private:
         if (x.slot != y.slot) return x.slot < y.slot;
         return x.other_kind < y.other_kind;
     }
-    // Monotone in t: an earlier time never lands in a later bucket, equal times share a bucket.
-    std::int64_t bucket_of(double t) const {
-        if (t < origin_) return -1;
-        const double x = (t - origin_) * inv_width_;
-        return x < static_cast<double>(kFar) ? static_cast<std::int64_t>(x) : kFar;
-    }
 
-    void insert(std::uint32_t slot, const Entry& e) {
+    void insert(Calendar& c, std::uint32_t slot, const Entry& e) {
         key_[slot] = e;
-        if (!(e.time < std::numeric_limits<double>::infinity())) return link(slot, kNeverList);
-        const std::int64_t b = bucket_of(e.time);
-        if (b <= current_) return push_front(slot);
-        if (b >= year_end_) return link(slot, kOverflowList);
-        ++in_ring_;
-        link(slot, kFirstBucket + static_cast<std::int32_t>(b & mask_));
+        if (!(e.time < std::numeric_limits<double>::infinity())) return link(c, slot, kNeverList);
+        const std::int64_t b = c.bucket_of(e.time);
+        if (b <= c.current) return push_front(c, slot);
+        if (b >= c.year_end) return link(c, slot, kOverflowList);
+        ++c.in_ring;
+        link(c, slot, kFirstBucket + static_cast<std::int32_t>(b & c.mask));
     }
-    void remove(std::uint32_t slot) {
+    void remove(Calendar& c, std::uint32_t slot) {
         const std::int32_t list = where_[slot];
-        if (list == kInFront) return erase_front(static_cast<std::uint32_t>(next_[slot]));
-        if (list >= kFirstBucket) --in_ring_;
+        if (list == kInFront) return erase_front(c, static_cast<std::uint32_t>(next_[slot]));
+        if (list >= kFirstBucket) --c.in_ring;
         const std::int32_t p = prev_[slot], n = next_[slot];
-        (p >= 0 ? next_[static_cast<std::size_t>(p)] : head_[static_cast<std::size_t>(list)]) = n;
+        (p >= 0 ? next_[static_cast<std::size_t>(p)] : c.head[static_cast<std::size_t>(list)]) = n;
         if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
     }
-    void link(std::uint32_t slot, std::int32_t list) {
-        const std::int32_t n = head_[static_cast<std::size_t>(list)];
+    void link(Calendar& c, std::uint32_t slot, std::int32_t list) {
+        const std::int32_t n = c.head[static_cast<std::size_t>(list)];
         next_[slot] = n;
         prev_[slot] = -1;
         if (n >= 0) prev_[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(slot);
-        head_[static_cast<std::size_t>(list)] = static_cast<std::int32_t>(slot);
+        c.head[static_cast<std::size_t>(list)] = static_cast<std::int32_t>(slot);
         where_[slot] = list;
     }
 
     // Moves buckets into the empty front until it holds an entry or no finite entry is left.
-    void advance();
+    void advance(Calendar& c);
     // Moves the next bucket of the year into the front.
-    void pull();
+    void pull(Calendar& c);
     // Spreads the overflow over a new year; false when it is empty.
-    bool new_year();
+    bool new_year(Calendar& c);
 
-    // The front: a binary heap of every entry whose bucket is <= current_.
-    void push_front(std::uint32_t slot) {
+    void push_front(Calendar& c, std::uint32_t slot) {
         where_[slot] = kInFront;
-        front_.push_back(key_[slot]);
-        sift_up(static_cast<std::uint32_t>(front_.size() - 1));
+        c.front.push_back(key_[slot]);
+        sift_up(c, static_cast<std::uint32_t>(c.front.size() - 1));
     }
-    void erase_front(std::uint32_t i) {
-        const Entry last = front_.back();
-        front_.pop_back();
-        if (i == front_.size()) return;
-        place(i, last);
-        if (i > 0 && less(front_[i], front_[(i - 1) / 2])) sift_up(i);
-        else sift_down(i);
+    void erase_front(Calendar& c, std::uint32_t i) {
+        const Entry last = c.front.back();
+        c.front.pop_back();
+        if (i == c.front.size()) return;
+        place(c, i, last);
+        if (i > 0 && less(c.front[i], c.front[(i - 1) / 2])) sift_up(c, i);
+        else sift_down(c, i);
     }
-    void place(std::uint32_t i, const Entry& e) {
-        front_[i] = e;
+    void place(Calendar& c, std::uint32_t i, const Entry& e) {
+        c.front[i] = e;
         next_[e.slot] = static_cast<std::int32_t>(i);
     }
-    void sift_up(std::uint32_t i) {
-        const Entry e = front_[i];
+    void sift_up(Calendar& c, std::uint32_t i) {
+        const Entry e = c.front[i];
         while (i > 0) {
             const std::uint32_t parent = (i - 1) / 2;
-            if (!less(e, front_[parent])) break;
-            place(i, front_[parent]);
+            if (!less(e, c.front[parent])) break;
+            place(c, i, c.front[parent]);
             i = parent;
         }
-        place(i, e);
+        place(c, i, e);
     }
-    void sift_down(std::uint32_t i) {
-        const Entry e = front_[i];
-        const auto n = static_cast<std::uint32_t>(front_.size());
+    void sift_down(Calendar& c, std::uint32_t i) {
+        const Entry e = c.front[i];
+        const auto n = static_cast<std::uint32_t>(c.front.size());
         for (;;) {
             std::uint32_t child = 2 * i + 1;
             if (child >= n) break;
-            if (child + 1 < n && less(front_[child + 1], front_[child])) ++child;
-            if (!less(front_[child], e)) break;
-            place(i, front_[child]);
+            if (child + 1 < n && less(c.front[child + 1], c.front[child])) ++child;
+            if (!less(c.front[child], e)) break;
+            place(c, i, c.front[child]);
             i = child;
         }
-        place(i, e);
+        place(c, i, e);
     }
 
-    std::vector<Entry> key_;            // per slot: its key
-    std::vector<std::int32_t> where_;   // per slot: list index, or kInFront
-    std::vector<std::int32_t> next_, prev_;  // per slot: list links (next_: heap index in the front)
-    std::vector<std::int32_t> head_;    // per list: first slot, -1 when empty
-    std::vector<Entry> front_;
-    double origin_ = 0.0, inv_width_ = 1.0;
-    std::int64_t current_ = -1;   // last bucket moved into the front
-    std::int64_t year_end_ = 0;   // buckets current_ + 1 .. year_end_ − 1 are in the ring
-    std::int64_t mask_ = 0;       // ring size − 1 (a power of two)
-    std::size_t in_ring_ = 0;     // entries in ring buckets
-    std::vector<std::uint32_t> frontier_;  // scratch of smallest()
-    std::vector<double> times_;            // scratch of new_year()
+    std::vector<Calendar> calendars_;
+    // Per slot, shared by the parts (a slot belongs to one part at a time).
+    std::vector<Entry> key_;                 // its key
+    std::vector<std::uint32_t> part_;        // its part
+    std::vector<std::int32_t> where_;        // list index in its part's calendar, or kInFront
+    std::vector<std::int32_t> next_, prev_;  // list links (next_: heap index in the front)
 };
 
 }  // namespace ballistic::detail

@@ -14,6 +14,9 @@ void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.
 void Grid::configure(double min_width, const std::optional<Box>& periodic, std::size_t capacity) {
     periodic_ = periodic.has_value();
     min_width_ = min_width;
+    dense_lo_ = {};
+    dense_n_ = {};
+    dense_count_ = 0;
     if (periodic_) {
         origin_ = periodic->min;
         upper_ = periodic->max;
@@ -28,26 +31,54 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
         origin_ = {};
         width_ = {min_width, min_width, min_width};
     }
-    size_ = 0;
+    hashed_ = 0;
     next_.assign(capacity, -1);
     prev_.assign(capacity, -1);
     key_.assign(capacity, CellKey{});
+    capacity_ = capacity;
     // A periodic box small enough gets one bucket per cell, laid out x-fastest: no collisions,
     // and the three x-neighbours of a cell share a cache line.
-    dense_ = false;
     if (periodic_) {
         const double cells = double(cells_[0]) * double(cells_[1]) * double(cells_[2]);
-        if (cells <= 8.0 * double(std::max<std::size_t>(capacity, 1024))) {
-            dense_ = true;
-            head_.assign(static_cast<std::size_t>(cells), -1);
-            return;
+        if (cells <= dense_limit()) {
+            dense_n_ = cells_;
+            dense_count_ = static_cast<std::size_t>(cells);
         }
     }
     std::size_t buckets = 1024;
     while (buckets < 2 * capacity) buckets *= 2;
-    head_.assign(buckets, -1);
+    if (dense_count_ > 0) buckets = kFewHashed;
+    head_.assign(dense_count_ + buckets, -1);
     mask_ = buckets - 1;
 }
+
+bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
+    if (periodic_ || hashed_ > 0) return false;
+    // A margin of an eighth of the extent (at least two cells) lets the balls spread a little
+    // before they reach hashed cells; without room for it, two cells.
+    for (const bool wide : {true, false}) {
+        CellKey first;
+        std::array<std::int64_t, 3> n{};
+        double cells = 1.0;
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t extent = hi[d] - lo[d] + 1;
+            const std::int64_t margin = 2 + (wide ? extent / 8 : 0);
+            first[d] = lo[d] - margin;
+            n[static_cast<std::size_t>(d)] = extent + 2 * margin;
+            cells *= double(n[static_cast<std::size_t>(d)]);
+        }
+        if (!(cells <= dense_limit())) continue;
+        dense_lo_ = first;
+        dense_n_ = n;
+        dense_count_ = static_cast<std::size_t>(cells);
+        head_.assign(dense_count_ + kFewHashed, -1);
+        mask_ = kFewHashed - 1;
+        return true;
+    }
+    return false;
+}
+
+double Grid::dense_limit() const { return 8.0 * double(std::max<std::size_t>(capacity_, 1024)); }
 
 CellKey Grid::key_of(Vec3 position) const {
     CellKey key;
@@ -97,19 +128,37 @@ std::size_t Grid::hashed_bucket(const CellKey& key) const {
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 32;
-    return static_cast<std::size_t>(h + static_cast<std::uint64_t>(key.x)) & mask_;
+    return dense_count_ + (static_cast<std::size_t>(h + static_cast<std::uint64_t>(key.x)) & mask_);
 }
 
 void Grid::rehash(std::size_t buckets) {
-    // Re-link every occupied slot in slot order, so the lists do not depend on history.
-    std::vector<bool> used(next_.size(), false);
-    for (std::int32_t head : head_)
-        for (std::int32_t s = head; s >= 0; s = next_[static_cast<std::size_t>(s)]) used[static_cast<std::size_t>(s)] = true;
-    head_.assign(buckets, -1);
+    // Re-link every hashed slot in slot order, so the lists do not depend on history.
+    std::vector<std::uint32_t> slots;
+    for (std::size_t b = dense_count_; b < head_.size(); ++b)
+        for (std::int32_t s = head_[b]; s >= 0; s = next_[static_cast<std::size_t>(s)])
+            slots.push_back(static_cast<std::uint32_t>(s));
+    std::sort(slots.begin(), slots.end());
+    head_.resize(dense_count_);
+    head_.resize(dense_count_ + buckets, -1);
     mask_ = buckets - 1;
-    size_ = 0;
-    for (std::size_t s = 0; s < used.size(); ++s)
-        if (used[s]) insert(static_cast<std::uint32_t>(s), key_[s]);
+    for (const std::uint32_t s : slots) link(s, key_[s]);
+}
+
+void Grid::link(std::uint32_t slot, const CellKey& key) {
+    const std::size_t b = bucket_of(key);
+    key_[slot] = key;
+    prev_[slot] = -1;
+    next_[slot] = head_[b];
+    if (head_[b] >= 0) prev_[static_cast<std::size_t>(head_[b])] = static_cast<std::int32_t>(slot);
+    head_[b] = static_cast<std::int32_t>(slot);
+}
+
+void Grid::unlink(std::uint32_t slot) {
+    const std::int32_t p = prev_[slot], n = next_[slot];
+    if (p >= 0) next_[static_cast<std::size_t>(p)] = n;
+    else head_[bucket_of(key_[slot])] = n;
+    if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
+    prev_[slot] = next_[slot] = -1;
 }
 
 void Grid::insert(std::uint32_t slot, const CellKey& key) {
@@ -119,23 +168,26 @@ void Grid::insert(std::uint32_t slot, const CellKey& key) {
         prev_.resize(size, -1);
         key_.resize(size);
     }
-    if (!dense_ && 2 * (size_ + 1) > head_.size()) rehash(2 * head_.size());
-    const std::size_t b = bucket_of(key);
-    key_[slot] = key;
-    prev_[slot] = -1;
-    next_[slot] = head_[b];
-    if (head_[b] >= 0) prev_[static_cast<std::size_t>(head_[b])] = static_cast<std::int32_t>(slot);
-    head_[b] = static_cast<std::int32_t>(slot);
-    ++size_;
+    if (!in_dense(key)) {
+        ++hashed_;
+        if (2 * hashed_ > mask_ + 1) rehash(2 * (mask_ + 1));
+    }
+    link(slot, key);
 }
 
 void Grid::erase(std::uint32_t slot) {
-    const std::int32_t p = prev_[slot], n = next_[slot];
-    if (p >= 0) next_[static_cast<std::size_t>(p)] = n;
-    else head_[bucket_of(key_[slot])] = n;
-    if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
-    prev_[slot] = next_[slot] = -1;
-    --size_;
+    if (!in_dense(key_[slot])) --hashed_;
+    unlink(slot);
+}
+
+void Grid::move(std::uint32_t slot, const CellKey& key) {
+    if (in_dense(key_[slot]) && in_dense(key)) {
+        unlink(slot);
+        link(slot, key);
+        return;
+    }
+    erase(slot);
+    insert(slot, key);
 }
 
 void Grid::renumber(std::uint32_t from, std::uint32_t to) {

@@ -1,8 +1,9 @@
 // Ballistic — spatial cells. Every ball lives in one cell at least one largest diameter wide,
 // so a ball can only touch balls of the 27 cells around its own. Cells are buckets holding
-// intrusive doubly-linked lists (O(1) insert, erase and slot renumbering). An unbounded world
-// hashes cells into buckets, so it costs memory only for occupied cells; a periodic box wraps
-// cell keys and, unless it is huge and nearly empty, has one bucket per cell.
+// intrusive doubly-linked lists (O(1) insert, erase and slot renumbering). A periodic box, and the
+// block of cells the balls of any other world occupy (with a margin), get one bucket per cell
+// ("dense" cells: no key comparisons, and distinct cells never share a list); every other cell is
+// hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
 #pragma once
 
 #include <ballistic/world.hpp>
@@ -24,8 +25,13 @@ struct CellKey {
 class Grid {
 public:
     // Cells at least `min_width` wide; a periodic box is cut into a whole number of cells per axis
-    // (at least 3, checked by the caller). Sized for `capacity` balls; empties the grid.
+    // (at least 3, checked by the caller). Sized for `capacity` balls; empties the grid. A
+    // periodic box is dense unless it is huge and nearly empty.
     void configure(double min_width, const std::optional<Box>& periodic, std::size_t capacity);
+    // Outside a periodic box, on an empty grid: makes the cells from `lo` to `hi` (the block the
+    // balls occupy) dense, with a margin, unless that takes many more cells than there are balls.
+    // True when it did.
+    bool fit_dense(const CellKey& lo, const CellKey& hi);
 
     bool periodic() const { return periodic_; }
     double min_width() const { return min_width_; }
@@ -59,8 +65,9 @@ public:
             for (std::int64_t y : k[1])
                 for (std::int64_t x : k[0]) {
                     const CellKey cell{x, y, z};
+                    const bool exact = in_dense(cell);
                     for (std::int32_t s = head_[bucket_of(cell)]; s >= 0; s = next_[static_cast<std::size_t>(s)])
-                        if (dense_ || key_[static_cast<std::size_t>(s)] == cell) fn(static_cast<std::uint32_t>(s));
+                        if (exact || key_[static_cast<std::size_t>(s)] == cell) fn(static_cast<std::uint32_t>(s));
                 }
     }
 
@@ -77,9 +84,22 @@ public:
 
     void insert(std::uint32_t slot, const CellKey& key);
     void erase(std::uint32_t slot);
+    // Moves a ball to another cell. Between two dense cells it touches only the lists of those two
+    // cells, so balls far apart may move concurrently.
+    void move(std::uint32_t slot, const CellKey& key);
     void renumber(std::uint32_t from, std::uint32_t to);  // slot `from` now lives at `to`
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
-    std::size_t size() const { return size_; }
+    // Are this cell and its 26 neighbours dense cells?
+    bool dense_near(const CellKey& key) const {
+        if (periodic_) return dense_count_ > 0;
+        for (int d = 0; d < 3; ++d)
+            if (key[d] <= dense_lo_[d] || key[d] + 1 >= dense_lo_[d] + dense_n_[static_cast<std::size_t>(d)])
+                return false;
+        return true;
+    }
+    // Cells per axis of the dense block (of the box, when periodic); 0 without dense cells.
+    std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
+    std::int64_t dense_lo(int d) const { return dense_lo_[d]; }
     std::size_t bytes() const {
         return head_.size() * sizeof(std::int32_t) + next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
     }
@@ -107,9 +127,13 @@ public:
         }
         std::int32_t at[27];      // the next element of each walked list
         std::uint8_t cell[27];    // which of the 27 cells (x + 3 y + 9 z) that list belongs to
+        std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
         int lists = 0;
         for (int c = 0; c < 27; ++c) {
-            const std::int32_t head = head_[bucket_of({k[0][c % 3], k[1][c / 3 % 3], k[2][c / 9]})];
+            const CellKey near{k[0][c % 3], k[1][c / 3 % 3], k[2][c / 9]};
+            const bool dense = in_dense(near);
+            exact |= static_cast<std::uint32_t>(dense) << c;
+            const std::int32_t head = head_[dense ? dense_index(near) : hashed_bucket(near)];
             at[lists] = head;
             cell[lists] = static_cast<std::uint8_t>(c);
             lists += head >= 0;
@@ -120,7 +144,7 @@ public:
                 const auto s = static_cast<std::size_t>(at[l]);
                 const int c = cell[l];
                 const int x = c % 3, y = c / 3 % 3, z = c / 9;
-                if (dense_ || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
                     fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
                 at[kept] = next_[s];
                 cell[kept] = cell[l];
@@ -131,23 +155,38 @@ public:
     }
 
 private:
-    std::size_t bucket_of(const CellKey& key) const {
-        if (dense_) return static_cast<std::size_t>(key.x + cells_[0] * (key.y + cells_[1] * key.z));
-        return hashed_bucket(key);
+    bool in_dense(const CellKey& key) const {
+        if (periodic_) return dense_count_ > 0;
+        return key.x >= dense_lo_.x && key.x - dense_lo_.x < dense_n_[0] && key.y >= dense_lo_.y &&
+               key.y - dense_lo_.y < dense_n_[1] && key.z >= dense_lo_.z && key.z - dense_lo_.z < dense_n_[2];
     }
+    std::size_t dense_index(const CellKey& key) const {
+        return static_cast<std::size_t>((key.x - dense_lo_.x) +
+                                        dense_n_[0] * ((key.y - dense_lo_.y) + dense_n_[1] * (key.z - dense_lo_.z)));
+    }
+    // Hashed buckets follow the dense ones in head_.
     std::size_t hashed_bucket(const CellKey& key) const;
+    std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
+    void link(std::uint32_t slot, const CellKey& key);
+    void unlink(std::uint32_t slot);
     void rehash(std::size_t buckets);
+    double dense_limit() const;  // most dense cells: a few per ball
+
+    static constexpr std::size_t kFewHashed = 64;  // hashed buckets beside dense cells, to start
 
     bool periodic_ = false;
     double min_width_ = 0.0;
     Vec3 origin_, width_, period_, upper_;
     std::array<std::int64_t, 3> cells_{};   // per axis in a periodic box
+    CellKey dense_lo_;                      // first dense cell
+    std::array<std::int64_t, 3> dense_n_{}; // dense cells per axis
+    std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
     std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
     std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
     std::vector<CellKey> key_;              // per slot: cell (24 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
-    bool dense_ = false;                    // one bucket per cell of a periodic box
-    std::size_t size_ = 0;
+    std::size_t hashed_ = 0;                // balls in hashed buckets
+    std::size_t capacity_ = 0;              // balls the grid was configured for
 };
 
 }  // namespace ballistic::detail

@@ -63,6 +63,7 @@ void World::Impl::reorder() {
     std::vector<detail::CellKey> keys(n);
     for (std::size_t s = 0; s < n; ++s) keys[s] = grid.key(order[s]);
     grid.configure(grid.min_width(), def.periodic, n);
+    fit_grid(keys);
     for (std::uint32_t s = 0; s < n; ++s) grid.insert(s, keys[s]);
     if (!events_valid) return;
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
@@ -73,7 +74,7 @@ void World::Impl::reorder() {
         if (moved[s].kind == detail::Kind::BallBall) moved[s].other = slot_now[moved[s].other];
     }
     pending = std::move(moved);
-    queue.build(pending);
+    build_queue();
 }
 
 }  // namespace ballistic

@@ -124,9 +124,31 @@ Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
 
 void World::Impl::rebuild_grid(double radius) {
     grid.configure(cell_width_for(radius), def.periodic, balls.size());
-    for (std::uint32_t s = 0; s < balls.size(); ++s) grid.insert(s, grid.key_of(balls.position(s)));
+    std::vector<CellKey> keys(balls.size());
+    for (std::uint32_t s = 0; s < balls.size(); ++s) keys[s] = grid.key_of(balls.position(s));
+    fit_grid(keys);
+    for (std::uint32_t s = 0; s < balls.size(); ++s) grid.insert(s, keys[s]);
     grid_valid = true;
     events_valid = false;  // pending cell crossings refer to the old cells
+}
+
+void World::Impl::fit_grid(std::vector<CellKey> keys) {
+    if (keys.empty() || def.periodic) return;
+    // The block of every ball, or, when a few balls far out would make it too large, of all but
+    // the outermost thousandth on each side.
+    for (const std::size_t trim : {std::size_t{0}, keys.size() / 1000}) {
+        CellKey lo, hi;
+        for (int d = 0; d < 3; ++d) {
+            auto by_axis = [d](const CellKey& a, const CellKey& b) { return a[d] < b[d]; };
+            const auto first = keys.begin() + static_cast<std::ptrdiff_t>(trim);
+            const auto last = keys.end() - 1 - static_cast<std::ptrdiff_t>(trim);
+            std::nth_element(keys.begin(), first, keys.end(), by_axis);
+            lo[d] = (*first)[d];
+            std::nth_element(keys.begin(), last, keys.end(), by_axis);
+            hi[d] = (*last)[d];
+        }
+        if (grid.fit_dense(lo, hi)) return;
+    }
 }
 
 void World::Impl::ensure_grid() {
@@ -140,7 +162,7 @@ void World::Impl::rebuild_events() {
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) predict(static_cast<std::uint32_t>(s), time);
     });
-    queue.build(pending);
+    build_queue();
     events_valid = true;
 }
 
@@ -226,17 +248,15 @@ void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
 
 // ---------------------------------------------------------------------------------------------
 // The loop. Processing an event is split in two: compute() does the physics on the balls the
-// event touches (saving their old state) and predicts their next events; commit() applies what
-// is shared (queue, cells, counters, the event list). Serially the two follow each other. With
-// several threads, run_until() computes a batch of the earliest events that are far apart in
-// space in parallel, then commits them in time order; an event is committed only if no event
-// committed before it in the batch has produced an earlier event, otherwise it and the rest of
-// the batch are undone and processed again later. Every committed event is thus exactly the
-// event the serial loop would process next, computed from the same bits: the result is the
-// same for any thread count.
+// event touches (saving their old state), moves a crossing ball to its new cell and predicts the
+// next events; commit() applies what is shared (queue, counters, the event list). Serially the
+// two follow each other. With several threads, run_batch() (parallel_events.cpp) computes batches
+// of the earliest events in parallel and commits them in order, so that every committed event is
+// exactly the event the serial loop would process next, computed from the same bits: the result
+// is the same for any thread count.
 
 void World::Impl::run_until(double end) {
-    const bool batched = parallel.concurrency() > 1 && balls.size() >= kMinBatchedBalls;
+    const bool batched = regions > 1;
     detail::Outcome single;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
@@ -246,67 +266,6 @@ void World::Impl::run_until(double end) {
         compute(s, event.time, single);
         commit(single);
     }
-}
-
-bool World::Impl::run_batch(double end) {
-    queue.smallest(kBatch, batch_candidates);
-    // The cells of the candidates' balls sit at scattered slots: load them all at once.
-    for (const auto& [s, event] : batch_candidates) {
-        __builtin_prefetch(&grid.key(s));
-        if (event.kind == Kind::BallBall) __builtin_prefetch(&grid.key(event.other));
-    }
-    // Keep the leading run of events that are due and pairwise independent.
-    batch_events.clear();
-    batch_cells.clear();
-    batch_touched.clear();
-    for (const auto& [s, event] : batch_candidates) {
-        if (!(event.time <= end)) break;
-        // A collision sits in both balls' slots; the second copy is replaced when the first is
-        // committed, so it is not an event of the serial sequence at all.
-        if (std::find(batch_touched.begin(), batch_touched.end(), s) != batch_touched.end()) continue;
-        const std::size_t first_cell = batch_cells.size();
-        batch_cells.push_back(grid.key(s));
-        if (event.kind == Kind::BallBall) batch_cells.push_back(grid.key(event.other));
-        if (event.kind == Kind::Crossing) {
-            // The crossing ball joins its new cell and is predicted from there: that cell must be
-            // as far from the other events as its old one, or two balls crossing towards each
-            // other in one batch would each miss the other.
-            Vec3 shift;
-            batch_cells.push_back(grid.across(grid.key(s), static_cast<int>(event.other), shift));
-        }
-        bool independent = true;
-        for (std::size_t a = first_cell; a < batch_cells.size() && independent; ++a)
-            for (std::size_t b = 0; b < first_cell && independent; ++b)
-                independent = grid.distance(batch_cells[a], batch_cells[b]) >= kIndependentCells;
-        if (!independent) break;
-        batch_events.push_back({s, event});
-        batch_touched.push_back(s);
-        if (event.kind == Kind::BallBall) batch_touched.push_back(event.other);
-    }
-    const std::size_t n = batch_events.size();
-    if (n < 2) return false;
-    if (batch_outcomes.size() < n) batch_outcomes.resize(n);
-    parallel.for_each(n, [&](std::size_t k) {
-        compute(batch_events[k].slot, batch_events[k].event.time, batch_outcomes[k]);
-    });
-    // Commit in order while the batch is still the serial order: no committed event may have
-    // produced an event that the serial loop would process before the next one of the batch.
-    Pending earliest_new;  // earliest event produced by the committed part of the batch
-    std::uint32_t earliest_slot = 0;
-    std::size_t k = 0;
-    for (; k < n; ++k) {
-        if (k > 0 && detail::before(earliest_new, earliest_slot, batch_events[k].event, batch_events[k].slot)) break;
-        commit(batch_outcomes[k]);
-        for (int r = 0; r < batch_outcomes[k].n_requeue; ++r) {
-            const std::uint32_t slot = batch_outcomes[k].requeue[static_cast<std::size_t>(r)];
-            if (detail::before(pending[slot], slot, earliest_new, earliest_slot)) {
-                earliest_new = pending[slot];
-                earliest_slot = slot;
-            }
-        }
-    }
-    for (std::size_t u = n; u-- > k;) undo(batch_outcomes[u]);
-    return true;
 }
 
 void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
@@ -335,6 +294,7 @@ void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
 }
 
 void World::Impl::undo(const detail::Outcome& out) {
+    if (out.crossing) grid.move(out.saved[0].slot, out.old_key);
     for (int k = out.n_saved; k-- > 0;) {
         const detail::Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
         balls.set_position(old.slot, old.position);
@@ -348,44 +308,48 @@ void World::Impl::undo(const detail::Outcome& out) {
 }
 
 void World::Impl::commit(const detail::Outcome& out) {
-    if (out.crossing) {
-        const std::uint32_t s = out.saved[0].slot;
-        grid.erase(s);
-        grid.insert(s, out.new_key);
-        ++counts.cell_crossings;
+    record(out);
+    for (int k = 0; k < out.n_requeue; ++k) requeue(out.requeue[static_cast<std::size_t>(k)]);
+}
+
+void World::Impl::record(const detail::Outcome& out) {
+    if (out.crossing) ++counts.cell_crossings;
+    if (!out.collided) return;
+    const CollisionEvent& e = out.event;
+    switch (e.kind) {
+        case EventKind::BallBall:
+            ++counts.ball_ball;
+            virial += out.virial;
+            break;
+        case EventKind::BallPlane:
+            ++counts.ball_plane;
+            plane_counters[e.static_index].hits += 1;
+            plane_counters[e.static_index].impulse += e.impulse;
+            break;
+        case EventKind::BallCylinder:
+            ++counts.ball_cylinder;
+            cylinder_counters[e.static_index].hits += 1;
+            cylinder_counters[e.static_index].impulse += e.impulse;
+            break;
     }
-    if (out.collided) {
-        const CollisionEvent& e = out.event;
-        switch (e.kind) {
-            case EventKind::BallBall:
-                ++counts.ball_ball;
-                virial += out.virial;
-                break;
-            case EventKind::BallPlane:
-                ++counts.ball_plane;
-                plane_counters[e.static_index].hits += 1;
-                plane_counters[e.static_index].impulse += e.impulse;
-                break;
-            case EventKind::BallCylinder:
-                ++counts.ball_cylinder;
-                cylinder_counters[e.static_index].hits += 1;
-                cylinder_counters[e.static_index].impulse += e.impulse;
-                break;
-        }
-        event_overlap = std::max(event_overlap, out.overlap);
-        step_events.push_back(e);
-    }
-    for (int k = 0; k < out.n_requeue; ++k) {
-        const std::uint32_t s = out.requeue[static_cast<std::size_t>(k)];
-        queue.update(s, pending[s]);
-    }
+    event_overlap = std::max(event_overlap, out.overlap);
+    step_events.push_back(e);
+}
+
+void World::Impl::requeue(std::uint32_t s) {
+    if (regions == 1) return queue.update(s, pending[s]);
+    const std::uint32_t part = region_of(grid.key(s));
+    if (part == queue.part_of(s)) queue.update(s, pending[s]);
+    else queue.update(s, pending[s], part);
 }
 
 void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out) {
     save(i, out);
     Vec3 shift;
     out.crossing = true;
-    out.new_key = grid.across(grid.key(i), static_cast<int>(face), shift);
+    out.old_key = grid.key(i);
+    out.new_key = grid.across(out.old_key, static_cast<int>(face), shift);
+    grid.move(i, out.new_key);
     if (shift != Vec3{}) balls.set_position(i, balls.position(i) + shift);  // periodic wrap
     predict(i, now, out.new_key);
     out.requeue[out.n_requeue++] = i;

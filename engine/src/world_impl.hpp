@@ -86,7 +86,7 @@ struct Outcome {
     double virial = 0.0;   // J·|Δp| of a ball–ball collision
     double overlap = 0.0;  // overlap met at the collision
     bool crossing = false;
-    CellKey new_key;       // the crossing ball's new cell
+    CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
     void clear() { *this = Outcome{}; }
 };
 
@@ -138,6 +138,7 @@ struct World::Impl {
 
     // --- simulate.cpp
     void rebuild_grid(double min_radius_for_cells);
+    void fit_grid(std::vector<detail::CellKey> keys);  // dense cells where the balls are
     void ensure_grid();  // cells wide enough for the largest ball (invalidates events if rebuilt)
     void rebuild_events();
     void predict(std::uint32_t slot, double now);
@@ -145,7 +146,8 @@ struct World::Impl {
     void run_until(double end);
     bool run_batch(double end);
     void compute(std::uint32_t slot, double now, detail::Outcome& out);
-    void commit(const detail::Outcome& out);
+    void commit(const detail::Outcome& out);   // record() and requeue() its balls
+    void record(const detail::Outcome& out);   // counters, statistics, the event list
     void save(std::uint32_t slot, detail::Outcome& out) const;
     void undo(const detail::Outcome& out);
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out);
@@ -153,17 +155,76 @@ struct World::Impl {
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out);
 
-    // Parallel event processing (run_batch): the earliest kBatch events, cut at the first one
-    // within kIndependentCells cells of an earlier one, so that no event reads what another
-    // writes; worlds smaller than kMinBatchedBalls are processed serially.
-    static constexpr std::size_t kBatch = 32;
+    // Parallel event processing (parallel_events.cpp). Space is cut into slabs, one per thread,
+    // and the queue into one part per slab. A batch is the leading run of the slabs' earliest
+    // events, merged in queue order, in which no event lies within kIndependentCells cells of an
+    // earlier event of another slab. Each slab takes its candidates, computes its events in order
+    // and updates its part of the queue in one task; the batch is committed in order up to the
+    // first event that an earlier one has overtaken. Worlds smaller than kMinBatchedBalls are
+    // processed serially.
     static constexpr std::int64_t kIndependentCells = 3;
     static constexpr std::size_t kMinBatchedBalls = 512;
-    std::vector<detail::EventQueue::Queued> batch_candidates;
-    std::vector<detail::EventQueue::Queued> batch_events;
-    std::vector<detail::CellKey> batch_cells;
-    std::vector<std::uint32_t> batch_touched;
+    static constexpr std::size_t kMinBatch = 32, kMaxBatch = 1024;
+    static constexpr std::size_t kTouchCapacity = 4 * kMaxBatch;  // a power of two
+    // Thinner slabs would put most of their events near a boundary.
+    static constexpr std::int64_t kMinSlabCells = 8;
+    // An event's cells lie within one cell of its ball's: an event whose ball is farther than this
+    // from every slab boundary cannot conflict with an event of another slab.
+    static constexpr std::int64_t kBoundaryReach = kIndependentCells + 1;
+    struct Candidate {
+        std::uint32_t slot;
+        detail::Pending event;
+        detail::CellKey cells[3];  // its balls' cells and a crossing's new cell
+        std::uint8_t n_cells;
+        bool dense;                // its cells and their neighbours are dense cells
+        bool near;                 // within kBoundaryReach cells of a slab boundary
+        std::uint32_t region;      // slab of its ball's cell
+    };
+    struct BatchEvent {
+        const Candidate* candidate;
+        // A ball an earlier event of the batch touches: its event is only a leftover copy if that
+        // event (batch index `toucher`) re-predicts the ball; it is not computed.
+        bool leftover;
+        std::uint32_t toucher;
+    };
+    struct BoundaryCell {  // a cell of a batch event near a slab boundary
+        detail::CellKey cell;
+        std::uint32_t region;
+    };
+    // Slots the batch touches -> index of the first batch event touching them (open addressing).
+    struct Touch {
+        std::uint32_t slot = ~0u, event = 0;
+        bool requeued = false;
+    };
+    struct Slab {  // one slab's share of a batch
+        std::vector<detail::EventQueue::Queued> queued;
+        bool more = false;                  // the slab has events after its candidates
+        std::vector<Candidate> candidates;
+        std::vector<std::uint32_t> events;  // batch indices in order
+        std::vector<std::uint32_t> updates; // slots whose queue entry (in this part) changes
+    };
+    std::size_t regions = 1;                  // slabs (1: serial processing)
+    int region_axis = 0;
+    std::vector<std::int64_t> region_bounds;  // first cell of every slab after the first, ascending
+    std::size_t batch_size = kMinBatch;       // candidates per batch, adapted to how many commit
+    std::vector<Slab> slabs;
+    std::vector<BatchEvent> batch_events;
+    std::vector<BoundaryCell> batch_boundary;
+    std::vector<Touch> batch_touched;
+    std::vector<std::uint32_t> batch_touched_at;  // its used positions, to clear
+    std::vector<char> batch_computed;             // per batch event
+    std::vector<std::uint32_t> batch_moves;       // slots whose queue entry changes part
+    std::vector<std::size_t> batch_merge_at;      // per slab: next candidate to merge
     std::vector<detail::Outcome> batch_outcomes;
+    void plan_regions();  // sets regions, region_axis, region_bounds
+    void build_queue();   // plans the slabs and builds the queue from `pending`
+    std::uint32_t region_of(const detail::CellKey& key) const;
+    bool near_region_boundary(const detail::CellKey& key) const;
+    // Marks `slot` as touched by batch event `event`; returns its entry.
+    Touch& touch(std::uint32_t slot, std::uint32_t event);
+    void select_candidates(Slab& slab, std::size_t region, std::size_t count);
+    // Queues the new event of a ball (in the part of its slab).
+    void requeue(std::uint32_t slot);
     Vec3 acceleration_for(Supports& supports) const;
     void release_supports(std::uint32_t slot);
     Vec3 along_supports(const Supports& supports, Vec3 v) const;
