@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Races: the engine's tests under ThreadSanitizer. Debian's libtbb is not instrumented, so
+# ThreadSanitizer would not see its synchronisation and would report every hand-over between
+# tasks as a race; this builds oneTBB from Debian's own source package with ThreadSanitizer
+# (nothing is installed system-wide), then the tests, and runs them against it.
+# BUILD_DIR (default build-tsan) and a gtest filter for test_physics (default: all) may be given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+build=$(realpath -m "${BUILD_DIR:-build-tsan}")
+filter=${1:-'*'}
+tbb=$build/onetbb
+mkdir -p "$build"
+
+if [ ! -e "$tbb/lib/libtbb.so.12" ]; then
+    # The source of the installed libtbb-dev, fetched with a private apt source list and cache.
+    version=$(dpkg-query -W -f='${Version}' libtbb-dev)
+    apt_dir=$build/apt
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/src"
+    printf 'deb-src http://deb.debian.org/debian bookworm main\ndeb-src http://deb.debian.org/debian-security bookworm-security main\ndeb-src http://deb.debian.org/debian bookworm-updates main\n' >"$apt_dir/sources.list"
+    apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=- -o "Dir::State::Lists=$apt_dir/lists"
+              -o "APT::Sandbox::User=$(id -un)")
+    apt-get "${apt_opts[@]}" update -qq
+    (cd "$apt_dir/src" && apt-get "${apt_opts[@]}" source --download-only -qq "onetbb=$version")
+    tar -xf "$apt_dir"/src/onetbb_*.orig.tar.* -C "$build"
+    src=$(find "$build" -maxdepth 1 -type d -name 'oneTBB-*' | head -n 1)
+    cmake -S "$src" -B "$build/onetbb-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTBB_TEST=OFF \
+          -DTBB_SANITIZE=thread -DTBB_STRICT=OFF -DCMAKE_INSTALL_PREFIX="$tbb" >/dev/null
+    # Quiet: GCC warns that ThreadSanitizer does not model oneTBB's standalone fences.
+    cmake --build "$build/onetbb-build" -j "$(nproc)" --target tbb >"$build/onetbb-build.log" 2>&1 ||
+        { tail -n 40 "$build/onetbb-build.log"; exit 1; }
+    mkdir -p "$tbb/lib"
+    find "$build/onetbb-build" -name 'libtbb.so.12*' -exec cp -P {} "$tbb/lib/" \;
+fi
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_WERROR=OFF \
+      -DBALLISTIC_BUILD_BENCHES=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+cmake --build "$build" -j "$(nproc)" --target test_physics test_queue
+export LD_LIBRARY_PATH=$tbb/lib TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66
+ldd "$build/tests/test_physics" | grep -q "$tbb/lib/libtbb" || { echo "tsan.sh: not linked to $tbb/lib/libtbb" >&2; exit 1; }
+"$build/tests/test_queue"
+"$build/tests/test_physics" --gtest_filter="$filter"
