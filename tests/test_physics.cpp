@@ -49,6 +49,7 @@ World periodic_gas(std::size_t n, double packing, double kT, int threads, std::u
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {side, side, side}};
     def.threads = threads;
+    def.parallel_events_min_balls = 0;  // small worlds take the parallel batches too
     World world(def);
     GenerateDef gen;
     gen.count = n;
@@ -414,6 +415,7 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     for (int threads : {1, 2, 4}) {
         WorldDef def;
         def.threads = threads;
+        def.parallel_events_min_balls = 0;
         World world = boxed_balls(def, 17.4, 1000, 5, 3);
         for (int k = 0; k < 600; ++k) world.step(1.0 / 60.0);
         EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
@@ -454,6 +456,7 @@ TEST(Determinism, PolydisperseRoomUnderGravitySameForAnyThreadCount) {
     for (int threads : {1, 2, 3, 4, 8}) {
         WorldDef def = with_gravity(9.81, 0.8);
         def.threads = threads;
+        def.parallel_events_min_balls = 0;
         World world(def);
         const double length = 96, width = 12, height = 24;
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
@@ -497,6 +500,7 @@ TEST(Determinism, ExpandingCloudSameForAnyThreadCount) {
     for (int threads : {1, 2, 4}) {
         WorldDef def;
         def.threads = threads;
+        def.parallel_events_min_balls = 0;
         World world(def);
         GenerateDef gen;
         gen.count = 4000;

@@ -160,10 +160,9 @@ struct World::Impl {
     // events, merged in queue order, in which no event lies within kIndependentCells cells of an
     // earlier event of another slab. Each slab takes its candidates, computes its events in order
     // and updates its part of the queue in one task; the batch is committed in order up to the
-    // first event that an earlier one has overtaken. Worlds smaller than kMinBatchedBalls are
-    // processed serially.
+    // first event that an earlier one has overtaken. Worlds smaller than
+    // def.parallel_events_min_balls are processed serially.
     static constexpr std::int64_t kIndependentCells = 3;
-    static constexpr std::size_t kMinBatchedBalls = 512;
     static constexpr std::size_t kMinBatch = 32, kMaxBatch = 1024;
     static constexpr std::size_t kTouchCapacity = 4 * kMaxBatch;  // a power of two
     // Thinner slabs would put most of their events near a boundary.

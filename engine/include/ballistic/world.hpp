@@ -64,6 +64,12 @@ struct WorldDef {
     // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
     // Results are bit-identical for every value.
     int threads = 0;
+    // Worlds with at least this many balls (and more than one thread) process their events in
+    // parallel batches (engine/README.md); smaller ones process them serially, because a batch's
+    // hand-overs between threads cost more than a small world's batch saves. The other parallel
+    // phases (end of step, measurements, ray batches) run at any size. Results are bit-identical
+    // for every value.
+    std::size_t parallel_events_min_balls = 100000;
 };
 
 // One-sided infinite wall: balls live on the side the normal points to.
