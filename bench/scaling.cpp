@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
     std::size_t count = 100000;
     double packing = 0.1;
     int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency();
+    std::size_t parallel_min_balls = WorldDef{}.parallel_events_min_balls;
     app.add_option("--scene", scene_name, "gas (periodic, kT = 1), box (six walls, speed 5) or lesson")
         ->check(CLI::IsMember({"gas", "box", "lesson"}));
     app.add_option("--count", count, "balls (gas and box)")->check(CLI::PositiveNumber);
@@ -62,11 +63,14 @@ int main(int argc, char** argv) {
     app.add_option("--max-threads", max_threads, "largest thread count")->check(CLI::PositiveNumber);
     app.add_option("--repeat", repeat, "runs per thread count, taking turns; the fastest is kept")
         ->check(CLI::PositiveNumber);
+    app.add_option("--parallel-min-balls", parallel_min_balls,
+                   "WorldDef::parallel_events_min_balls: smaller worlds process events serially");
     app.add_option("--csv", csv_path, "CSV output");
     app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
     CLI11_PARSE(app, argc, argv);
 
-    const scenes::Scene scene = build(scene_name, count, packing);
+    scenes::Scene scene = build(scene_name, count, packing);
+    scene.world.parallel_events_min_balls = parallel_min_balls;
     std::vector<Run> runs;
     for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
     for (int r = 1; r < repeat; ++r)
