@@ -25,7 +25,7 @@ if [ ! -e "$tbb/lib/libtbb.so.12" ]; then
     tar -xf "$apt_dir"/src/onetbb_*.orig.tar.* -C "$build"
     src=$(find "$build" -maxdepth 1 -type d -name 'oneTBB-*' | head -n 1)
     cmake -S "$src" -B "$build/onetbb-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTBB_TEST=OFF \
-          -DTBB_SANITIZE=thread -DTBB_STRICT=OFF -DCMAKE_INSTALL_PREFIX="$tbb" >/dev/null
+          -DTBB_SANITIZE=thread -DTBB_STRICT=OFF >/dev/null
     # Quiet: GCC warns that ThreadSanitizer does not model oneTBB's standalone fences.
     cmake --build "$build/onetbb-build" -j "$(nproc)" --target tbb >"$build/onetbb-build.log" 2>&1 ||
         { tail -n 40 "$build/onetbb-build.log"; exit 1; }

@@ -14,7 +14,7 @@ using detail::Pending;
 void World::Impl::plan_regions() {
     regions = 1;
     region_bounds.clear();
-    if (parallel.concurrency() < 2 || balls.size() < std::max<std::size_t>(def.parallel_events_min_balls, 1)) return;
+    if (parallel.concurrency() < 2 || balls.size() == 0 || balls.size() < def.parallel_events_min_balls) return;
     int axis = 0;
     for (int d = 1; d < 3; ++d)
         if (grid.dense_cells(d) > grid.dense_cells(axis)) axis = d;
