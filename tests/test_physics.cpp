@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 using namespace ballistic;
 
@@ -554,6 +556,113 @@ TEST(Events, ComeInTimeOrderWithConsistentGeometry) {
         EXPECT_TRUE(world.contains(e.ball));
         EXPECT_TRUE(world.contains(e.other));
     }
+}
+
+namespace {
+
+// A plain O(N²) event-driven reference for equal-mass elastic balls in a cube of six walls: no
+// cells, no queue, every pair and wall tested before every event.
+struct ReferenceEvent {
+    double time;
+    std::size_t a, b;  // b == a: a wall
+};
+
+std::vector<ReferenceEvent> brute_force(std::vector<BallDef> balls, double side, double end) {
+    const double inf = std::numeric_limits<double>::infinity();
+    auto pair_time = [](const BallDef& p, const BallDef& q) {
+        const Vec3 dp = q.position - p.position, dv = q.velocity - p.velocity;
+        const double sigma = p.radius + q.radius;
+        const double b = dot(dp, dv), c = dot(dp, dp) - sigma * sigma, a = dot(dv, dv);
+        const double disc = b * b - a * c;
+        if (b >= 0.0 || disc < 0.0) return std::numeric_limits<double>::infinity();
+        return std::max(0.0, c / (-b + std::sqrt(disc)));
+    };
+    auto wall_time = [&](const BallDef& p, int& axis) {
+        double best = inf;
+        for (int d = 0; d < 3; ++d) {
+            const double x = d == 0 ? p.position.x : (d == 1 ? p.position.y : p.position.z);
+            const double v = d == 0 ? p.velocity.x : (d == 1 ? p.velocity.y : p.velocity.z);
+            const double t = v > 0.0 ? (side - p.radius - x) / v : (v < 0.0 ? (p.radius - x) / v : inf);
+            if (t < best) { best = std::max(0.0, t); axis = d; }
+        }
+        return best;
+    };
+    std::vector<ReferenceEvent> events;
+    double now = 0.0;
+    for (;;) {
+        double best = inf;
+        std::size_t a = 0, b = 0;
+        int axis = 0;
+        for (std::size_t i = 0; i < balls.size(); ++i) {
+            int d = 0;
+            const double t = wall_time(balls[i], d);
+            if (t < best) { best = t; a = b = i; axis = d; }
+            for (std::size_t j = i + 1; j < balls.size(); ++j) {
+                const double u = pair_time(balls[i], balls[j]);
+                if (u < best) { best = u; a = i; b = j; }
+            }
+        }
+        if (now + best > end) return events;
+        now += best;
+        for (BallDef& ball : balls) ball.position += ball.velocity * best;
+        if (a == b) {
+            Vec3& v = balls[a].velocity;
+            (axis == 0 ? v.x : (axis == 1 ? v.y : v.z)) *= -1.0;
+        } else {
+            const Vec3 n = (balls[b].position - balls[a].position) / length(balls[b].position - balls[a].position);
+            const double u = dot(balls[a].velocity - balls[b].velocity, n);
+            balls[a].velocity -= n * u;
+            balls[b].velocity += n * u;
+        }
+        events.push_back({now, a, b});
+    }
+}
+
+}  // namespace
+
+// Every collision, at its time, against the O(N²) reference: a dilute box where each ball
+// crosses about three cells between collisions, so most predictions are made by crossings
+// (which only search the cells that came into reach) and many contacts outlive several crossings.
+TEST(Events, MatchABruteForceReference) {
+    const double side = 12.0;
+    WorldDef def;
+    def.threads = 1;
+    World world(def);
+    add_box(world, side);
+    GenerateDef gen;
+    gen.count = 120;
+    gen.radius = 0.5;
+    gen.region = {{0, 0, 0}, {side, side, side}};
+    gen.speed = 5.0;
+    gen.seed = 11;
+    const std::vector<BallDef> defs = generate_balls(world, gen);
+    const std::vector<BallId> ids = world.add_balls(defs);
+    const double end = 2.0;
+    const std::vector<ReferenceEvent> expected = brute_force(defs, side, end);
+    std::vector<CollisionEvent> got;
+    while (world.time() < end - 1e-12) {
+        world.step(std::min(1.0 / 60.0, end - world.time()));
+        got.insert(got.end(), world.events().begin(), world.events().end());
+    }
+    ASSERT_GT(expected.size(), 300u);
+    ASSERT_EQ(got.size(), expected.size());
+    std::size_t ball_ball = 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        const ReferenceEvent& e = expected[k];
+        EXPECT_NEAR(got[k].time, e.time, 1e-9) << "event " << k;
+        if (e.a == e.b) {
+            EXPECT_EQ(got[k].kind, EventKind::BallPlane) << "event " << k;
+            EXPECT_EQ(got[k].ball, ids[e.a]) << "event " << k;
+        } else {
+            ++ball_ball;
+            EXPECT_EQ(got[k].kind, EventKind::BallBall) << "event " << k;
+            const bool same = (got[k].ball == ids[e.a] && got[k].other == ids[e.b]) ||
+                              (got[k].ball == ids[e.b] && got[k].other == ids[e.a]);
+            EXPECT_TRUE(same) << "event " << k;
+        }
+    }
+    EXPECT_GT(ball_ball, 100u);
+    EXPECT_GT(world.event_counts().cell_crossings, 2 * ball_ball);
 }
 
 TEST(Handles, SurviveRemovalAndDetectStaleIds) {

@@ -104,13 +104,30 @@ public:
         return head_.size() * sizeof(std::int32_t) + next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
     }
 
-    // fn(slot, shift) for every ball in the 27 cells around `key` (its own included), where
-    // `shift` is the periodic image shift to add to that ball's position. The 27 lists are walked
-    // in lockstep, one element of each per round: the loads of a round are independent, so their
-    // cache misses overlap instead of forming one long dependent chain. Callers must not depend
-    // on the visiting order.
+    // The 27 cells around a cell, numbered x + 3 y + 9 z by their offsets + 1 along each axis:
+    // all of them, or the 9 of the layer beyond one face (the cells a ball entering the cell
+    // through the opposite face did not have around it before).
+    static constexpr std::uint32_t kAllNear = (1u << 27) - 1;
+    static std::uint32_t layer_beyond(int face) {
+        static constexpr std::array<std::uint32_t, 6> kLayers = [] {
+            std::array<std::uint32_t, 6> layers{};
+            for (int f = 0; f < 6; ++f) {
+                const int stride = f / 2 == 0 ? 1 : (f / 2 == 1 ? 3 : 9), offset = (f & 1) ? 2 : 0;
+                for (int c = 0; c < 27; ++c)
+                    if (c / stride % 3 == offset) layers[static_cast<std::size_t>(f)] |= 1u << c;
+            }
+            return layers;
+        }();
+        return kLayers[static_cast<std::size_t>(face)];
+    }
+
+    // fn(slot, shift) for every ball in the cells of `cells` around `key` (all 27, its own
+    // included, by default), where `shift` is the periodic image shift to add to that ball's
+    // position. The lists are walked in lockstep, one element of each per round: the loads of a
+    // round are independent, so their cache misses overlap instead of forming one long dependent
+    // chain. Callers must not depend on the visiting order.
     template <class Fn>
-    void for_each_near(const CellKey& key, Fn&& fn) const {
+    void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
         std::int64_t k[3][3];
         double shift[3][3];
         for (int d = 0; d < 3; ++d) {
@@ -125,26 +142,43 @@ public:
                 shift[d][o] = s;
             }
         }
-        std::int32_t at[27];      // the next element of each walked list
-        std::uint8_t cell[27];    // which of the 27 cells (x + 3 y + 9 z) that list belongs to
-        std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
-        int lists = 0;
-        for (int c = 0; c < 27; ++c) {
-            const CellKey near{k[0][c % 3], k[1][c / 3 % 3], k[2][c / 9]};
-            const bool dense = in_dense(near);
-            exact |= static_cast<std::uint32_t>(dense) << c;
-            const std::int32_t head = head_[dense ? dense_index(near) : hashed_bucket(near)];
-            at[lists] = head;
-            cell[lists] = static_cast<std::uint8_t>(c);
-            lists += head >= 0;
+        // Per axis and offset: is that coordinate inside the dense block, and its term of the
+        // dense index (a cell is dense when all three of its coordinates are).
+        bool inside[3][3];
+        std::int64_t term[3][3];
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t stride = d == 0 ? 1 : (d == 1 ? dense_n_[0] : dense_n_[0] * dense_n_[1]);
+            for (int o = 0; o < 3; ++o) {
+                const std::int64_t i = k[d][o] - dense_lo_[d];
+                inside[d][o] = dense_count_ > 0 && (periodic_ || (i >= 0 && i < dense_n_[static_cast<std::size_t>(d)]));
+                term[d][o] = i * stride;
+            }
         }
+        std::int32_t at[27];      // the next element of each walked list
+        std::uint8_t cell[27];    // which cell that list belongs to: x | y << 2 | z << 4 (offsets + 1)
+        std::uint32_t exact = 0;  // bit c (x + 3 y + 9 z): cell c is dense, its list holds no other cell's balls
+        int lists = 0;
+        for (int z = 0, c = 0; z < 3; ++z)
+            for (int y = 0; y < 3; ++y)
+                for (int x = 0; x < 3; ++x, ++c) {
+                    if (!(cells & (1u << c))) continue;
+                    std::int32_t head;
+                    if (inside[0][x] && inside[1][y] && inside[2][z]) {
+                        exact |= 1u << c;
+                        head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
+                    } else {
+                        head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
+                    }
+                    at[lists] = head;
+                    cell[lists] = static_cast<std::uint8_t>(x | y << 2 | z << 4);
+                    lists += head >= 0;
+                }
         while (lists > 0) {
             int kept = 0;
             for (int l = 0; l < lists; ++l) {
                 const auto s = static_cast<std::size_t>(at[l]);
-                const int c = cell[l];
-                const int x = c % 3, y = c / 3 % 3, z = c / 9;
-                if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                const int x = cell[l] & 3, y = cell[l] >> 2 & 3, z = cell[l] >> 4;
+                if (exact & (1u << (x + 3 * y + 9 * z)) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
                     fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
                 at[kept] = next_[s];
                 cell[kept] = cell[l];

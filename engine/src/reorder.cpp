@@ -68,12 +68,14 @@ void World::Impl::reorder() {
     if (!events_valid) return;
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
     for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
-    std::vector<detail::Pending> moved(n);
-    for (std::size_t s = 0; s < n; ++s) {
-        moved[s] = pending[order[s]];
-        if (moved[s].kind == detail::Kind::BallBall) moved[s].other = slot_now[moved[s].other];
+    for (auto* events : {&pending, &contacts}) {
+        std::vector<detail::Pending> moved(n);
+        for (std::size_t s = 0; s < n; ++s) {
+            moved[s] = (*events)[order[s]];
+            if (moved[s].kind == detail::Kind::BallBall) moved[s].other = slot_now[moved[s].other];
+        }
+        *events = std::move(moved);
     }
-    pending = std::move(moved);
     build_queue();
 }
 

@@ -31,8 +31,9 @@ struct PairScratch {
     };
     std::vector<Found> found;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
-    void resize(std::size_t n) {
-        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out}) v->resize(n);
+    void reserve(std::size_t n) {  // room for n lanes; the kernels are given their count
+        if (out.size() >= n) return;
+        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out}) v->resize(2 * n);
     }
     void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
         dpx[k] = dp.x; dpy[k] = dp.y; dpz[k] = dp.z;
@@ -159,6 +160,7 @@ void World::Impl::rebuild_events() {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
     pending.assign(balls.size(), Pending{});
+    contacts.assign(balls.size(), Pending{});
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) predict(static_cast<std::uint32_t>(s), time);
     });
@@ -167,47 +169,69 @@ void World::Impl::rebuild_events() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Prediction: the earliest event of one ball against its cell faces, the statics and the balls
-// of the 27 cells around it. Events past the next cell crossing are never needed: the crossing
-// re-predicts.
+// Prediction. A ball's pending event is the earlier of its next cell crossing and its contact:
+// the earliest collision with the statics and the balls of the 27 cells around it, kept with no
+// horizon. When the ball crosses into a new cell its trajectory is unchanged, so its contact stays
+// right for the balls it already saw, and only the 9 cells that just came into reach are new
+// (Lubachevsky's scheme; the other 18 were searched before). A contact whose partner has had an
+// event since is found stale when it comes up, like any ball–ball event, and re-predicted.
+
+namespace {
+Pending earliest(const Pending& a, const Pending& b) { return earlier(b, a) ? b : a; }
+}  // namespace
 
 void World::Impl::predict(std::uint32_t i, double now) { predict(i, now, grid.key(i)); }
 
 void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
-    const Vec3 p = balls.position_at(i, now);
-    const Vec3 v = balls.velocity_at(i, now);
-    const Vec3 a = balls.acceleration(i);
-    const double r = balls.radius[i];
-    Pending best;
-    auto consider = [&](double tau, Kind kind, std::uint32_t other, std::uint64_t other_counter) {
-        if (tau == kNever) return;
-        const Pending candidate{now + tau, other_counter, other, kind};
-        if (earlier(candidate, best)) best = candidate;
+    const Motion m = motion(i, now);
+    Pending contact;
+    auto consider = [&](double tau, Kind kind, std::uint32_t other) {
+        if (tau != kNever) contact = earliest(contact, {now + tau, 0, other, kind});
     };
-
-    for (int face = 0; face < 6; ++face) {
-        if (!grid.has_face(key, face)) continue;
-        const int d = face / 2;
-        const double x = axis(p, d), vd = axis(v, d), ad = axis(a, d);
-        const double tau = (face & 1)
-            ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
-            : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
-        consider(tau, Kind::Crossing, static_cast<std::uint32_t>(face), 0);
-    }
-
     const Supports& sup = balls.support[i];
     for (std::uint32_t k = 0; k < planes.size(); ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
-        consider(detail::toi_ball_plane(p, v, a, r, plane.point, plane.normal, best.time - now),
-                 Kind::BallPlane, k, 0);
+        consider(detail::toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.time - now),
+                 Kind::BallPlane, k);
     }
     for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
         const CylinderDef& c = cylinders[k];
-        consider(detail::toi_ball_cylinder(p, v, a, r, c.point, c.axis, c.radius, best.time - now),
-                 Kind::BallCylinder, k, 0);
+        consider(detail::toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.time - now),
+                 Kind::BallCylinder, k);
     }
+    predict_balls(i, now, m, key, detail::Grid::kAllNear, contact);
+    pending[i] = earliest(crossing(key, m, now), contact);
+}
 
+void World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
+    const Motion m = motion(i, now);
+    Pending contact = contacts[i];
+    predict_balls(i, now, m, key, detail::Grid::layer_beyond(face), contact);
+    pending[i] = earliest(crossing(key, m, now), contact);
+}
+
+World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
+    return {balls.position_at(i, now), balls.velocity_at(i, now), balls.acceleration(i), balls.radius[i]};
+}
+
+Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
+    Pending best;
+    for (int face = 0; face < 6; ++face) {
+        if (!grid.has_face(key, face)) continue;
+        const int d = face / 2;
+        const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
+        const double tau = (face & 1)
+            ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
+            : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
+        if (tau != kNever) best = earliest(best, {now + tau, 0, static_cast<std::uint32_t>(face), Kind::Crossing});
+    }
+    return best;
+}
+
+void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
+                                Pending& contact) {
+    const auto [p, v, a, r] = m;
     // Two passes: find the neighbours and prefetch their state, then gather it into lanes.
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
     // Without planes or without gravity no ball ever rests on a plane, so every ball's
@@ -224,10 +248,10 @@ void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
         __builtin_prefetch(balls.counter.data() + j);
         if (!shared_acceleration)
             for (const double* column : {balls.ax.data(), balls.ay.data(), balls.az.data()}) __builtin_prefetch(column + j);
-    });
+    }, cells);
     const std::size_t n = lanes.found.size();
     if (n > 0) {
-        lanes.resize(n);
+        lanes.reserve(n);
         for (std::size_t k = 0; k < n; ++k) {
             const auto [j, shift] = lanes.found[k];
             const Vec3 aj = shared_acceleration ? a : balls.acceleration(j);
@@ -237,13 +261,14 @@ void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
         }
         detail::toi_ball_ball_batch_simd({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
                                      lanes.dax, lanes.day, lanes.daz, lanes.sigma},
-                                    best.time - now, lanes.out);
+                                    contact.time - now, std::span(lanes.out).first(n));
         for (std::size_t k = 0; k < n; ++k) {
+            if (lanes.out[k] == kNever) continue;
             const std::uint32_t j = lanes.found[k].slot;
-            consider(lanes.out[k], Kind::BallBall, j, balls.counter[j]);
+            contact = earliest(contact, {now + lanes.out[k], balls.counter[j], j, Kind::BallBall});
         }
     }
-    pending[i] = best;
+    contacts[i] = contact;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,7 +315,7 @@ void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
 
 void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
     out.saved[static_cast<std::size_t>(out.n_saved++)] = {s, balls.position(s), balls.velocity(s), balls.acceleration(s),
-                                                          balls.t[s], balls.counter[s], balls.support[s], pending[s]};
+                                                          balls.t[s], balls.counter[s], balls.support[s], pending[s], contacts[s]};
 }
 
 void World::Impl::undo(const detail::Outcome& out) {
@@ -304,6 +329,7 @@ void World::Impl::undo(const detail::Outcome& out) {
         balls.counter[old.slot] = old.counter;
         balls.support[old.slot] = old.support;
         pending[old.slot] = old.pending;
+        contacts[old.slot] = old.contact;
     }
 }
 
@@ -350,8 +376,12 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
     out.old_key = grid.key(i);
     out.new_key = grid.across(out.old_key, static_cast<int>(face), shift);
     grid.move(i, out.new_key);
-    if (shift != Vec3{}) balls.set_position(i, balls.position(i) + shift);  // periodic wrap
-    predict(i, now, out.new_key);
+    if (shift == Vec3{}) {
+        predict_entering(i, now, out.new_key, static_cast<int>(face));
+    } else {  // a periodic wrap: the contact was found from the other side of the box
+        balls.set_position(i, balls.position(i) + shift);
+        predict(i, now, out.new_key);
+    }
     out.requeue[out.n_requeue++] = i;
 }
 

@@ -75,7 +75,7 @@ struct Outcome {
         double t;
         std::uint64_t counter;
         Supports support;
-        Pending pending;
+        Pending pending, contact;
     };
     std::array<Saved, 2> saved{};
     int n_saved = 0;
@@ -121,7 +121,8 @@ struct World::Impl {
     detail::Grid grid;
     bool grid_valid = false;    // every ball is in its cell
     bool events_valid = false;  // every ball has its earliest event queued
-    std::vector<detail::Pending> pending;  // per slot
+    std::vector<detail::Pending> pending;   // per slot: its next event, the earlier of
+    std::vector<detail::Pending> contacts;  // its next crossing and this (simulate.cpp)
     detail::EventQueue queue;
 
     std::vector<CollisionEvent> step_events;
@@ -143,6 +144,18 @@ struct World::Impl {
     void rebuild_events();
     void predict(std::uint32_t slot, double now);
     void predict(std::uint32_t slot, double now, const detail::CellKey& key);
+    // After crossing into `key` through `face`: only the balls that came into reach are new.
+    void predict_entering(std::uint32_t slot, double now, const detail::CellKey& key, int face);
+    struct Motion {  // a ball at a time
+        Vec3 p, v, a;
+        double r;
+    };
+    Motion motion(std::uint32_t slot, double now) const;
+    detail::Pending crossing(const detail::CellKey& key, const Motion& m, double now) const;
+    // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
+    // and stores it as the ball's contact.
+    void predict_balls(std::uint32_t slot, double now, const Motion& m, const detail::CellKey& key,
+                       std::uint32_t cells, detail::Pending& contact);
     void run_until(double end);
     bool run_batch(double end);
     void compute(std::uint32_t slot, double now, detail::Outcome& out);
