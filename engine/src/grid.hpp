@@ -151,7 +151,7 @@ public:
             for (int o = 0; o < 3; ++o) {
                 const std::int64_t i = k[d][o] - dense_lo_[d];
                 inside[d][o] = dense_count_ > 0 && (periodic_ || (i >= 0 && i < dense_n_[static_cast<std::size_t>(d)]));
-                term[d][o] = i * stride;
+                term[d][o] = inside[d][o] ? i * stride : 0;  // far outside, i * stride could overflow
             }
         }
         std::int32_t at[27];      // the next element of each walked list

@@ -121,8 +121,10 @@ struct World::Impl {
     detail::Grid grid;
     bool grid_valid = false;    // every ball is in its cell
     bool events_valid = false;  // every ball has its earliest event queued
-    std::vector<detail::Pending> pending;   // per slot: its next event, the earlier of
-    std::vector<detail::Pending> contacts;  // its next crossing and this (simulate.cpp)
+    // Per slot: the ball's next event, the earlier of its next cell crossing and its contact, the
+    // earliest collision found for its current trajectory (simulate.cpp, "Prediction").
+    std::vector<detail::Pending> pending;
+    std::vector<detail::Pending> contacts;
     detail::EventQueue queue;
 
     std::vector<CollisionEvent> step_events;
