@@ -283,6 +283,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
 void World::Impl::run_until(double end) {
     const bool batched = regions > 1;
     detail::Outcome single;
+    single.undoable = false;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
         const Pending event = pending[s];
@@ -314,6 +315,7 @@ void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
 }
 
 void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
+    if (!out.undoable) return;
     out.saved[static_cast<std::size_t>(out.n_saved++)] = {s, balls.position(s), balls.velocity(s), balls.acceleration(s),
                                                           balls.t[s], balls.counter[s], balls.support[s], pending[s], contacts[s]};
 }
