@@ -10,12 +10,9 @@ namespace ballistic::detail {
 void EventQueue::build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part,
                        std::size_t parts) {
     const std::size_t n = events.size();
-    key_.resize(n);
-    part_.assign(n, 0);
-    if (!part.empty()) std::copy(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(n), part_.begin());
-    where_.resize(n);
-    next_.resize(n);
-    prev_.resize(n);
+    nodes_.assign(n, Node{});
+    if (!part.empty())
+        for (std::size_t s = 0; s < n; ++s) nodes_[s].part = part[s];
     calendars_.assign(std::max<std::size_t>(parts, 1), Calendar{});
     for (Calendar& c : calendars_) {
         // No year yet: every finite entry goes to the overflow, which new_year() then spreads.
@@ -24,7 +21,7 @@ void EventQueue::build(const std::vector<Pending>& events, const std::vector<std
     }
     for (std::size_t s = n; s-- > 0;) {
         const auto slot = static_cast<std::uint32_t>(s);
-        insert(calendars_[part_[s]], slot, entry(slot, events[s]));
+        insert(calendars_[nodes_[s].part], slot, entry(slot, events[s]));
     }
     for (Calendar& c : calendars_) new_year(c);
 }
@@ -54,7 +51,7 @@ void EventQueue::pull(Calendar& c) {
     ++c.current;
     std::int32_t& head = c.head[static_cast<std::size_t>(kFirstBucket + (c.current & c.mask))];
     for (std::int32_t s = head; s >= 0;) {
-        const std::int32_t next = next_[static_cast<std::size_t>(s)];
+        const std::int32_t next = nodes_[static_cast<std::size_t>(s)].next;
         --c.in_ring;
         push_front(c, static_cast<std::uint32_t>(s));
         s = next;
@@ -67,9 +64,9 @@ bool EventQueue::new_year(Calendar& c) {
     // than everything in the front.
     c.spread.clear();
     c.times.clear();
-    for (std::int32_t s = c.head[kOverflowList]; s >= 0; s = next_[static_cast<std::size_t>(s)]) {
+    for (std::int32_t s = c.head[kOverflowList]; s >= 0; s = nodes_[static_cast<std::size_t>(s)].next) {
         c.spread.push_back(static_cast<std::uint32_t>(s));
-        c.times.push_back(key_[static_cast<std::size_t>(s)].time);
+        c.times.push_back(nodes_[static_cast<std::size_t>(s)].key.time);
     }
     const std::size_t n = c.times.size();
     if (n == 0) return false;
@@ -94,7 +91,7 @@ bool EventQueue::new_year(Calendar& c) {
     c.mask = static_cast<std::int64_t>(buckets) - 1;
     c.head.resize(kFirstBucket + buckets);
     std::fill(c.head.begin() + kOverflowList, c.head.end(), -1);
-    for (const std::uint32_t s : c.spread) insert(c, s, key_[s]);
+    for (const std::uint32_t s : c.spread) insert(c, s, nodes_[s].key);
     return true;
 }
 
@@ -106,7 +103,7 @@ bool EventQueue::smallest(std::size_t part, std::size_t count, std::vector<Queue
     };
     if (c.front.empty()) advance(c);
     if (c.front.empty()) {  // no finite event in this part
-        if (c.head[kNeverList] >= 0) out.push_back(queued(key_[static_cast<std::size_t>(c.head[kNeverList])]));
+        if (c.head[kNeverList] >= 0) out.push_back(queued(nodes_[static_cast<std::size_t>(c.head[kNeverList])].key));
         return false;
     }
     while (c.front.size() < count && c.in_ring > 0) pull(c);

@@ -50,10 +50,18 @@ class EventQueue {
         std::uint32_t slot;
         std::uint32_t other_kind;  // other << 3 | kind
     };
+    // One cache line holds two slots' nodes: an update reads and writes whole nodes (its own, its
+    // list neighbours', the list head's), not five arrays each.
+    struct alignas(32) Node {
+        Entry key;                 // its key
+        std::uint32_t part;        // its part
+        std::int32_t where;        // list index in its part's calendar, or kInFront (below)
+        std::int32_t next, prev;   // list links (next: heap index in the front)
+    };
 
 public:
-    // key copy + part + list index + two links; the bucket heads add about half a byte per entry.
-    static constexpr std::size_t kBytesPerEntry = sizeof(Entry) + 4 * sizeof(std::int32_t);
+    // Its node; the bucket heads add about half a byte per entry.
+    static constexpr std::size_t kBytesPerEntry = sizeof(Node);
     // Entries per bucket the width aims at.
     static constexpr std::size_t kPerBucket = 32;
 
@@ -61,9 +69,9 @@ public:
     // (all in part 0 when `part` is empty), O(n).
     void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part = {},
                std::size_t parts = 1);
-    bool empty() const { return key_.empty(); }
+    bool empty() const { return nodes_.empty(); }
     std::size_t parts() const { return calendars_.size(); }
-    std::uint32_t part_of(std::uint32_t slot) const { return part_[slot]; }
+    std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The slot of the earliest entry (the queue must not be empty).
     std::uint32_t top();
     // An event as the queue holds it: the slot and its key (other_counter is not kept: 0).
@@ -79,14 +87,14 @@ public:
     // Takes the new key of `slot`, which stays in its part; different parts may be updated
     // concurrently.
     void update(std::uint32_t slot, const Pending& event) {
-        Calendar& c = calendars_[part_[slot]];
+        Calendar& c = calendars_[nodes_[slot].part];
         remove(c, slot);
         insert(c, slot, entry(slot, event));
     }
     // The same, moving the entry to another part.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {
-        remove(calendars_[part_[slot]], slot);
-        part_[slot] = part;
+        remove(calendars_[nodes_[slot].part], slot);
+        nodes_[slot].part = part;
         insert(calendars_[part], slot, entry(slot, event));
     }
 
@@ -94,7 +102,7 @@ private:
     // List indices in a calendar's heads: balls without an event, the overflow, then the ring of
     // buckets.
     static constexpr std::int32_t kNeverList = 0, kOverflowList = 1, kFirstBucket = 2;
-    static constexpr std::int32_t kInFront = -1;  // where_: in the front heap (next_ is its heap index)
+    static constexpr std::int32_t kInFront = -1;  // where: in the front heap (next is its heap index)
     static constexpr std::int64_t kFar = std::int64_t{1} << 52;
 
     struct Calendar {
@@ -128,7 +136,7 @@ private:
     }
 
     void insert(Calendar& c, std::uint32_t slot, const Entry& e) {
-        key_[slot] = e;
+        nodes_[slot].key = e;
         if (!(e.time < std::numeric_limits<double>::infinity())) return link(c, slot, kNeverList);
         const std::int64_t b = c.bucket_of(e.time);
         if (b <= c.current) return push_front(c, slot);
@@ -137,20 +145,20 @@ private:
         link(c, slot, kFirstBucket + static_cast<std::int32_t>(b & c.mask));
     }
     void remove(Calendar& c, std::uint32_t slot) {
-        const std::int32_t list = where_[slot];
-        if (list == kInFront) return erase_front(c, static_cast<std::uint32_t>(next_[slot]));
+        const std::int32_t list = nodes_[slot].where;
+        if (list == kInFront) return erase_front(c, static_cast<std::uint32_t>(nodes_[slot].next));
         if (list >= kFirstBucket) --c.in_ring;
-        const std::int32_t p = prev_[slot], n = next_[slot];
-        (p >= 0 ? next_[static_cast<std::size_t>(p)] : c.head[static_cast<std::size_t>(list)]) = n;
-        if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
+        const std::int32_t p = nodes_[slot].prev, n = nodes_[slot].next;
+        (p >= 0 ? nodes_[static_cast<std::size_t>(p)].next : c.head[static_cast<std::size_t>(list)]) = n;
+        if (n >= 0) nodes_[static_cast<std::size_t>(n)].prev = p;
     }
     void link(Calendar& c, std::uint32_t slot, std::int32_t list) {
         const std::int32_t n = c.head[static_cast<std::size_t>(list)];
-        next_[slot] = n;
-        prev_[slot] = -1;
-        if (n >= 0) prev_[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(slot);
+        nodes_[slot].next = n;
+        nodes_[slot].prev = -1;
+        if (n >= 0) nodes_[static_cast<std::size_t>(n)].prev = static_cast<std::int32_t>(slot);
         c.head[static_cast<std::size_t>(list)] = static_cast<std::int32_t>(slot);
-        where_[slot] = list;
+        nodes_[slot].where = list;
     }
 
     // Moves buckets into the empty front until it holds an entry or no finite entry is left.
@@ -161,8 +169,8 @@ private:
     bool new_year(Calendar& c);
 
     void push_front(Calendar& c, std::uint32_t slot) {
-        where_[slot] = kInFront;
-        c.front.push_back(key_[slot]);
+        nodes_[slot].where = kInFront;
+        c.front.push_back(nodes_[slot].key);
         sift_up(c, static_cast<std::uint32_t>(c.front.size() - 1));
     }
     void erase_front(Calendar& c, std::uint32_t i) {
@@ -175,7 +183,7 @@ private:
     }
     void place(Calendar& c, std::uint32_t i, const Entry& e) {
         c.front[i] = e;
-        next_[e.slot] = static_cast<std::int32_t>(i);
+        nodes_[e.slot].next = static_cast<std::int32_t>(i);
     }
     void sift_up(Calendar& c, std::uint32_t i) {
         const Entry e = c.front[i];
@@ -203,10 +211,7 @@ private:
 
     std::vector<Calendar> calendars_;
     // Per slot, shared by the parts (a slot belongs to one part at a time).
-    std::vector<Entry> key_;                 // its key
-    std::vector<std::uint32_t> part_;        // its part
-    std::vector<std::int32_t> where_;        // list index in its part's calendar, or kInFront
-    std::vector<std::int32_t> next_, prev_;  // list links (next_: heap index in the front)
+    std::vector<Node> nodes_;
 };
 
 }  // namespace ballistic::detail
