@@ -212,7 +212,8 @@ void World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& k
 }
 
 World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
-    return {balls.position_at(i, now), balls.velocity_at(i, now), balls.acceleration(i), balls.radius[i]};
+    const Vec3 a = shared_gravity() ? def.gravity : balls.acceleration(i);
+    return {balls.position_at(i, now, a), balls.velocity_at(i, now, a), a, balls.radius[i]};
 }
 
 Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
@@ -234,9 +235,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     const auto [p, v, a, r] = m;
     // Two passes: find the neighbours and prefetch their state, then gather it into lanes.
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
-    // Without planes or without gravity no ball ever rests on a plane, so every ball's
-    // acceleration is the world's gravity, bit for bit: the neighbours' columns need not be read.
-    const bool shared_acceleration = planes.empty() || def.gravity == Vec3{};
+    const bool shared_acceleration = shared_gravity();
     thread_local PairScratch lanes;
     lanes.found.clear();
     grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
