@@ -234,7 +234,7 @@ private:
         if (full) occupied_[cell / 64].fetch_or(bit, std::memory_order_relaxed);
         else occupied_[cell / 64].fetch_and(~bit, std::memory_order_relaxed);
     }
-    void clear_dense();  // sizes head_'s dense part and the bits for dense_count_ empty cells
+    void clear_dense();  // one clear occupancy bit per dense cell (all lists empty)
     std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
     std::vector<CellKey> key_;              // per slot: cell (24 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
