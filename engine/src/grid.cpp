@@ -50,12 +50,6 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
     if (dense_count_ > 0) buckets = kFewHashed;
     head_.assign(dense_count_ + buckets, -1);
     mask_ = buckets - 1;
-    clear_dense();
-}
-
-void Grid::clear_dense() {
-    const std::size_t words = (dense_count_ + 63) / 64;
-    occupied_ = std::make_unique<std::atomic<std::uint64_t>[]>(words);  // zeroed: all empty
 }
 
 bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
@@ -79,7 +73,6 @@ bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
         dense_count_ = static_cast<std::size_t>(cells);
         head_.assign(dense_count_ + kFewHashed, -1);
         mask_ = kFewHashed - 1;
-        clear_dense();
         return true;
     }
     return false;
@@ -157,19 +150,13 @@ void Grid::link(std::uint32_t slot, const CellKey& key) {
     prev_[slot] = -1;
     next_[slot] = head_[b];
     if (head_[b] >= 0) prev_[static_cast<std::size_t>(head_[b])] = static_cast<std::int32_t>(slot);
-    else if (b < dense_count_) mark(b, true);
     head_[b] = static_cast<std::int32_t>(slot);
 }
 
 void Grid::unlink(std::uint32_t slot) {
     const std::int32_t p = prev_[slot], n = next_[slot];
-    if (p >= 0) {
-        next_[static_cast<std::size_t>(p)] = n;
-    } else {
-        const std::size_t b = bucket_of(key_[slot]);
-        head_[b] = n;
-        if (n < 0 && b < dense_count_) mark(b, false);
-    }
+    if (p >= 0) next_[static_cast<std::size_t>(p)] = n;
+    else head_[bucket_of(key_[slot])] = n;
     if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
     prev_[slot] = next_[slot] = -1;
 }

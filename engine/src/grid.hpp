@@ -10,9 +10,7 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 namespace ballistic::detail {
@@ -103,8 +101,7 @@ public:
     std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
     std::int64_t dense_lo(int d) const { return dense_lo_[d]; }
     std::size_t bytes() const {
-        return head_.size() * sizeof(std::int32_t) + (dense_count_ + 63) / 64 * sizeof(std::uint64_t) +
-               next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
+        return head_.size() * sizeof(std::int32_t) + next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
     }
 
     // The 27 cells around a cell, numbered x + 3 y + 9 z by their offsets + 1 along each axis:
@@ -167,10 +164,8 @@ public:
                     if (!(cells & (1u << c))) continue;
                     std::int32_t head;
                     if (inside[0][x] && inside[1][y] && inside[2][z]) {
-                        const auto b = static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z]);
-                        if (!occupied(b)) continue;  // no list to walk, and no head to load
                         exact |= 1u << c;
-                        head = head_[b];
+                        head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
                     } else {
                         head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
                     }
@@ -221,20 +216,6 @@ private:
     std::array<std::int64_t, 3> dense_n_{}; // dense cells per axis
     std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
     std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
-    // Per dense cell, one bit: its list is not empty. A prediction reads the bits of its 27 cells
-    // (a few words, 32 times denser than the heads, so they stay in cache) and loads only the
-    // heads of occupied cells: most cells of a dilute world are empty. Cells of different slabs
-    // may share a word, so the bits change atomically (the order of changes does not matter).
-    std::unique_ptr<std::atomic<std::uint64_t>[]> occupied_;
-    bool occupied(std::size_t cell) const {
-        return occupied_[cell / 64].load(std::memory_order_relaxed) >> (cell % 64) & 1u;
-    }
-    void mark(std::size_t cell, bool full) {
-        const std::uint64_t bit = std::uint64_t{1} << (cell % 64);
-        if (full) occupied_[cell / 64].fetch_or(bit, std::memory_order_relaxed);
-        else occupied_[cell / 64].fetch_and(~bit, std::memory_order_relaxed);
-    }
-    void clear_dense();  // one clear occupancy bit per dense cell (all lists empty)
     std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
     std::vector<CellKey> key_;              // per slot: cell (24 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
