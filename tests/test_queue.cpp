@@ -94,7 +94,7 @@ private:
     std::vector<EventQueue::Queued> out_;
 };
 
-Pending at(double time, std::uint32_t other = 0, Kind kind = Kind::Crossing) { return {time, 0, other, kind}; }
+Pending at(double time, std::uint32_t other = 0, Kind kind = Kind::Crossing) { return {time, other, kind}; }
 
 // The event loop's pattern: take the earliest, give it (and sometimes a partner) a later time,
 // now and then in another part.

@@ -99,7 +99,7 @@ bool EventQueue::smallest(std::size_t part, std::size_t count, std::vector<Queue
     out.clear();
     Calendar& c = calendars_[part];
     auto queued = [](const Entry& e) {
-        return Queued{e.slot, Pending{e.time, 0, e.other_kind >> 3, static_cast<Kind>(e.other_kind & 7u)}};
+        return Queued{e.slot, Pending{e.time, e.other_kind >> 3, static_cast<Kind>(e.other_kind & 7u)}};
     };
     if (c.front.empty()) advance(c);
     if (c.front.empty()) {  // no finite event in this part

@@ -31,8 +31,7 @@ enum class Kind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, 
 
 struct Pending {
     double time = std::numeric_limits<double>::infinity();  // absolute world time
-    std::uint64_t other_counter = 0;  // partner's event counter at prediction (ball–ball only)
-    std::uint32_t other = 0;          // partner slot, plane or cylinder index, or cell face
+    std::uint32_t other = 0;  // partner slot, plane or cylinder index, or cell face
     Kind kind = Kind::None;
 };
 
@@ -74,7 +73,7 @@ public:
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The slot of the earliest entry (the queue must not be empty).
     std::uint32_t top();
-    // An event as the queue holds it: the slot and its key (other_counter is not kept: 0).
+    // An event as the queue holds it: the slot and its key.
     struct Queued {
         std::uint32_t slot;
         Pending event;

@@ -68,14 +68,17 @@ void World::Impl::reorder() {
     if (!events_valid) return;
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
     for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
-    for (auto* events : {&pending, &contacts}) {
-        std::vector<detail::Pending> moved(n);
+    auto move_events = [&](auto& events, auto event_of) {
+        auto moved = events;
         for (std::size_t s = 0; s < n; ++s) {
-            moved[s] = (*events)[order[s]];
-            if (moved[s].kind == detail::Kind::BallBall) moved[s].other = slot_now[moved[s].other];
+            moved[s] = events[order[s]];
+            detail::Pending& e = event_of(moved[s]);
+            if (e.kind == detail::Kind::BallBall) e.other = slot_now[e.other];
         }
-        *events = std::move(moved);
-    }
+        events = std::move(moved);
+    };
+    move_events(pending, [](detail::Pending& e) -> detail::Pending& { return e; });
+    move_events(contacts, [](detail::Contact& c) -> detail::Pending& { return c.event; });
     build_queue();
 }
 

@@ -4,6 +4,7 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace ballistic {
@@ -160,7 +161,7 @@ void World::Impl::rebuild_events() {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
     pending.assign(balls.size(), Pending{});
-    contacts.assign(balls.size(), Pending{});
+    contacts.assign(balls.size(), detail::Contact{});
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) predict(static_cast<std::uint32_t>(s), time);
     });
@@ -178,37 +179,40 @@ void World::Impl::rebuild_events() {
 
 namespace {
 Pending earliest(const Pending& a, const Pending& b) { return earlier(b, a) ? b : a; }
+void lower(detail::Contact& contact, const Pending& event, std::uint64_t other_counter = 0) {
+    if (earlier(event, contact.event)) contact = {event, other_counter};
+}
 }  // namespace
 
 void World::Impl::predict(std::uint32_t i, double now) { predict(i, now, grid.key(i)); }
 
 void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
-    Pending contact;
+    detail::Contact contact;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
-        if (tau != kNever) contact = earliest(contact, {now + tau, 0, other, kind});
+        if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
     const Supports& sup = balls.support[i];
     for (std::uint32_t k = 0; k < planes.size(); ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
-        consider(detail::toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.time - now),
+        consider(detail::toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.event.time - now),
                  Kind::BallPlane, k);
     }
     for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
         const CylinderDef& c = cylinders[k];
-        consider(detail::toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.time - now),
+        consider(detail::toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
     predict_balls(i, now, m, key, detail::Grid::kAllNear, contact);
-    pending[i] = earliest(crossing(key, m, now), contact);
+    pending[i] = earliest(crossing(key, m, now), contact.event);
 }
 
 void World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
     const Motion m = motion(i, now);
-    Pending contact = contacts[i];
+    detail::Contact contact = contacts[i];
     predict_balls(i, now, m, key, detail::Grid::layer_beyond(face), contact);
-    pending[i] = earliest(crossing(key, m, now), contact);
+    pending[i] = earliest(crossing(key, m, now), contact.event);
 }
 
 World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
@@ -225,13 +229,13 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
         const double tau = (face & 1)
             ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
             : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
-        if (tau != kNever) best = earliest(best, {now + tau, 0, static_cast<std::uint32_t>(face), Kind::Crossing});
+        if (tau != kNever) best = earliest(best, {now + tau, static_cast<std::uint32_t>(face), Kind::Crossing});
     }
     return best;
 }
 
 void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
-                                Pending& contact) {
+                                detail::Contact& contact) {
     const auto [p, v, a, r] = m;
     // Two passes: find the neighbours and prefetch their state, then gather it into lanes.
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
@@ -260,11 +264,11 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
         }
         detail::toi_ball_ball_batch_simd({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
                                      lanes.dax, lanes.day, lanes.daz, lanes.sigma},
-                                    contact.time - now, std::span(lanes.out).first(n));
+                                    contact.event.time - now, std::span(lanes.out).first(n));
         for (std::size_t k = 0; k < n; ++k) {
             if (lanes.out[k] == kNever) continue;
             const std::uint32_t j = lanes.found[k].slot;
-            contact = earliest(contact, {now + lanes.out[k], balls.counter[j], j, Kind::BallBall});
+            lower(contact, {now + lanes.out[k], j, Kind::BallBall}, balls.counter[j]);
         }
     }
     contacts[i] = contact;
@@ -298,7 +302,8 @@ void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
     const Pending event = pending[s];
     switch (event.kind) {
         case Kind::BallBall:
-            if (balls.counter[event.other] != event.other_counter) {
+            assert(contacts[s].event.kind == Kind::BallBall && contacts[s].event.other == event.other);
+            if (balls.counter[event.other] != contacts[s].other_counter) {
                 save(s, out);  // the partner moved on: lazy invalidation
                 predict(s, now);
                 out.requeue[out.n_requeue++] = s;

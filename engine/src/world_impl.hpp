@@ -66,6 +66,12 @@ struct Balls {
     std::size_t bytes_per_ball() const;
 };
 
+// A ball's earliest collision found for its current trajectory (simulate.cpp, "Prediction").
+struct Contact {
+    Pending event;
+    std::uint64_t other_counter = 0;  // a ball–ball partner's event counter at prediction
+};
+
 // What processing one event did, kept apart from the shared state (queue, cells, counters, the
 // event list) so that events can be computed in parallel, then committed in order or undone.
 struct Outcome {
@@ -75,7 +81,8 @@ struct Outcome {
         double t;
         std::uint64_t counter;
         Supports support;
-        Pending pending, contact;
+        Pending pending;
+        Contact contact;
     };
     std::array<Saved, 2> saved{};
     int n_saved = 0;
@@ -129,8 +136,9 @@ struct World::Impl {
     bool events_valid = false;  // every ball has its earliest event queued
     // Per slot: the ball's next event, the earlier of its next cell crossing and its contact, the
     // earliest collision found for its current trajectory (simulate.cpp, "Prediction").
+    // A ball–ball pending event is always the contact, which holds the partner's counter.
     std::vector<detail::Pending> pending;
-    std::vector<detail::Pending> contacts;
+    std::vector<detail::Contact> contacts;
     detail::EventQueue queue;
 
     std::vector<CollisionEvent> step_events;
@@ -166,7 +174,7 @@ struct World::Impl {
     // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const detail::CellKey& key,
-                       std::uint32_t cells, detail::Pending& contact);
+                       std::uint32_t cells, detail::Contact& contact);
     void run_until(double end);
     bool run_batch(double end);
     void compute(std::uint32_t slot, double now, detail::Outcome& out);
