@@ -569,12 +569,12 @@ struct ReferenceEvent {
 
 std::vector<ReferenceEvent> brute_force(std::vector<BallDef> balls, double side, double end) {
     const double inf = std::numeric_limits<double>::infinity();
-    auto pair_time = [](const BallDef& p, const BallDef& q) {
+    auto pair_time = [inf](const BallDef& p, const BallDef& q) {
         const Vec3 dp = q.position - p.position, dv = q.velocity - p.velocity;
         const double sigma = p.radius + q.radius;
         const double b = dot(dp, dv), c = dot(dp, dp) - sigma * sigma, a = dot(dv, dv);
         const double disc = b * b - a * c;
-        if (b >= 0.0 || disc < 0.0) return std::numeric_limits<double>::infinity();
+        if (b >= 0.0 || disc < 0.0) return inf;
         return std::max(0.0, c / (-b + std::sqrt(disc)));
     };
     auto wall_time = [&](const BallDef& p, int& axis) {

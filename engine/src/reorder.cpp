@@ -5,6 +5,7 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace ballistic {
 
@@ -69,7 +70,7 @@ void World::Impl::reorder() {
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
     for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
     auto move_events = [&](auto& events, auto event_of) {
-        auto moved = events;
+        std::remove_reference_t<decltype(events)> moved(n);
         for (std::size_t s = 0; s < n; ++s) {
             moved[s] = events[order[s]];
             detail::Pending& e = event_of(moved[s]);
