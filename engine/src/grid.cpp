@@ -5,7 +5,6 @@
 
 namespace ballistic::detail {
 namespace {
-constexpr std::int64_t kKeyLimit = std::int64_t{1} << 52;  // beyond this, cells stop splitting
 
 double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
@@ -23,8 +22,9 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
         period_ = periodic->max - periodic->min;
         for (int d = 0; d < 3; ++d) {
             const double length = axis(period_, d);
-            cells_[static_cast<std::size_t>(d)] =
-                std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(length / min_width)));
+            // At most kKeyLimit cells per axis: a huge box gets cells wider than min_width.
+            cells_[static_cast<std::size_t>(d)] = static_cast<std::int64_t>(
+                std::clamp(std::floor(length / min_width), 1.0, static_cast<double>(kKeyLimit)));
             set_axis(width_, d, length / static_cast<double>(cells_[static_cast<std::size_t>(d)]));
         }
     } else {
@@ -63,7 +63,7 @@ bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
         for (int d = 0; d < 3; ++d) {
             const std::int64_t extent = hi[d] - lo[d] + 1;
             const std::int64_t margin = 2 + (wide ? extent / 8 : 0);
-            first[d] = lo[d] - margin;
+            first[d] = static_cast<std::int32_t>(lo[d] - margin);
             n[static_cast<std::size_t>(d)] = extent + 2 * margin;
             cells *= double(n[static_cast<std::size_t>(d)]);
         }
@@ -86,7 +86,7 @@ CellKey Grid::key_of(Vec3 position) const {
         const double c = std::floor((axis(position, d) - axis(origin_, d)) / axis(width_, d));
         std::int64_t k = static_cast<std::int64_t>(std::clamp(c, -double(kKeyLimit), double(kKeyLimit)));
         if (periodic_) k = std::clamp<std::int64_t>(k, 0, cells_[static_cast<std::size_t>(d)] - 1);
-        key[d] = k;
+        key[d] = static_cast<std::int32_t>(k);
     }
     return key;
 }
@@ -105,10 +105,10 @@ CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
         const std::int64_t n = cells_[static_cast<std::size_t>(d)];
         // Leaving through the low face re-enters at the high one: the position moves up a period.
         if (out[d] < 0) {
-            out[d] += n;
+            out[d] = static_cast<std::int32_t>(out[d] + n);
             set_axis(shift, d, axis(period_, d));
         } else if (out[d] >= n) {
-            out[d] -= n;
+            out[d] = static_cast<std::int32_t>(out[d] - n);
             set_axis(shift, d, -axis(period_, d));
         }
     }

@@ -15,10 +15,13 @@
 
 namespace ballistic::detail {
 
+// A cell's coordinates along each axis, within ±kKeyLimit: 12 bytes per ball, and sums and
+// differences of a few keys (read as 64-bit values) never overflow.
+inline constexpr std::int64_t kKeyLimit = std::int64_t{1} << 29;  // beyond it, cells stop splitting
 struct CellKey {
-    std::int64_t x = 0, y = 0, z = 0;
+    std::int32_t x = 0, y = 0, z = 0;
     std::int64_t operator[](int d) const { return d == 0 ? x : (d == 1 ? y : z); }
-    std::int64_t& operator[](int d) { return d == 0 ? x : (d == 1 ? y : z); }
+    std::int32_t& operator[](int d) { return d == 0 ? x : (d == 1 ? y : z); }
     friend bool operator==(const CellKey&, const CellKey&) = default;
 };
 
@@ -48,22 +51,22 @@ public:
     // when the reach wraps around a periodic box).
     template <class Fn>
     void for_each_within(const CellKey& key, std::int64_t reach, Fn&& fn) const {
-        std::vector<std::int64_t> k[3];
+        std::vector<std::int32_t> k[3];
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
             if (periodic_ && 2 * reach + 1 >= n) {
-                for (std::int64_t c = 0; c < n; ++c) k[d].push_back(c);
+                for (std::int64_t c = 0; c < n; ++c) k[d].push_back(static_cast<std::int32_t>(c));
                 continue;
             }
             for (std::int64_t o = -reach; o <= reach; ++o) {
                 std::int64_t c = key[d] + o;
                 if (periodic_) c = ((c % n) + n) % n;
-                k[d].push_back(c);
+                k[d].push_back(static_cast<std::int32_t>(c));
             }
         }
-        for (std::int64_t z : k[2])
-            for (std::int64_t y : k[1])
-                for (std::int64_t x : k[0]) {
+        for (const std::int32_t z : k[2])
+            for (const std::int32_t y : k[1])
+                for (const std::int32_t x : k[0]) {
                     const CellKey cell{x, y, z};
                     const bool exact = in_dense(cell);
                     for (std::int32_t s = head_[bucket_of(cell)]; s >= 0; s = next_[static_cast<std::size_t>(s)])
@@ -128,7 +131,7 @@ public:
     // chain. Callers must not depend on the visiting order.
     template <class Fn>
     void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
-        std::int64_t k[3][3];
+        std::int32_t k[3][3];
         double shift[3][3];
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
@@ -138,7 +141,7 @@ public:
                 double s = 0.0;
                 if (periodic_ && c < 0) { c += n; s = -period; }
                 if (periodic_ && c >= n) { c -= n; s = period; }
-                k[d][o] = c;
+                k[d][o] = static_cast<std::int32_t>(c);
                 shift[d][o] = s;
             }
         }
@@ -217,7 +220,7 @@ private:
     std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
     std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
     std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
-    std::vector<CellKey> key_;              // per slot: cell (24 B)
+    std::vector<CellKey> key_;              // per slot: cell (12 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
     std::size_t hashed_ = 0;                // balls in hashed buckets
     std::size_t capacity_ = 0;              // balls the grid was configured for

@@ -39,8 +39,10 @@ void World::Impl::reorder() {
     const std::size_t n = balls.size();
     if (n < 2) return;
     detail::CellKey lowest = grid.key(0);
-    for (std::uint32_t s = 1; s < n; ++s)
-        for (int d = 0; d < 3; ++d) lowest[d] = std::min(lowest[d], grid.key(s)[d]);
+    for (std::uint32_t s = 1; s < n; ++s) {
+        const detail::CellKey& k = grid.key(s);
+        lowest = {std::min(lowest.x, k.x), std::min(lowest.y, k.y), std::min(lowest.z, k.z)};
+    }
     // (Morton code, slot): unique keys, so any sort gives the same order.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
