@@ -313,6 +313,36 @@ TEST(Periodic, BallsMeetAcrossTheBoundary) {
     EXPECT_EQ(world.event_counts().ball_ball, 6u);
 }
 
+// Cell coordinates stop at ±2^29 cells (about 5.4e8 here): balls beyond share the outermost cells
+// and still meet on time, also when one crosses into them; a periodic box wider than 2^29 cells per
+// axis gets wider cells.
+TEST(Cells, BallsBeyondTheLastCellMeetOnTime) {
+    World world;
+    const double edge = 536871440.0;  // about 9 cells below the last one
+    world.add_ball({{1e9, 0, 0}, {1, 0, 0}, 0.5, 1.0});
+    world.add_ball({{1e9 + 6, 0, 0}, {-1, 0, 0}, 0.5, 1.0});
+    world.add_ball({{-1e9, 0, 0}, {1, 0, 0}, 0.5, 1.0});
+    world.add_ball({{-1e9 + 8, 0, 0}, {-1, 0, 0}, 0.5, 1.0});
+    world.add_ball({{edge, 0, 0}, {1, 0, 0}, 0.5, 1.0});
+    world.add_ball({{edge + 20, 0, 0}, {-1, 0, 0}, 0.5, 1.0});
+    world.step(10.0);
+    ASSERT_EQ(world.events().size(), 3u);
+    const double expected[3] = {2.5, 3.5, 9.5};  // (gap − 1) / 2
+    for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(world.events()[static_cast<std::size_t>(k)].kind, EventKind::BallBall);
+        EXPECT_NEAR(world.events()[static_cast<std::size_t>(k)].time, expected[k], 1e-6);
+    }
+
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {1e12, 1e12, 1e12}};
+    World huge(def);
+    huge.add_ball({{10, 10, 10}, {1, 0, 0}, 0.5, 1.0});
+    huge.add_ball({{16, 10, 10}, {-1, 0, 0}, 0.5, 1.0});
+    huge.step(3.0);
+    ASSERT_EQ(huge.events().size(), 1u);
+    EXPECT_DOUBLE_EQ(huge.events()[0].time, 2.5);
+}
+
 TEST(Conservation, MillionEventsElasticGas) {
     World world = periodic_gas(1000, 0.3, 1.0, 0);
     const double e0 = world.kinetic_energy();
