@@ -98,9 +98,7 @@ bool EventQueue::new_year(Calendar& c) {
 bool EventQueue::smallest(std::size_t part, std::size_t count, std::vector<Queued>& out) {
     out.clear();
     Calendar& c = calendars_[part];
-    auto queued = [](const Entry& e) {
-        return Queued{e.slot, Pending{e.time, e.other_kind >> 3, static_cast<Kind>(e.other_kind & 7u)}};
-    };
+    auto queued = [](const Entry& e) { return Queued{e.slot, pending(e)}; };
     if (c.front.empty()) advance(c);
     if (c.front.empty()) {  // no finite event in this part
         if (c.head[kNeverList] >= 0) out.push_back(queued(nodes_[static_cast<std::size_t>(c.head[kNeverList])].key));

@@ -71,6 +71,8 @@ public:
     bool empty() const { return nodes_.empty(); }
     std::size_t parts() const { return calendars_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
+    // The key of `slot`: its pending event.
+    Pending event(std::uint32_t slot) const { return pending(nodes_[slot].key); }
     // The slot of the earliest entry (the queue must not be empty).
     std::uint32_t top();
     // An event as the queue holds it: the slot and its key.
@@ -123,6 +125,9 @@ private:
         }
     };
 
+    static Pending pending(const Entry& e) {
+        return {e.time, e.other_kind >> 3, static_cast<Kind>(e.other_kind & 7u)};
+    }
     static Entry entry(std::uint32_t slot, const Pending& e) {
         return {e.time, slot, e.other << 3 | static_cast<std::uint32_t>(e.kind)};
     }

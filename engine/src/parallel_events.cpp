@@ -44,14 +44,14 @@ void World::Impl::plan_regions() {
     regions = static_cast<std::size_t>(slab_count);
 }
 
-void World::Impl::build_queue() {
+void World::Impl::build_queue(const std::vector<Pending>& events) {
     plan_regions();
     std::vector<std::uint32_t> part;
     if (regions > 1) {
         part.resize(balls.size());
         for (std::uint32_t s = 0; s < balls.size(); ++s) part[s] = region_of(grid.key(s));
     }
-    queue.build(pending, part, regions);
+    queue.build(events, part, regions);
 }
 
 std::uint32_t World::Impl::region_of(const CellKey& key) const {
@@ -75,7 +75,7 @@ World::Impl::Touch& World::Impl::touch(std::uint32_t slot, std::uint32_t event) 
         Touch& t = batch_touched[i];
         if (t.slot == slot) return t;
         if (t.slot == ~0u) {
-            t = {slot, event, false};
+            t = {slot, event, false, {}};
             batch_touched_at.push_back(static_cast<std::uint32_t>(i));
             return t;
         }
@@ -198,12 +198,13 @@ bool World::Impl::run_batch(double end) {
             const Candidate& c = *batch_events[k].candidate;
             if (detail::before(earliest, earliest_slot, c.event, c.slot)) break;
             detail::Outcome& out = batch_outcomes[k];
-            compute(c.slot, c.event.time, out);
+            compute(c.slot, c.event, out);
             batch_computed[k] = 1;
             for (int i = 0; i < out.n_requeue; ++i) {
                 const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
-                if (detail::before(pending[slot], slot, earliest, earliest_slot)) {
-                    earliest = pending[slot];
+                const Pending& next = out.next[static_cast<std::size_t>(i)];
+                if (detail::before(next, slot, earliest, earliest_slot)) {
+                    earliest = next;
                     earliest_slot = slot;
                 }
             }
@@ -228,11 +229,14 @@ bool World::Impl::run_batch(double end) {
         record(out);
         for (int i = 0; i < out.n_requeue; ++i) {
             const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
-            if (detail::before(pending[slot], slot, earliest_new, earliest_slot)) {
-                earliest_new = pending[slot];
+            const Pending& next = out.next[static_cast<std::size_t>(i)];
+            if (detail::before(next, slot, earliest_new, earliest_slot)) {
+                earliest_new = next;
                 earliest_slot = slot;
             }
-            touch(slot, 0).requeued = true;
+            Touch& t = touch(slot, 0);
+            t.requeued = true;
+            t.next = next;
         }
     }
     std::size_t undone = 0;
@@ -250,13 +254,13 @@ bool World::Impl::run_batch(double end) {
         const Touch& t = batch_touched[i];
         if (!t.requeued) continue;
         const std::uint32_t part = queue.part_of(t.slot);
-        if (region_of(grid.key(t.slot)) == part) slabs[part].updates.push_back(t.slot);
-        else batch_moves.push_back(t.slot);
+        if (region_of(grid.key(t.slot)) == part) slabs[part].updates.push_back(i);
+        else batch_moves.push_back(i);
     }
     parallel.for_each(regions, [&](std::size_t r) {
-        for (const std::uint32_t s : slabs[r].updates) queue.update(s, pending[s]);
+        for (const std::uint32_t i : slabs[r].updates) queue.update(batch_touched[i].slot, batch_touched[i].next);
     });
-    for (const std::uint32_t s : batch_moves) requeue(s);
+    for (const std::uint32_t i : batch_moves) requeue(batch_touched[i].slot, batch_touched[i].next);
 
     // Batches grow while nearly all of them commits, and shrink when much is undone.
     if (8 * undone > n) batch_size = std::max(kMinBatch, batch_size / 2);

@@ -60,9 +60,9 @@ void World::Impl::reorder() {
     balls.permute(order);
     for (std::uint32_t s = 0; s < n; ++s) slot_of[balls.id[s].index()] = s;
 
-    // Trajectories do not change, so the pending events stay right: they move with their balls
-    // (a partner's slot renumbered), and every ball keeps the cell its crossings have tracked
-    // (recomputing it from the stored position could disagree at a face by rounding).
+    // Trajectories do not change, so the contacts and pending events stay right: they move with
+    // their balls (a partner's slot renumbered), and every ball keeps the cell its crossings have
+    // tracked (recomputing it from the stored position could disagree at a face by rounding).
     std::vector<detail::CellKey> keys(n);
     for (std::size_t s = 0; s < n; ++s) keys[s] = grid.key(order[s]);
     grid.configure(grid.min_width(), def.periodic, n);
@@ -71,18 +71,19 @@ void World::Impl::reorder() {
     if (!events_valid) return;
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
     for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
-    auto move_events = [&](auto& events, auto event_of) {
-        std::remove_reference_t<decltype(events)> moved(n);
-        for (std::size_t s = 0; s < n; ++s) {
-            moved[s] = events[order[s]];
-            detail::Pending& e = event_of(moved[s]);
-            if (e.kind == detail::Kind::BallBall) e.other = slot_now[e.other];
-        }
-        events = std::move(moved);
+    auto renumber = [&](detail::Pending& e) {
+        if (e.kind == detail::Kind::BallBall) e.other = slot_now[e.other];
     };
-    move_events(pending, [](detail::Pending& e) -> detail::Pending& { return e; });
-    move_events(contacts, [](detail::Contact& c) -> detail::Pending& { return c.event; });
-    build_queue();
+    std::vector<detail::Contact> moved(n);
+    std::vector<detail::Pending> events(n);
+    for (std::size_t s = 0; s < n; ++s) {
+        moved[s] = contacts[order[s]];
+        renumber(moved[s].event);
+        events[s] = queue.event(order[s]);
+        renumber(events[s]);
+    }
+    contacts = std::move(moved);
+    build_queue(events);
 }
 
 }  // namespace ballistic

@@ -160,12 +160,12 @@ void World::Impl::ensure_grid() {
 void World::Impl::rebuild_events() {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
-    pending.assign(balls.size(), Pending{});
     contacts.assign(balls.size(), detail::Contact{});
+    std::vector<Pending> events(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) predict(static_cast<std::uint32_t>(s), time);
+        for (std::size_t s = begin; s < end; ++s) events[s] = predict(static_cast<std::uint32_t>(s), time);
     });
-    build_queue();
+    build_queue(events);
     events_valid = true;
 }
 
@@ -184,9 +184,9 @@ void lower(detail::Contact& contact, const Pending& event, std::uint64_t other_c
 }
 }  // namespace
 
-void World::Impl::predict(std::uint32_t i, double now) { predict(i, now, grid.key(i)); }
+Pending World::Impl::predict(std::uint32_t i, double now) { return predict(i, now, grid.key(i)); }
 
-void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
+Pending World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
     detail::Contact contact;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
@@ -205,14 +205,14 @@ void World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
                  Kind::BallCylinder, k);
     }
     predict_balls(i, now, m, key, detail::Grid::kAllNear, contact);
-    pending[i] = earliest(crossing(key, m, now), contact.event);
+    return earliest(crossing(key, m, now), contact.event);
 }
 
-void World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
+Pending World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
     const Motion m = motion(i, now);
     detail::Contact contact = contacts[i];
     predict_balls(i, now, m, key, detail::Grid::layer_beyond(face), contact);
-    pending[i] = earliest(crossing(key, m, now), contact.event);
+    return earliest(crossing(key, m, now), contact.event);
 }
 
 World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
@@ -289,24 +289,23 @@ void World::Impl::run_until(double end) {
     single.undoable = false;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
-        const Pending event = pending[s];
+        const Pending event = queue.event(s);
         if (!(event.time <= end)) break;
         if (batched && run_batch(end)) continue;
-        compute(s, event.time, single);
+        compute(s, event, single);
         commit(single);
     }
 }
 
-void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
+void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome& out) {
     out.clear();
-    const Pending event = pending[s];
+    const double now = event.time;
     switch (event.kind) {
         case Kind::BallBall:
             assert(contacts[s].event.kind == Kind::BallBall && contacts[s].event.other == event.other);
             if (balls.counter[event.other] != contacts[s].other_counter) {
                 save(s, out);  // the partner moved on: lazy invalidation
-                predict(s, now);
-                out.requeue[out.n_requeue++] = s;
+                out.queue(s, predict(s, now));
                 return;
             }
             collide_balls(s, event.other, now, out);
@@ -321,7 +320,7 @@ void World::Impl::compute(std::uint32_t s, double now, detail::Outcome& out) {
 void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
     if (!out.undoable) return;
     out.saved[static_cast<std::size_t>(out.n_saved++)] = {s, balls.position(s), balls.velocity(s), balls.acceleration(s),
-                                                          balls.t[s], balls.counter[s], balls.support[s], pending[s], contacts[s]};
+                                                          balls.t[s], balls.counter[s], balls.support[s], contacts[s]};
 }
 
 void World::Impl::undo(const detail::Outcome& out) {
@@ -334,14 +333,14 @@ void World::Impl::undo(const detail::Outcome& out) {
         balls.t[old.slot] = old.t;
         balls.counter[old.slot] = old.counter;
         balls.support[old.slot] = old.support;
-        pending[old.slot] = old.pending;
         contacts[old.slot] = old.contact;
     }
 }
 
 void World::Impl::commit(const detail::Outcome& out) {
     record(out);
-    for (int k = 0; k < out.n_requeue; ++k) requeue(out.requeue[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < out.n_requeue; ++k)
+        requeue(out.requeue[static_cast<std::size_t>(k)], out.next[static_cast<std::size_t>(k)]);
 }
 
 void World::Impl::record(const detail::Outcome& out) {
@@ -368,11 +367,11 @@ void World::Impl::record(const detail::Outcome& out) {
     step_events.push_back(e);
 }
 
-void World::Impl::requeue(std::uint32_t s) {
-    if (regions == 1) return queue.update(s, pending[s]);
+void World::Impl::requeue(std::uint32_t s, const Pending& event) {
+    if (regions == 1) return queue.update(s, event);
     const std::uint32_t part = region_of(grid.key(s));
-    if (part == queue.part_of(s)) queue.update(s, pending[s]);
-    else queue.update(s, pending[s], part);
+    if (part == queue.part_of(s)) queue.update(s, event);
+    else queue.update(s, event, part);
 }
 
 void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out) {
@@ -383,12 +382,11 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
     out.new_key = grid.across(out.old_key, static_cast<int>(face), shift);
     grid.move(i, out.new_key);
     if (shift == Vec3{}) {
-        predict_entering(i, now, out.new_key, static_cast<int>(face));
+        out.queue(i, predict_entering(i, now, out.new_key, static_cast<int>(face)));
     } else {  // a periodic wrap: the contact was found from the other side of the box
         balls.set_position(i, balls.position(i) + shift);
-        predict(i, now, out.new_key);
+        out.queue(i, predict(i, now, out.new_key));
     }
-    out.requeue[out.n_requeue++] = i;
 }
 
 namespace {
@@ -415,8 +413,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
     const double wi = balls.inv_mass[i], wj = balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
-        predict(i, now);
-        out.requeue[out.n_requeue++] = i;
+        out.queue(i, predict(i, now));
         return;
     }
     const Vec3 n = dp / d;
@@ -431,10 +428,8 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     out.virial = J * d;
     out.overlap = balls.radius[i] + balls.radius[j] - d;
     out.event = {now, EventKind::BallBall, balls.id[i], balls.id[j], 0, balls.position(i) + n * balls.radius[i], n, J};
-    predict(i, now);
-    predict(j, now);
-    out.requeue = {i, j};
-    out.n_requeue = 2;
+    out.queue(i, predict(i, now));
+    out.queue(j, predict(j, now));
 }
 
 void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
@@ -463,8 +458,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         J = mass * (u + s);
         release_supports(i);
     } else {
-        predict(i, now);
-        out.requeue[out.n_requeue++] = i;
+        out.queue(i, predict(i, now));
         return;
     }
     ++balls.counter[i];
@@ -472,8 +466,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
     out.collided = true;
     out.overlap = balls.radius[i] - gap;
     out.event = {now, EventKind::BallPlane, balls.id[i], BallId{}, k, balls.position(i) - n * gap, -n, J};
-    predict(i, now);
-    out.requeue[out.n_requeue++] = i;
+    out.queue(i, predict(i, now));
 }
 
 void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
@@ -488,8 +481,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     const bool pressed = dot(w, across(balls.acceleration(i))) < 0.0;
     const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
     if (!(u + s > 0.0) || !(d > 0.0)) {
-        predict(i, now);
-        out.requeue[out.n_requeue++] = i;
+        out.queue(i, predict(i, now));
         return;
     }
     const Vec3 n = w / d;
@@ -500,8 +492,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     out.collided = true;
     out.overlap = c.radius + balls.radius[i] - d;
     out.event = {now, EventKind::BallCylinder, balls.id[i], BallId{}, k, balls.position(i) - n * (d - c.radius), -n, J};
-    predict(i, now);
-    out.requeue[out.n_requeue++] = i;
+    out.queue(i, predict(i, now));
 }
 
 }  // namespace ballistic

@@ -96,7 +96,7 @@ double World::bytes_per_ball() const {
     const Impl& w = *impl_;
     const std::size_t n = w.balls.size();
     if (n == 0) return 0.0;
-    const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Pending) + sizeof(detail::Contact) +
+    const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
                                  detail::EventQueue::kBytesPerEntry + 2 * sizeof(std::uint32_t);  // handle tables
     return double(per_ball) + double(w.grid.bytes()) / double(n);
 }

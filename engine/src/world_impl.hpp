@@ -81,13 +81,19 @@ struct Outcome {
         double t;
         std::uint64_t counter;
         Supports support;
-        Pending pending;
         Contact contact;
     };
     std::array<Saved, 2> saved{};
     int n_saved = 0;
-    std::array<std::uint32_t, 2> requeue{};  // balls with a new pending event, in update order
+    // Balls with a new pending event and that event, in update order: the queue learns it at the
+    // commit (and never, when undone).
+    std::array<std::uint32_t, 2> requeue{};
+    std::array<Pending, 2> next{};
     int n_requeue = 0;
+    void queue(std::uint32_t slot, const Pending& pending) {
+        requeue[static_cast<std::size_t>(n_requeue)] = slot;
+        next[static_cast<std::size_t>(n_requeue++)] = pending;
+    }
     bool collided = false;
     CollisionEvent event;
     double virial = 0.0;   // J·|Δp| of a ball–ball collision
@@ -134,10 +140,10 @@ struct World::Impl {
     detail::Grid grid;
     bool grid_valid = false;    // every ball is in its cell
     bool events_valid = false;  // every ball has its earliest event queued
-    // Per slot: the ball's next event, the earlier of its next cell crossing and its contact, the
-    // earliest collision found for its current trajectory (simulate.cpp, "Prediction").
-    // A ball–ball pending event is always the contact, which holds the partner's counter.
-    std::vector<detail::Pending> pending;
+    // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
+    // pending event, the earlier of its next cell crossing and its contact, is kept only by the
+    // queue (simulate.cpp, "Prediction"); a ball–ball pending event is always the contact, which
+    // holds the partner's counter.
     std::vector<detail::Contact> contacts;
     detail::EventQueue queue;
 
@@ -158,10 +164,11 @@ struct World::Impl {
     void fit_grid(std::vector<detail::CellKey> keys);  // dense cells where the balls are
     void ensure_grid();  // cells wide enough for the largest ball (invalidates events if rebuilt)
     void rebuild_events();
-    void predict(std::uint32_t slot, double now);
-    void predict(std::uint32_t slot, double now, const detail::CellKey& key);
+    // A ball's new contact, stored, and its new pending event, returned.
+    detail::Pending predict(std::uint32_t slot, double now);
+    detail::Pending predict(std::uint32_t slot, double now, const detail::CellKey& key);
     // After crossing into `key` through `face`: only the balls that came into reach are new.
-    void predict_entering(std::uint32_t slot, double now, const detail::CellKey& key, int face);
+    detail::Pending predict_entering(std::uint32_t slot, double now, const detail::CellKey& key, int face);
     struct Motion {  // a ball at a time
         Vec3 p, v, a;
         double r;
@@ -177,7 +184,7 @@ struct World::Impl {
                        std::uint32_t cells, detail::Contact& contact);
     void run_until(double end);
     bool run_batch(double end);
-    void compute(std::uint32_t slot, double now, detail::Outcome& out);
+    void compute(std::uint32_t slot, const detail::Pending& event, detail::Outcome& out);
     void commit(const detail::Outcome& out);   // record() and requeue() its balls
     void record(const detail::Outcome& out);   // counters, statistics, the event list
     void save(std::uint32_t slot, detail::Outcome& out) const;
@@ -226,13 +233,15 @@ struct World::Impl {
     struct Touch {
         std::uint32_t slot = ~0u, event = 0;
         bool requeued = false;
+        detail::Pending next;  // its new pending event (of the last committed event requeueing it)
     };
     struct Slab {  // one slab's share of a batch
         std::vector<detail::EventQueue::Queued> queued;
         bool more = false;                  // the slab has events after its candidates
         std::vector<Candidate> candidates;
         std::vector<std::uint32_t> events;  // batch indices in order
-        std::vector<std::uint32_t> updates; // slots whose queue entry (in this part) changes
+        std::vector<std::uint32_t> updates; // balls whose queue entry (in this part) changes, as
+                                            // positions in batch_touched
     };
     std::size_t regions = 1;                  // slabs (1: serial processing)
     int region_axis = 0;
@@ -244,18 +253,18 @@ struct World::Impl {
     std::vector<Touch> batch_touched;
     std::vector<std::uint32_t> batch_touched_at;  // its used positions, to clear
     std::vector<char> batch_computed;             // per batch event
-    std::vector<std::uint32_t> batch_moves;       // slots whose queue entry changes part
+    std::vector<std::uint32_t> batch_moves;       // the same for entries changing part
     std::vector<std::size_t> batch_merge_at;      // per slab: next candidate to merge
     std::vector<detail::Outcome> batch_outcomes;
     void plan_regions();  // sets regions, region_axis, region_bounds
-    void build_queue();   // plans the slabs and builds the queue from `pending`
+    void build_queue(const std::vector<detail::Pending>& events);  // plans the slabs, builds the queue
     std::uint32_t region_of(const detail::CellKey& key) const;
     bool near_region_boundary(const detail::CellKey& key) const;
     // Marks `slot` as touched by batch event `event`; returns its entry.
     Touch& touch(std::uint32_t slot, std::uint32_t event);
     void select_candidates(Slab& slab, std::size_t region, std::size_t count);
     // Queues the new event of a ball (in the part of its slab).
-    void requeue(std::uint32_t slot);
+    void requeue(std::uint32_t slot, const detail::Pending& event);
     Vec3 acceleration_for(Supports& supports) const;
     void release_supports(std::uint32_t slot);
     Vec3 along_supports(const Supports& supports, Vec3 v) const;
