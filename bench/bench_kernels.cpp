@@ -280,17 +280,16 @@ void BM_LanesAdvance(benchmark::State& state, const detail::SimdKernels* kernels
     detail::Balls balls;
     for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
         for (std::size_t i = 0; i < kLanes; ++i) column->push_back(draw.uniform(-1.0, 1.0));
-    balls.ax.assign(kLanes, 0.0);
-    balls.ay.assign(kLanes, -kG);
-    balls.az.assign(kLanes, 0.0);
+    balls.rests.reset({0.0, -kG, 0.0});
+    balls.rest.assign(kLanes, detail::Rests::kNone);
+    const std::vector<double> ax(kLanes, 0.0), ay(kLanes, -kG), az(kLanes, 0.0);
     balls.t.assign(kLanes, 0.0);
     double T = 0.0;
     for (auto _ : state) {
         T += 1.0 / 60.0;
         if (kernels) {
-            kernels->advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.ax,
-                              balls.ay, balls.az, balls.t},
-                             T, 0, kLanes);
+            kernels->advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, ax, ay, az, balls.t}, T, 0,
+                             kLanes);
         } else {
             for (std::size_t s = 0; s < kLanes; ++s) balls.advance(s, T);
         }

@@ -567,31 +567,39 @@ TEST_P(Simd, RaySphereClosedForms) {
 }
 
 TEST_P(Simd, AdvanceMatchesBallsAdvance) {
-    Draw draw(51);
-    for (std::size_t n : kCounts) {
-        Balls balls;
+    const double T = 1.25;
+    // The same random balls every call; their accelerations as the kernel's lanes.
+    auto make = [&](std::size_t n, Balls& balls, std::vector<double> (&a)[3]) {
+        Draw draw(51 + n);
+        balls.rests.reset({0, -9.81, 0});
         for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
             for (std::size_t i = 0; i < n; ++i) column->push_back(draw.uniform(-10.0, 10.0));
         for (std::size_t i = 0; i < n; ++i) {
             const bool resting = draw.chance(0.3);
-            balls.ax.push_back(resting ? 0.0 : draw.uniform(-1.0, 1.0));
-            balls.ay.push_back(resting ? -0.0 : -9.81);
-            balls.az.push_back(0.0);
+            const Vec3 acceleration{resting ? 0.0 : draw.uniform(-1.0, 1.0), resting ? -0.0 : -9.81, 0.0};
+            // One entry per ball: any acceleration, like a support set's.
+            balls.rest.push_back(balls.rests.intern({static_cast<std::int32_t>(i), -1, -1}, acceleration));
+            a[0].push_back(acceleration.x);
+            a[1].push_back(acceleration.y);
+            a[2].push_back(acceleration.z);
             balls.t.push_back(draw.uniform(0.0, 1.0));
         }
-        const double T = 1.25;
         // Balls already at T are left alone: −0 positions and velocities must stay −0.
         for (std::size_t i = 0; i < n; i += 4) {
             balls.t[i] = T;
             balls.x[i] = -0.0;
             balls.vy[i] = -0.0;
         }
-        Balls expected = balls;
+    };
+    for (std::size_t n : kCounts) {
+        Balls balls, expected;
+        std::vector<double> a[3], unused[3];
+        make(n, balls, a);
+        make(n, expected, unused);
         const std::size_t begin = n / 5, end = n - n / 7;
         for (std::size_t s = begin; s < end; ++s) expected.advance(s, T);
-        k().advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.ax, balls.ay,
-                     balls.az, balls.t},
-                    T, begin, end);
+        k().advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, a[0], a[1], a[2], balls.t}, T, begin,
+                    end);
         EXPECT_TRUE(same_bits(balls.x, expected.x)) << "n " << n;
         EXPECT_TRUE(same_bits(balls.y, expected.y)) << "n " << n;
         EXPECT_TRUE(same_bits(balls.z, expected.z)) << "n " << n;

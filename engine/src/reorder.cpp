@@ -29,9 +29,9 @@ void detail::Balls::permute(const std::vector<std::uint32_t>& order) {
         auto copy = column;
         for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
     };
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &ax, &ay, &az, &t, &radius, &inv_mass}) gather(*v);
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) gather(*v);
     gather(counter);
-    gather(support);
+    gather(rest);
     gather(id);
 }
 

@@ -82,14 +82,25 @@ Vec3 World::Impl::acceleration_for(Supports& supports) const {
     return a;
 }
 
+std::uint32_t World::Impl::rest_for(Supports& supports) {
+    const Vec3 a = acceleration_for(supports);
+    return balls.rests.intern(supports, a);
+}
+
 void World::Impl::refresh_accelerations() {
-    for (std::uint32_t s = 0; s < balls.size(); ++s) balls.set_acceleration(s, acceleration_for(balls.support[s]));
+    // The same supports under the new gravity: every entry again, then every ball's index.
+    std::vector<detail::Rests::Rest> old(balls.rests.size());
+    for (std::uint32_t k = 0; k < old.size(); ++k) old[k] = balls.rests[k];
+    balls.rests.reset(def.gravity);
+    std::vector<std::uint32_t> now(old.size());
+    for (std::size_t k = 0; k < old.size(); ++k) now[k] = rest_for(old[k].supports);
+    for (std::uint32_t& k : balls.rest) k = now[k];
 }
 
 void World::Impl::release_supports(std::uint32_t s) {
     // After an impulse: a ball given a real normal velocity leaves that plane (moving into it, it
     // meets the plane again at once and settles or bounces); rounding noise is removed.
-    Supports& sup = balls.support[s];
+    Supports sup = balls.supports(s);
     bool changed = false;
     for (auto& k : sup) {
         if (k == detail::kNoSupport) continue;
@@ -100,7 +111,7 @@ void World::Impl::release_supports(std::uint32_t s) {
             changed = true;
         }
     }
-    if (changed) balls.set_acceleration(s, acceleration_for(sup));
+    if (changed) balls.rest[s] = rest_for(sup);
     balls.set_velocity(s, along_supports(sup, balls.velocity(s)));
 }
 
@@ -192,7 +203,7 @@ Pending World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
-    const Supports& sup = balls.support[i];
+    const Supports& sup = balls.supports(i);
     for (std::uint32_t k = 0; k < planes.size(); ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
@@ -249,8 +260,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
                                      balls.vx.data(), balls.vy.data(), balls.vz.data(), balls.radius.data()})
             __builtin_prefetch(column + j);
         __builtin_prefetch(balls.counter.data() + j);
-        if (!shared_acceleration)
-            for (const double* column : {balls.ax.data(), balls.ay.data(), balls.az.data()}) __builtin_prefetch(column + j);
+        if (!shared_acceleration) __builtin_prefetch(balls.rest.data() + j);
     }, cells);
     const std::size_t n = lanes.found.size();
     if (n > 0) {
@@ -319,8 +329,8 @@ void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome
 
 void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
     if (!out.undoable) return;
-    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s, balls.position(s), balls.velocity(s), balls.acceleration(s),
-                                                          balls.t[s], balls.counter[s], balls.support[s], contacts[s]};
+    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,           balls.position(s), balls.velocity(s), balls.t[s],
+                                                          balls.counter[s], balls.rest[s],   contacts[s]};
 }
 
 void World::Impl::undo(const detail::Outcome& out) {
@@ -329,10 +339,9 @@ void World::Impl::undo(const detail::Outcome& out) {
         const detail::Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
         balls.set_position(old.slot, old.position);
         balls.set_velocity(old.slot, old.velocity);
-        balls.set_acceleration(old.slot, old.acceleration);
         balls.t[old.slot] = old.t;
         balls.counter[old.slot] = old.counter;
-        balls.support[old.slot] = old.support;
+        balls.rest[old.slot] = old.rest;
         contacts[old.slot] = old.contact;
     }
 }
@@ -446,10 +455,10 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         // Settle: the ball rests on the plane (and on the planes it already rested on) and
         // slides under the rest of its acceleration. Its velocity loses every component into the
         // supports, a perfectly inelastic contact at a speed below rest_speed.
-        Supports& sup = balls.support[i];
+        Supports sup = balls.supports(i);
         auto free = std::find(sup.begin(), sup.end(), detail::kNoSupport);
         if (free != sup.end()) *free = static_cast<std::int32_t>(k);
-        balls.set_acceleration(i, acceleration_for(sup));
+        balls.rest[i] = rest_for(sup);
         balls.set_velocity(i, along_supports(sup, v - n * dot(v, n)));
         J = mass * u;
     } else if (u > 0.0) {

@@ -62,34 +62,59 @@ void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
 // ---------------------------------------------------------------------------------------------
 // Balls storage
 
-void detail::Balls::push(const BallDef& def, Vec3 acceleration, double time, BallId handle) {
+void detail::Rests::reset(Vec3 gravity) {
+    table_.clear();
+    index_.clear();
+    intern({kNoSupport, kNoSupport, kNoSupport}, gravity);
+}
+
+std::uint32_t detail::Rests::intern(const Supports& supports, Vec3 acceleration) {
+    if (const auto found = index_.find(supports); found != index_.end()) return found->second;
+    const std::lock_guard lock(adding_);
+    if (const auto found = index_.find(supports); found != index_.end()) return found->second;
+    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, acceleration}) - table_.begin());
+    index_.emplace(supports, k);  // published only now that the entry is complete
+    return k;
+}
+
+std::size_t detail::Rests::Hash::operator()(const Supports& s) const {
+    std::uint64_t h = 0;
+    for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ h >> 29);
+}
+
+std::size_t detail::Rests::bytes() const {
+    // An index node holds the key, the value and two links besides.
+    return table_.size() * (sizeof(Rest) + sizeof(Supports) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+}
+
+void detail::Balls::push(const BallDef& def, double time, BallId handle) {
     x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
     vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
-    ax.push_back(acceleration.x); ay.push_back(acceleration.y); az.push_back(acceleration.z);
     t.push_back(time);
     radius.push_back(def.radius);
     inv_mass.push_back(1.0 / def.mass);
     counter.push_back(0);
-    support.push_back({kNoSupport, kNoSupport, kNoSupport});
+    rest.push_back(Rests::kNone);
     id.push_back(handle);
 }
 
 void detail::Balls::move(std::size_t from, std::size_t to) {
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &ax, &ay, &az, &t, &radius, &inv_mass}) (*v)[to] = (*v)[from];
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) (*v)[to] = (*v)[from];
     counter[to] = counter[from];
-    support[to] = support[from];
+    rest[to] = rest[from];
     id[to] = id[from];
 }
 
 void detail::Balls::pop() {
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &ax, &ay, &az, &t, &radius, &inv_mass}) v->pop_back();
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) v->pop_back();
     counter.pop_back();
-    support.pop_back();
+    rest.pop_back();
     id.pop_back();
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 12 * sizeof(double) + sizeof(std::uint64_t) + sizeof(Supports) + sizeof(BallId);
+    return 9 * sizeof(double) + sizeof(std::uint64_t) + sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 double World::bytes_per_ball() const {
@@ -98,7 +123,7 @@ double World::bytes_per_ball() const {
     if (n == 0) return 0.0;
     const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
                                  detail::EventQueue::kBytesPerEntry + 2 * sizeof(std::uint32_t);  // handle tables
-    return double(per_ball) + double(w.grid.bytes()) / double(n);
+    return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,7 +296,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
                    show(defs[k].position) + " " + problem);
         }
         const auto s = static_cast<std::uint32_t>(w.balls.size());
-        w.balls.push(defs[k], w.def.gravity, w.time, BallId{});
+        w.balls.push(defs[k], w.time, BallId{});
         w.grid.insert(s, w.grid.key_of(defs[k].position));
         w.max_radius = std::max(w.max_radius, defs[k].radius);
     }
@@ -338,9 +363,19 @@ void World::step(double dt) {
     w.run_until(end);
     w.time = end;
     Balls& b = w.balls;
-    const detail::MotionLanes lanes{b.x, b.y, b.z, b.vx, b.vy, b.vz, b.ax, b.ay, b.az, b.t};
     w.parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
-        detail::advance_batch_simd(lanes, end, begin, stop);  // the bits of Balls::advance()
+        // The block's accelerations as lanes, then the bits of Balls::advance().
+        thread_local std::vector<double> a[3];
+        const std::size_t count = stop - begin;
+        for (auto& column : a) column.resize(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            const Vec3 ak = b.acceleration(begin + k);
+            a[0][k] = ak.x; a[1][k] = ak.y; a[2][k] = ak.z;
+        }
+        auto part = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
+        const detail::MotionLanes lanes{part(b.x), part(b.y), part(b.z), part(b.vx), part(b.vy), part(b.vz),
+                                        a[0], a[1], a[2], part(b.t)};
+        detail::advance_batch_simd(lanes, end, 0, count);
     });
     if (w.def.periodic) w.temperature_time += temperature() * dt;
 }
