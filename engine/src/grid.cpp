@@ -33,7 +33,6 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
     }
     hashed_ = 0;
     next_.assign(capacity, -1);
-    prev_.assign(capacity, -1);
     key_.assign(capacity, CellKey{});
     capacity_ = capacity;
     // A periodic box small enough gets one bucket per cell, laid out x-fastest: no collisions,
@@ -147,25 +146,25 @@ void Grid::rehash(std::size_t buckets) {
 void Grid::link(std::uint32_t slot, const CellKey& key) {
     const std::size_t b = bucket_of(key);
     key_[slot] = key;
-    prev_[slot] = -1;
     next_[slot] = head_[b];
-    if (head_[b] >= 0) prev_[static_cast<std::size_t>(head_[b])] = static_cast<std::int32_t>(slot);
     head_[b] = static_cast<std::int32_t>(slot);
 }
 
+std::int32_t& Grid::link_to(std::uint32_t slot) {
+    std::int32_t* at = &head_[bucket_of(key_[slot])];
+    while (*at != static_cast<std::int32_t>(slot)) at = &next_[static_cast<std::size_t>(*at)];
+    return *at;
+}
+
 void Grid::unlink(std::uint32_t slot) {
-    const std::int32_t p = prev_[slot], n = next_[slot];
-    if (p >= 0) next_[static_cast<std::size_t>(p)] = n;
-    else head_[bucket_of(key_[slot])] = n;
-    if (n >= 0) prev_[static_cast<std::size_t>(n)] = p;
-    prev_[slot] = next_[slot] = -1;
+    link_to(slot) = next_[slot];
+    next_[slot] = -1;
 }
 
 void Grid::insert(std::uint32_t slot, const CellKey& key) {
     if (slot >= next_.size()) {
         const std::size_t size = std::max<std::size_t>(slot + 1, 2 * next_.size());
         next_.resize(size, -1);
-        prev_.resize(size, -1);
         key_.resize(size);
     }
     if (!in_dense(key)) {
@@ -191,14 +190,10 @@ void Grid::move(std::uint32_t slot, const CellKey& key) {
 }
 
 void Grid::renumber(std::uint32_t from, std::uint32_t to) {
-    const std::int32_t p = prev_[from], n = next_[from];
-    if (p >= 0) next_[static_cast<std::size_t>(p)] = static_cast<std::int32_t>(to);
-    else head_[bucket_of(key_[from])] = static_cast<std::int32_t>(to);
-    if (n >= 0) prev_[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(to);
-    prev_[to] = p;
-    next_[to] = n;
+    link_to(from) = static_cast<std::int32_t>(to);
+    next_[to] = next_[from];
     key_[to] = key_[from];
-    prev_[from] = next_[from] = -1;
+    next_[from] = -1;
 }
 
 }  // namespace ballistic::detail

@@ -1,9 +1,10 @@
 // Ballistic — spatial cells. Every ball lives in one cell at least one largest diameter wide,
 // so a ball can only touch balls of the 27 cells around its own. Cells are buckets holding
-// intrusive doubly-linked lists (O(1) insert, erase and slot renumbering). A periodic box, and the
-// block of cells the balls of any other world occupy (with a margin), get one bucket per cell
-// ("dense" cells: no key comparisons, and distinct cells never share a list); every other cell is
-// hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
+// intrusive singly-linked lists: O(1) insert; erase and slot renumbering walk the ball's list,
+// which costs what one of a prediction's 27 cells does (and saves 4 bytes per ball). A periodic
+// box, and the block of cells the balls of any other world occupy (with a margin), get one bucket
+// per cell ("dense" cells: no key comparisons, and distinct cells never share a list); every other
+// cell is hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
 #pragma once
 
 #include <ballistic/world.hpp>
@@ -104,7 +105,7 @@ public:
     std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
     std::int64_t dense_lo(int d) const { return dense_lo_[d]; }
     std::size_t bytes() const {
-        return head_.size() * sizeof(std::int32_t) + next_.size() * (2 * sizeof(std::int32_t) + sizeof(CellKey));
+        return head_.size() * sizeof(std::int32_t) + next_.size() * (sizeof(std::int32_t) + sizeof(CellKey));
     }
 
     // The 27 cells around a cell, numbered x + 3 y + 9 z by their offsets + 1 along each axis:
@@ -205,6 +206,9 @@ private:
     std::size_t hashed_bucket(const CellKey& key) const;
     std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
     void link(std::uint32_t slot, const CellKey& key);
+    // The list link (a bucket head or a ball's next) that points at `slot`: found by walking its
+    // bucket's list, as short as a prediction's (a ball's cell and a few others at most).
+    std::int32_t& link_to(std::uint32_t slot);
     void unlink(std::uint32_t slot);
     void rehash(std::size_t buckets);
     double dense_limit() const;  // most dense cells: a few per ball
@@ -219,7 +223,7 @@ private:
     std::array<std::int64_t, 3> dense_n_{}; // dense cells per axis
     std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
     std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
-    std::vector<std::int32_t> next_, prev_; // per slot: list links (4 + 4 B)
+    std::vector<std::int32_t> next_;        // per slot: list link (4 B)
     std::vector<CellKey> key_;              // per slot: cell (12 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
     std::size_t hashed_ = 0;                // balls in hashed buckets
