@@ -69,7 +69,13 @@ int main(int argc, char** argv) {
     app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
     CLI11_PARSE(app, argc, argv);
 
-    scenes::Scene scene = build(scene_name, count, packing);
+    scenes::Scene scene;
+    try {  // e.g. more balls than fit at this packing
+        scene = build(scene_name, count, packing);
+    } catch (const ballistic::InvalidArgument& error) {
+        std::cerr << "scaling: " << error.what() << "\n";
+        return 2;
+    }
     scene.world.parallel_events_min_balls = parallel_min_balls;
     std::vector<Run> runs;
     for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
