@@ -93,6 +93,7 @@ public:
     void move(std::uint32_t slot, const CellKey& key);
     void renumber(std::uint32_t from, std::uint32_t to);  // slot `from` now lives at `to`
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
+    void prefetch(std::uint32_t slot) const { __builtin_prefetch(&key_[slot]); }
     // Are this cell and its 26 neighbours dense cells?
     bool dense_near(const CellKey& key) const {
         if (periodic_) return dense_count_ > 0;

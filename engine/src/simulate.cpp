@@ -310,6 +310,9 @@ void World::Impl::run_until(double end) {
 void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome& out) {
     out.clear();
     const double now = event.time;
+    // The predictions read the balls' cells last; their loads start now, beside the state's.
+    grid.prefetch(s);
+    if (event.kind == Kind::BallBall) grid.prefetch(event.other);
     switch (event.kind) {
         case Kind::BallBall:
             assert(contacts[s].event.kind == Kind::BallBall && contacts[s].event.other == event.other);
