@@ -256,9 +256,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
         if (j == i) return;
         lanes.found.push_back({j, shift});
-        for (const double* column : {balls.t.data(), balls.x.data(), balls.y.data(), balls.z.data(),
-                                     balls.vx.data(), balls.vy.data(), balls.vz.data(), balls.radius.data()})
-            __builtin_prefetch(column + j);
+        balls.prefetch_motion(j);
         __builtin_prefetch(balls.counter.data() + j);
         if (!shared_acceleration) __builtin_prefetch(balls.rest.data() + j);
     }, cells);
@@ -325,7 +323,12 @@ void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome
             return;
         case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
         case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
-        case Kind::Crossing: cross_cell(s, event.other, now, out); return;
+        case Kind::Crossing:
+            // Moving the ball between the cell lists comes first: load its state meanwhile.
+            balls.prefetch_motion(s);
+            __builtin_prefetch(&contacts[s]);
+            cross_cell(s, event.other, now, out);
+            return;
         case Kind::None: return;
     }
 }

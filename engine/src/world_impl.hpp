@@ -69,6 +69,10 @@ struct Balls {
     Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
+    // Starts loading what position_at() and velocity_at() read, and the radius.
+    void prefetch_motion(std::size_t s) const {
+        for (const auto* column : {&t, &x, &y, &z, &vx, &vy, &vz, &radius}) __builtin_prefetch(column->data() + s);
+    }
     void set_position(std::size_t s, Vec3 p) { x[s] = p.x; y[s] = p.y; z[s] = p.z; }
     void set_velocity(std::size_t s, Vec3 v) { vx[s] = v.x; vy[s] = v.y; vz[s] = v.z; }
     // State at world time T. advance() stores exactly these values, which keeps predictions and
