@@ -332,6 +332,12 @@ TEST(Cells, BallsBeyondTheLastCellMeetOnTime) {
         EXPECT_EQ(world.events()[static_cast<std::size_t>(k)].kind, EventKind::BallBall);
         EXPECT_NEAR(world.events()[static_cast<std::size_t>(k)].time, expected[k], 1e-6);
     }
+    // A ray along a diagonal out there: the cell walk must not leave the outermost cells.
+    const BallId far = world.add_ball({{1e9 + 100, 100, 0}, {}, 0.5, 1.0});
+    const auto hit = world.ray_cast({{1e9, 0, 0}, {1, 1, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->ball, far);
+    EXPECT_NEAR(hit->distance, 100 - 0.5 / std::sqrt(2.0), 1e-5);  // in units of the direction
 
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {1e12, 1e12, 1e12}};

@@ -85,7 +85,9 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
     }
     auto boundary = [&](int a) {
         const double da = axis(d, a);
-        if (step[a] == 0) return std::numeric_limits<double>::infinity();
+        // The outermost cells have no face beyond them: along that axis the walk stays in them.
+        if (step[a] == 0 || !grid.has_face(key, 2 * a + (step[a] > 0 ? 1 : 0)))
+            return std::numeric_limits<double>::infinity();
         const std::int64_t k = key[a] + (step[a] > 0 ? 1 : 0);
         return (grid.bound(a, k) - axis(o, a)) / da;
     };
