@@ -70,21 +70,21 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     scenes::Scene scene;
-    try {  // e.g. more balls than fit at this packing
+    std::vector<Run> runs;
+    try {  // a scene the engine rejects: more balls than fit, a box narrower than three cells...
         scene = build(scene_name, count, packing);
+        scene.world.parallel_events_min_balls = parallel_min_balls;
+        for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
+        for (int r = 1; r < repeat; ++r)
+            for (Run& best : runs) {
+                const Run again = measure(scene, best.threads, steps);
+                best.repeatable = best.repeatable && again.hash == best.hash;
+                if (again.seconds < best.seconds) best.seconds = again.seconds;
+            }
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
     }
-    scene.world.parallel_events_min_balls = parallel_min_balls;
-    std::vector<Run> runs;
-    for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
-    for (int r = 1; r < repeat; ++r)
-        for (Run& best : runs) {
-            const Run again = measure(scene, best.threads, steps);
-            best.repeatable = best.repeatable && again.hash == best.hash;
-            if (again.seconds < best.seconds) best.seconds = again.seconds;
-        }
 
     std::ofstream csv(csv_path);
     if (!csv) {

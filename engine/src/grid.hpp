@@ -1,10 +1,10 @@
 // Ballistic — spatial cells. Every ball lives in one cell at least one largest diameter wide,
 // so a ball can only touch balls of the 27 cells around its own. Cells are buckets holding
-// intrusive singly-linked lists: O(1) insert; erase and slot renumbering walk the ball's list,
-// which costs what one of a prediction's 27 cells does (and saves 4 bytes per ball). A periodic
-// box, and the block of cells the balls of any other world occupy (with a margin), get one bucket
-// per cell ("dense" cells: no key comparisons, and distinct cells never share a list); every other
-// cell is hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
+// intrusive singly-linked lists: O(1) insert; erase and slot renumbering walk the ball's bucket
+// list, which predictions walk anyway (and this saves 4 bytes per ball). A periodic box, and the
+// block of cells the balls of any other world occupy (with a margin), get one bucket per cell
+// ("dense" cells: no key comparisons, and distinct cells never share a list); every other cell is
+// hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
 #pragma once
 
 #include <ballistic/world.hpp>

@@ -212,7 +212,7 @@ struct World::Impl {
     };
     Motion motion(std::uint32_t slot, double now) const;
     // Without planes or without gravity no ball ever rests on a plane, so every ball's
-    // acceleration is the world's gravity, bit for bit: the acceleration columns need not be read.
+    // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
     bool shared_gravity() const { return planes.empty() || def.gravity == Vec3{}; }
     detail::Pending crossing(const detail::CellKey& key, const Motion& m, double now) const;
     // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)

@@ -67,7 +67,7 @@ struct WorldDef {
     // Worlds with at least this many balls (and more than one thread) process their events in
     // parallel batches (engine/README.md); smaller ones process them serially, because a batch's
     // bookkeeping and hand-overs between threads cost more than a small world's batch saves (on
-    // two cores: 0.65–0.7× at 10⁵ balls, about 1× at 3·10⁵, 1.1–1.2× at 5·10⁵). The other
+    // two cores: 0.65–0.7× at 10⁵ balls, 0.86–1.03× at 3·10⁵, 1.1–1.2× at 5·10⁵). The other
     // parallel phases (end of step, measurements, ray batches) run at any size. Results are
     // bit-identical for every value.
     std::size_t parallel_events_min_balls = 500000;
@@ -214,7 +214,9 @@ public:
     // time (x, y, z, vx, vy, vz; each value's 8 bytes from least significant).
     std::uint64_t state_hash() const;
     void reset_measurements();
-    // Memory of the simulation state per ball: storage, pending events, queue, cells, handles.
+    // Memory of the simulation state per ball: storage, contacts, event queue, cells, handles and
+    // the table of support sets (which keeps the entries of events a parallel batch undid, so
+    // this may differ slightly between thread counts; the simulation does not).
     double bytes_per_ball() const;
 
     // Nearest hit along the ray, exact (the ray–sphere test of the picking article).
