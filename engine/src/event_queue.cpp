@@ -30,6 +30,10 @@ std::uint32_t EventQueue::top() {
     const Entry* best = nullptr;
     std::int32_t idle = -1;  // a slot without an event, when no part has one
     for (Calendar& c : calendars_) {
+        if (c.warm >= 0) {
+            c.warm = nodes_[static_cast<std::size_t>(c.warm)].next;
+            if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
+        }
         if (c.front.empty()) advance(c);
         if (!c.front.empty()) {
             if (!best || less(c.front.front(), *best)) best = &c.front.front();
@@ -57,6 +61,10 @@ void EventQueue::pull(Calendar& c) {
         s = next;
     }
     head = -1;
+    if (c.current + 1 < c.year_end) {
+        c.warm = c.head[static_cast<std::size_t>(kFirstBucket + ((c.current + 1) & c.mask))];
+        if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
+    }
 }
 
 bool EventQueue::new_year(Calendar& c) {

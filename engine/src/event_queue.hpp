@@ -117,6 +117,10 @@ private:
         std::vector<Entry> sorted;            // scratch of smallest()
         std::vector<std::uint32_t> spread;    // scratch of new_year()
         std::vector<double> times;            // scratch of new_year()
+        // A node of the next bucket, walked one step per top() so that the next pull() finds the
+        // bucket's nodes in cache (its list is one dependent cache miss per entry otherwise). Only
+        // a hint: it may have moved to another list since, then that list is warmed instead.
+        std::int32_t warm = -1;
         // Monotone in t: an earlier time never lands in a later bucket, equal times share one.
         std::int64_t bucket_of(double t) const {
             if (t < origin) return -1;
