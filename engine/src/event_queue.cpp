@@ -29,11 +29,9 @@ void EventQueue::build(const std::vector<Pending>& events, const std::vector<std
 std::uint32_t EventQueue::top() {
     const Entry* best = nullptr;
     std::int32_t idle = -1;  // a slot without an event, when no part has one
-    for (Calendar& c : calendars_) {
-        if (c.warm >= 0) {
-            c.warm = nodes_[static_cast<std::size_t>(c.warm)].next;
-            if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
-        }
+    for (std::size_t part = 0; part < calendars_.size(); ++part) {
+        warm(part);
+        Calendar& c = calendars_[part];
         if (c.front.empty()) advance(c);
         if (!c.front.empty()) {
             if (!best || less(c.front.front(), *best)) best = &c.front.front();
@@ -61,10 +59,20 @@ void EventQueue::pull(Calendar& c) {
         s = next;
     }
     head = -1;
-    if (c.current + 1 < c.year_end) {
-        c.warm = c.head[static_cast<std::size_t>(kFirstBucket + ((c.current + 1) & c.mask))];
-        if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
+}
+
+void EventQueue::warm(std::size_t part) {
+    Calendar& c = calendars_[part];
+    if (c.warm >= 0) {
+        c.warm = nodes_[static_cast<std::size_t>(c.warm)].next;
+    } else {
+        // The next bucket not yet walked, unless the walk is far enough ahead.
+        const std::int64_t b = std::max(c.warm_bucket, c.current) + 1;
+        if (b >= std::min(c.year_end, c.current + 1 + kWarmBuckets)) return;
+        c.warm_bucket = b;
+        c.warm = c.head[static_cast<std::size_t>(kFirstBucket + (b & c.mask))];
     }
+    if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
 }
 
 bool EventQueue::new_year(Calendar& c) {
@@ -95,6 +103,8 @@ bool EventQueue::new_year(Calendar& c) {
     c.origin = first;
     c.inv_width = 1.0 / width;
     c.current = -1;
+    c.warm = -1;
+    c.warm_bucket = -1;
     c.year_end = static_cast<std::int64_t>(buckets);
     c.mask = static_cast<std::int64_t>(buckets) - 1;
     c.head.resize(kFirstBucket + buckets);

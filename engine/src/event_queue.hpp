@@ -73,8 +73,13 @@ public:
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The key of `slot`: its pending event.
     Pending event(std::uint32_t slot) const { return pending(nodes_[slot].key); }
-    // The slot of the earliest entry (the queue must not be empty).
+    // The slot of the earliest entry (the queue must not be empty). Also warm()s every part.
     std::uint32_t top();
+    // One step of the walk that brings the next buckets' nodes of `part` into cache, up to
+    // kWarmBuckets ahead. It reads nodes and moves the part's own cursor only: a part's task may
+    // call it while other parts are used.
+    void warm(std::size_t part);
+    static constexpr std::int64_t kWarmBuckets = 16;
     // An event as the queue holds it: the slot and its key.
     struct Queued {
         std::uint32_t slot;
@@ -117,10 +122,12 @@ private:
         std::vector<Entry> sorted;            // scratch of smallest()
         std::vector<std::uint32_t> spread;    // scratch of new_year()
         std::vector<double> times;            // scratch of new_year()
-        // A node of the next bucket, walked one step per top() so that the next pull() finds the
-        // bucket's nodes in cache (its list is one dependent cache miss per entry otherwise). Only
-        // a hint: it may have moved to another list since, then that list is warmed instead.
-        std::int32_t warm = -1;
+        // The lists of the buckets after `current` are walked one node per warm() call ahead of
+        // their move into the front, so that the move finds their nodes in cache (each list is one
+        // dependent cache miss per entry otherwise). Only a hint: a node that moved to another
+        // list meanwhile just warms that list.
+        std::int32_t warm = -1;          // the node reached
+        std::int64_t warm_bucket = -1;   // the bucket whose list it started in
         // Monotone in t: an earlier time never lands in a later bucket, equal times share one.
         std::int64_t bucket_of(double t) const {
             if (t < origin) return -1;

@@ -199,6 +199,7 @@ bool World::Impl::run_batch(double end) {
             if (detail::before(earliest, earliest_slot, c.event, c.slot)) break;
             detail::Outcome& out = batch_outcomes[k];
             compute(c.slot, c.event, out);
+            queue.warm(r);  // the next take moves the next buckets of this part into its front
             batch_computed[k] = 1;
             for (int i = 0; i < out.n_requeue; ++i) {
                 const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
