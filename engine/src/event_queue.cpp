@@ -64,7 +64,9 @@ void EventQueue::pull(Calendar& c) {
 void EventQueue::warm(std::size_t part) {
     Calendar& c = calendars_[part];
     if (c.warm >= 0) {
-        c.warm = nodes_[static_cast<std::size_t>(c.warm)].next;
+        // A node pulled into the front meanwhile links heap positions, not a list: stop there.
+        const Node& node = nodes_[static_cast<std::size_t>(c.warm)];
+        c.warm = node.where >= kFirstBucket ? node.next : -1;
     } else {
         // The next bucket not yet walked, unless the walk is far enough ahead.
         const std::int64_t b = std::max(c.warm_bucket, c.current) + 1;
