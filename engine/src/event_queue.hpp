@@ -125,7 +125,7 @@ private:
         // The lists of the buckets after `current` are walked one node per warm() call ahead of
         // their move into the front, so that the move finds their nodes in cache (each list is one
         // dependent cache miss per entry otherwise). Only a hint: a node that moved to another
-        // list meanwhile just warms that list.
+        // bucket meanwhile just warms that list; one pulled into the front ends the walk there.
         std::int32_t warm = -1;          // the node reached
         std::int64_t warm_bucket = -1;   // the bucket whose list it started in
         // Monotone in t: an earlier time never lands in a later bucket, equal times share one.

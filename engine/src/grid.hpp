@@ -208,7 +208,8 @@ private:
     std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
     void link(std::uint32_t slot, const CellKey& key);
     // The list link (a bucket head or a ball's next) that points at `slot`: found by walking its
-    // bucket's list, as short as a prediction's (a ball's cell and a few others at most).
+    // bucket's list (the balls of its cell; of a few cells in a shared hashed bucket; of every
+    // ball out there in the outermost cells), which predictions walk anyway.
     std::int32_t& link_to(std::uint32_t slot);
     void unlink(std::uint32_t slot);
     void rehash(std::size_t buckets);
