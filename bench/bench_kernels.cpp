@@ -16,8 +16,10 @@
 
 #include <ballistic/vec3.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -183,6 +185,30 @@ void BM_LanesBallBall(benchmark::State& state, const detail::SimdKernels* kernel
     state.counters["hit_frac"] = hit_fraction(out);
 }
 
+// One ball against neighbours gathered from the balls' columns (what a prediction runs when all
+// balls share one acceleration): the PairData pairs as 1024 balls around a mover at rest at the
+// origin, the lanes naming them in a shuffled order. The scalar reference gathers lane by lane.
+void BM_LanesNeighbours(benchmark::State& state, const detail::SimdKernels* kernels, std::size_t count) {
+    const PairData data;
+    const double now = 0.5;
+    const std::vector<double> t(kLanes, now), radius(kLanes, 0.5), no_shift(kLanes, 0.0);
+    std::vector<std::uint32_t> slot(kLanes);
+    for (std::size_t i = 0; i < kLanes; ++i) slot[i] = static_cast<std::uint32_t>(i);
+    std::shuffle(slot.begin(), slot.end(), std::mt19937_64(6));
+    const detail::NeighbourLanes lanes{data.dpx, data.dpy, data.dpz, data.dvx, data.dvy, data.dvz, t, radius,
+                                       slot,     no_shift, no_shift, no_shift};
+    const detail::Mover self{{}, {}, {0.0, -kG, 0.0}, 0.5, now};
+    std::vector<double> out(count);
+    for (auto _ : state) {
+        if (kernels) kernels->neighbours(self, lanes, kHorizon, out);
+        else detail::toi_neighbours_batch(self, lanes, kHorizon, out);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_rate(state, count);
+    state.counters["hit_frac"] = hit_fraction(out);
+}
+
 // The BM_ToiBallPlane balls as gap coefficients (ball_plane_gap()); the scalar side solves them
 // with first_closing_quadratic(), as toi_ball_plane() does after forming them.
 void BM_LanesBallPlane(benchmark::State& state, const detail::SimdKernels* kernels, bool gravity) {
@@ -309,6 +335,9 @@ const bool kLanesRegistered = [] {
     for (const auto& [name, kernels] : variants) {
         benchmark::RegisterBenchmark(("BM_Lanes/ball_ball/" + name).c_str(), BM_LanesBallBall, kernels, kLanes);
         benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_24/" + name).c_str(), BM_LanesBallBall, kernels,
+                                     std::size_t{24});
+        benchmark::RegisterBenchmark(("BM_Lanes/neighbours/" + name).c_str(), BM_LanesNeighbours, kernels, kLanes);
+        benchmark::RegisterBenchmark(("BM_Lanes/neighbours_24/" + name).c_str(), BM_LanesNeighbours, kernels,
                                      std::size_t{24});
         benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:0/" + name).c_str(), BM_LanesBallPlane,
                                      kernels, false);

@@ -140,6 +140,77 @@ void push_pair_grazing(Pairs& p, Draw& draw, std::size_t n) {
     }
 }
 
+// ---- one ball against its neighbours ----------------------------------------------------------
+
+// A moving ball and the balls around it (Balls' columns), with lanes naming some of them: slots
+// repeated, out of order, seen through periodic image shifts.
+struct Neighbourhood {
+    Balls balls;
+    Mover self{};
+    std::vector<std::uint32_t> slot;
+    std::vector<double> sx, sy, sz;
+
+    void add_ball(Vec3 p, Vec3 v, double t, double radius) {
+        balls.x.push_back(p.x), balls.y.push_back(p.y), balls.z.push_back(p.z);
+        balls.vx.push_back(v.x), balls.vy.push_back(v.y), balls.vz.push_back(v.z);
+        balls.t.push_back(t);
+        balls.radius.push_back(radius);
+    }
+    void add_lane(std::size_t j, Vec3 shift) {
+        slot.push_back(static_cast<std::uint32_t>(j));
+        sx.push_back(shift.x), sy.push_back(shift.y), sz.push_back(shift.z);
+    }
+    NeighbourLanes lanes() const {
+        return {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t, balls.radius, slot, sx, sy, sz};
+    }
+    std::vector<double> scalar(double horizon) const {
+        std::vector<double> out(slot.size());
+        toi_neighbours_batch(self, lanes(), horizon, out);
+        return out;
+    }
+    // What the event loop formed itself before the kernel gathered: the balls' own state at
+    // `now`, the differences, toi_ball_ball().
+    std::vector<double> engine(double horizon) const {
+        std::vector<double> out(slot.size());
+        for (std::size_t k = 0; k < out.size(); ++k) {
+            const std::size_t j = slot[k];
+            out[k] = toi_ball_ball((balls.position_at(j, self.now, self.a) - self.p) + Vec3{sx[k], sy[k], sz[k]},
+                                   balls.velocity_at(j, self.now, self.a) - self.v, self.a - self.a,
+                                   self.r + balls.radius[j], horizon);
+        }
+        return out;
+    }
+};
+
+// n lanes over a population of about n / 2 balls, the mover at the origin, under `gravity`; the
+// first balls are the special cases (touching and approaching or separating, zero relative
+// velocity, grazing, a ball last moved at `now` itself).
+void fill_neighbourhood(Neighbourhood& h, Draw& draw, std::size_t n, Vec3 gravity) {
+    const double now = 2.5;
+    h.self = {{0.0, 0.0, 0.0}, {1.0, -0.5, 0.0}, gravity, 0.5, now};
+    // Special balls, given at time `now` (τ = 0 leaves their state exactly as written).
+    h.add_ball({1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);    // touching, approaching: now
+    h.add_ball({-1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);   // touching, separating: never
+    h.add_ball({3.0, 0.0, 0.0}, {1.0, -0.5, 0.0}, now, 0.5);   // zero relative velocity
+    h.add_ball({3.0, 1.0, 0.0}, {0.0, -0.5, 0.0}, now, 0.5);   // grazing: a double root at τ = 3
+    h.add_ball({0.0, 0.0, 4.0}, {1.0, -0.5, -2.0}, now, 1.5);  // head-on from above, t = 1
+    const std::size_t special = h.balls.x.size();
+    for (std::size_t k = special; k < std::max<std::size_t>(n / 2, special + 1); ++k) {
+        const double t = draw.chance(0.2) ? now : draw.uniform(0.0, now);
+        h.add_ball(draw.cube(3.0), draw.cube(2.0), t, draw.uniform(0.2, 1.0));
+    }
+    const std::size_t balls = h.balls.x.size();
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t j = k < special ? k : draw.below(balls);
+        Vec3 shift{};
+        if (k >= special && draw.chance(0.3)) {
+            const double period = draw.chance(0.5) ? 8.0 : -8.0;
+            (draw.chance(0.5) ? shift.x : (draw.chance(0.5) ? shift.y : shift.z)) = period;
+        }
+        h.add_lane(j, shift);
+    }
+}
+
 // ---- ball–cylinder lanes ----------------------------------------------------------------------
 
 struct CylinderCase {
@@ -376,6 +447,55 @@ TEST_P(Simd, BallBallWritesOnlyItsOutput) {
     k().ball_ball(pairs.lanes(), 5.0, std::span<double>(out).first(37));
     const std::vector<double> expected = pairs.scalar(5.0);
     for (std::size_t i = 0; i < 37; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+    for (std::size_t i = 37; i < 43; ++i) EXPECT_EQ(out[i], -7.0) << i;
+}
+
+TEST_P(Simd, NeighboursMatchTheScalarGatherAllLaneCounts) {
+    Draw draw(15);
+    Tally tally;
+    for (const Vec3 gravity : {Vec3{0.0, -9.81, 0.0}, Vec3{}, Vec3{0.3, -0.0, 2.0}}) {
+        for (std::size_t n : kCounts) {
+            Neighbourhood h;
+            fill_neighbourhood(h, draw, n, gravity);
+            for (double horizon : kHorizons) {
+                std::vector<double> out(n, -7.0);
+                k().neighbours(h.self, h.lanes(), horizon, out);
+                const std::vector<double> scalar = h.scalar(horizon);
+                EXPECT_TRUE(same_bits(out, scalar)) << "n " << n << " horizon " << horizon;
+                EXPECT_TRUE(same_bits(scalar, h.engine(horizon))) << "n " << n << " horizon " << horizon;
+                tally.add(out);
+            }
+        }
+    }
+    EXPECT_GT(tally.now, 100);
+    EXPECT_GT(tally.later, 100);
+    EXPECT_GT(tally.never, 100);
+}
+
+TEST_P(Simd, NeighboursSpecialCases) {
+    Draw draw(16);
+    Neighbourhood h;
+    fill_neighbourhood(h, draw, 5, {});
+    std::vector<double> out(5);
+    k().neighbours(h.self, h.lanes(), kNever, out);
+    EXPECT_EQ(out[0], 0.0);     // touching, approaching
+    EXPECT_EQ(out[1], kNever);  // touching, separating
+    EXPECT_EQ(out[2], kNever);  // zero relative velocity
+    EXPECT_EQ(out[4], 1.0);     // head-on: gap 4 − 2 closing at 2
+    EXPECT_TRUE(same_bits(out, h.scalar(kNever)));
+    k().neighbours(h.self, h.lanes(), std::nextafter(1.0, 0.0), out);
+    EXPECT_EQ(out[4], kNever);  // cut by the horizon
+}
+
+TEST_P(Simd, NeighboursWritesOnlyItsOutput) {
+    Draw draw(17);
+    Neighbourhood h;
+    fill_neighbourhood(h, draw, 40, {0.0, -9.81, 0.0});
+    std::vector<double> out(43, -7.0);
+    k().neighbours(h.self, h.lanes(), 5.0, std::span<double>(out).first(37));
+    const std::vector<double> expected = h.scalar(5.0);
+    for (std::size_t i = 0; i < 37; ++i) EXPECT_EQ(std::bit_cast<std::uint64_t>(out[i]),
+                                                   std::bit_cast<std::uint64_t>(expected[i])) << i;
     for (std::size_t i = 37; i < 43; ++i) EXPECT_EQ(out[i], -7.0) << i;
 }
 
@@ -628,4 +748,8 @@ TEST(SimdEntryPoints, SameAsTheChosenKernels) {
         gaps.push(special_coefficient(draw), special_coefficient(draw), special_coefficient(draw));
     toi_ball_plane_batch_simd(gaps.lanes(), 4.0, a);
     EXPECT_TRUE(same_bits(a, gaps.scalar(4.0)));
+    Neighbourhood h;
+    fill_neighbourhood(h, draw, 101, {0.0, -9.81, 0.0});
+    toi_neighbours_batch_simd(h.self, h.lanes(), 4.0, a);
+    EXPECT_TRUE(same_bits(a, h.scalar(4.0)));
 }

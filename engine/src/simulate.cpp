@@ -24,14 +24,24 @@ bool earlier(const Pending& a, const Pending& b) {
     return a.other < b.other;
 }
 
-// Per-thread scratch: the neighbours of one ball, then their relative state as lanes.
+// Per-thread scratch: the neighbours of one ball (slots and image shifts), then, when the balls'
+// accelerations differ, their relative state as lanes.
 struct PairScratch {
-    struct Found {
-        std::uint32_t slot;
-        Vec3 shift;
-    };
-    std::vector<Found> found;
+    std::vector<std::uint32_t> slot;
+    std::vector<double> sx, sy, sz;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
+    void clear() {
+        slot.clear();
+        sx.clear();
+        sy.clear();
+        sz.clear();
+    }
+    void push(std::uint32_t j, Vec3 shift) {
+        slot.push_back(j);
+        sx.push_back(shift.x);
+        sy.push_back(shift.y);
+        sz.push_back(shift.z);
+    }
     void reserve(std::size_t n) {  // room for n lanes; the kernels are given their count
         if (out.size() >= n) return;
         for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out}) v->resize(2 * n);
@@ -248,36 +258,48 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
 void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
                                 detail::Contact& contact) {
     const auto [p, v, a, r] = m;
-    // Two passes: find the neighbours and prefetch their state, then gather it into lanes.
+    // Two passes: find the neighbours and prefetch their state, then gather it into lanes (the
+    // SIMD kernel gathers for itself when every ball falls with the same acceleration).
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
     const bool shared_acceleration = shared_gravity();
     thread_local PairScratch lanes;
-    lanes.found.clear();
+    lanes.clear();
     grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
         if (j == i) return;
-        lanes.found.push_back({j, shift});
+        lanes.push(j, shift);
         balls.prefetch_motion(j);
         __builtin_prefetch(balls.counter.data() + j);
         if (!shared_acceleration) __builtin_prefetch(balls.rest.data() + j);
     }, cells);
-    const std::size_t n = lanes.found.size();
-    if (n > 0) {
-        lanes.reserve(n);
+    const std::size_t n = lanes.slot.size();
+    if (n == 0) {
+        contacts[i] = contact;
+        return;
+    }
+    lanes.reserve(n);
+    const double horizon = contact.event.time - now;
+    const std::span out = std::span(lanes.out).first(n);
+    if (shared_acceleration) {
+        detail::toi_neighbours_batch_simd({p, v, a, r, now},
+                                          {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t,
+                                           balls.radius, lanes.slot, lanes.sx, lanes.sy, lanes.sz},
+                                          horizon, out);
+    } else {
         for (std::size_t k = 0; k < n; ++k) {
-            const auto [j, shift] = lanes.found[k];
-            const Vec3 aj = shared_acceleration ? a : balls.acceleration(j);
+            const std::size_t j = lanes.slot[k];
+            const Vec3 aj = balls.acceleration(j);
             // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-            lanes.set(k, (balls.position_at(j, now, aj) - p) + shift, balls.velocity_at(j, now, aj) - v, aj - a,
-                      r + balls.radius[j]);
+            lanes.set(k, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
+                      balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
         }
         detail::toi_ball_ball_batch_simd({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
-                                     lanes.dax, lanes.day, lanes.daz, lanes.sigma},
-                                    contact.event.time - now, std::span(lanes.out).first(n));
-        for (std::size_t k = 0; k < n; ++k) {
-            if (lanes.out[k] == kNever) continue;
-            const std::uint32_t j = lanes.found[k].slot;
-            lower(contact, {now + lanes.out[k], j, Kind::BallBall}, balls.counter[j]);
-        }
+                                          lanes.dax, lanes.day, lanes.daz, lanes.sigma},
+                                         horizon, out);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        if (out[k] == kNever) continue;
+        const std::uint32_t j = lanes.slot[k];
+        lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
     }
     contacts[i] = contact;
 }

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <span>
 
@@ -62,5 +63,21 @@ struct PairLanes {
     std::span<const double> sigma;          // radius sums
 };
 void toi_ball_ball_batch(const PairLanes& lanes, double horizon, std::span<double> out);
+
+// One ball against its neighbours when every ball has the same acceleration `a`, so that no pair
+// has a relative one: lane k is the ball in `slot[k]` of the balls' columns, brought to time `now`
+// as Balls::position_at() and velocity_at() do, and seen through the periodic image shift of the
+// lane. Per lane: toi_ball_ball() of the pair, its differences formed as the event loop forms
+// them ((other − self) + shift). The SIMD version gathers the columns into lanes itself.
+struct Mover {  // the ball predicted, at time `now`
+    Vec3 p, v, a;
+    double r, now;
+};
+struct NeighbourLanes {
+    std::span<const double> x, y, z, vx, vy, vz, t, radius;  // every ball's state (Balls' columns)
+    std::span<const std::uint32_t> slot;                     // one neighbour per lane
+    std::span<const double> sx, sy, sz;                      // its image shift
+};
+void toi_neighbours_batch(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out);
 
 }  // namespace ballistic::detail

@@ -66,6 +66,17 @@ void SimdKernels::ball_ball(const PairLanes& l, double horizon, std::span<double
     table_->ball_ball(p, out.size(), horizon, out.data());
 }
 
+void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) const {
+    assert(l.slot.size() >= out.size() && l.sx.size() >= out.size() && l.sy.size() >= out.size() &&
+           l.sz.size() >= out.size());
+    const MoverState m{self.p.x, self.p.y, self.p.z, self.v.x, self.v.y, self.v.z,
+                       self.a.x, self.a.y, self.a.z, self.r,   self.now};
+    const NeighbourPointers p{l.x.data(),  l.y.data(), l.z.data(),      l.vx.data(),   l.vy.data(),
+                              l.vz.data(), l.t.data(), l.radius.data(), l.slot.data(), l.sx.data(),
+                              l.sy.data(), l.sz.data()};
+    table_->neighbours(m, p, out.size(), horizon, out.data());
+}
+
 void SimdKernels::ball_plane(const PlaneLanes& l, double horizon, std::span<double> out) const {
     assert(l.c0.size() >= out.size() && l.c1.size() >= out.size() && l.c2.size() >= out.size());
     table_->ball_plane({l.c0.data(), l.c1.data(), l.c2.data()}, out.size(), horizon, out.data());

@@ -68,6 +68,8 @@ public:
 
     // toi_ball_ball_batch(): lanes with da = 0 in SIMD, the others through toi_ball_ball().
     void ball_ball(const PairLanes& lanes, double horizon, std::span<double> out) const;
+    // toi_neighbours_batch(): gathers each lane's ball from the columns, then as ball_ball().
+    void neighbours(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out) const;
     // first_closing_quadratic() per lane (ball–plane gaps, cell faces).
     void ball_plane(const PlaneLanes& lanes, double horizon, std::span<double> out) const;
     // toi_ball_cylinder(): quadratic lanes (no acceleration across the axis) in SIMD, quartic
@@ -92,6 +94,10 @@ const SimdKernels* simd_kernels_for(std::string_view name);
 
 inline void toi_ball_ball_batch_simd(const PairLanes& lanes, double horizon, std::span<double> out) {
     simd_kernels().ball_ball(lanes, horizon, out);
+}
+inline void toi_neighbours_batch_simd(const Mover& self, const NeighbourLanes& lanes, double horizon,
+                                      std::span<double> out) {
+    simd_kernels().neighbours(self, lanes, horizon, out);
 }
 inline void toi_ball_plane_batch_simd(const PlaneLanes& lanes, double horizon, std::span<double> out) {
     simd_kernels().ball_plane(lanes, horizon, out);

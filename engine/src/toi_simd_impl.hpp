@@ -15,6 +15,8 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 
 namespace ballistic::detail {
 
@@ -33,6 +35,14 @@ struct CylinderPointers {
 struct SpherePointers {
     const double *cx, *cy, *cz, *radius;
 };
+struct NeighbourPointers {
+    const double *x, *y, *z, *vx, *vy, *vz, *t, *radius;
+    const std::uint32_t* slot;
+    const double *sx, *sy, *sz;
+};
+struct MoverState {  // Mover without Vec3
+    double px, py, pz, vx, vy, vz, ax, ay, az, r, now;
+};
 struct MotionPointers {
     double *x, *y, *z, *vx, *vy, *vz;
     const double *ax, *ay, *az;
@@ -45,6 +55,7 @@ struct SimdTable {
     void (*ball_ball)(const PairPointers&, std::size_t n, double horizon, double* out);
     void (*ball_plane)(const PlanePointers&, std::size_t n, double horizon, double* out);
     void (*ball_cylinder)(const CylinderPointers&, std::size_t n, double horizon, double* out);
+    void (*neighbours)(const MoverState&, const NeighbourPointers&, std::size_t n, double horizon, double* out);
     void (*ray_sphere)(Vec3 origin, Vec3 direction, const SpherePointers&, std::size_t n, double* out);
     void (*advance)(const MotionPointers&, double T, std::size_t begin, std::size_t end);
 };
@@ -135,6 +146,14 @@ struct SimdImpl {
     }
 
     // ---- ball–ball: toi_ball_ball() ---------------------------------------------------------
+    // Its quadratic case (da = 0).
+    [[gnu::always_inline]] static B pair_quadratic(const B& dpx, const B& dpy, const B& dpz, const B& dvx,
+                                                   const B& dvy, const B& dvz, const B& sigma, double horizon) {
+        const B c0 = (dpx * dpx + dpy * dpy + dpz * dpz) - sigma * sigma;
+        const B c1 = B(2.0) * (dpx * dvx + dpy * dvy + dpz * dvz);
+        const B c2 = dvx * dvx + dvy * dvy + dvz * dvz;
+        return first_closing(c0, c1, c2, B(horizon));
+    }
     template <bool Full>
     static void ball_ball_chunk(const PairPointers& l, std::size_t k, std::size_t count,
                                 double horizon, double* out) {
@@ -149,12 +168,7 @@ struct SimdImpl {
         // ~(x == 0), not x != 0: xsimd 8.1's != is ordered on AVX (false for NaN) but unordered
         // on SSE2, and the scalar da == 0 test sends NaN to the quartic.
         const M quartic = ~(dax == zero) | ~(day == zero) | ~(daz == zero);
-        if (!xsimd::all(quartic)) {
-            const B c0 = (dpx * dpx + dpy * dpy + dpz * dpz) - sigma * sigma;
-            const B c1 = B(2.0) * (dpx * dvx + dpy * dvy + dpz * dvz);
-            const B c2 = dvx * dvx + dvy * dvy + dvz * dvz;
-            store<Full>(first_closing(c0, c1, c2, B(horizon)), out, k, count);
-        }
+        if (!xsimd::all(quartic)) store<Full>(pair_quadratic(dpx, dpy, dpz, dvx, dvy, dvz, sigma, horizon), out, k, count);
         if (xsimd::any(quartic)) {
             // Relative acceleration: the quartic, through the scalar reference.
             for (std::size_t i = k; i < k + count; ++i) {
@@ -168,6 +182,50 @@ struct SimdImpl {
         std::size_t k = 0;
         for (; k + W <= n; k += W) ball_ball_chunk<true>(l, k, W, horizon, out);
         if (k < n) ball_ball_chunk<false>(l, k, n - k, horizon, out);
+    }
+
+    // ---- one ball against its neighbours: toi_neighbours_batch() -----------------------------
+    // Lanes column[slot[0]], column[slot[1]] … built in registers: scalar loads, which beat the
+    // gather instructions (microcoded on AMD Zen) at these widths.
+    template <std::size_t... L>
+    static B gather(const double* column, const std::uint32_t* slot, std::index_sequence<L...>) {
+        return B{column[slot[L]]...};
+    }
+    static B gather(const double* column, const std::uint32_t* slot) {
+        return gather(column, slot, std::make_index_sequence<W>());
+    }
+    template <bool Full>
+    static void neighbours_chunk(const MoverState& m, const NeighbourPointers& l, std::size_t k,
+                                 std::size_t count, double horizon, double* out) {
+        // A partial chunk repeats its first slot in the padding lanes (never stored).
+        std::uint32_t padded[W];
+        const std::uint32_t* slot = l.slot + k;
+        if constexpr (!Full) {
+            for (std::size_t i = 0; i < W; ++i) padded[i] = slot[i < count ? i : 0];
+            slot = padded;
+        }
+        const B tau = B(m.now) - gather(l.t, slot);
+        // Balls::position_at(): x + (vx + 0.5 a τ) τ, minus the mover's, plus the image shift;
+        // velocity_at(): vx + a τ, minus the mover's.
+        auto axis = [&](const double* x, const double* v, const double* shift, double p0, double v0, double a,
+                        B& dp, B& dv) {
+            const B vj = gather(v, slot);
+            dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) +
+                 load<Full>(shift, k, count);
+            dv = (vj + B(a) * tau) - B(v0);
+        };
+        B dpx, dpy, dpz, dvx, dvy, dvz;
+        axis(l.x, l.vx, l.sx, m.px, m.vx, m.ax, dpx, dvx);
+        axis(l.y, l.vy, l.sy, m.py, m.vy, m.ay, dpy, dvy);
+        axis(l.z, l.vz, l.sz, m.pz, m.vz, m.az, dpz, dvz);
+        const B sigma = B(m.r) + gather(l.radius, slot);
+        store<Full>(pair_quadratic(dpx, dpy, dpz, dvx, dvy, dvz, sigma, horizon), out, k, count);
+    }
+    static void neighbours(const MoverState& m, const NeighbourPointers& l, std::size_t n, double horizon,
+                           double* out) {
+        std::size_t k = 0;
+        for (; k + W <= n; k += W) neighbours_chunk<true>(m, l, k, W, horizon, out);
+        if (k < n) neighbours_chunk<false>(m, l, k, n - k, horizon, out);
     }
 
     // ---- quadratic gaps (ball–plane, cell faces): first_closing_quadratic() ------------------
@@ -293,8 +351,8 @@ struct SimdImpl {
 template <class Arch>
 constexpr SimdTable make_simd_table() {
     using Impl = SimdImpl<Arch>;
-    return {Arch::name(),       Impl::W,           &Impl::ball_ball, &Impl::ball_plane,
-            &Impl::ball_cylinder, &Impl::ray_sphere, &Impl::advance};
+    return {Arch::name(),         Impl::W,           &Impl::ball_ball, &Impl::ball_plane,
+            &Impl::ball_cylinder, &Impl::neighbours, &Impl::ray_sphere, &Impl::advance};
 }
 
 }  // namespace ballistic::detail
