@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -113,6 +114,16 @@ public:
     // all of them, or the 9 of the layer beyond one face (the cells a ball entering the cell
     // through the opposite face did not have around it before).
     static constexpr std::uint32_t kAllNear = (1u << 27) - 1;
+    struct Offsets {
+        std::uint8_t x, y, z;
+    };
+    static constexpr std::array<Offsets, 27> kNear = [] {  // cell c's offsets + 1 along each axis
+        std::array<Offsets, 27> near{};
+        for (std::size_t c = 0; c < 27; ++c)
+            near[c] = {static_cast<std::uint8_t>(c % 3), static_cast<std::uint8_t>(c / 3 % 3),
+                       static_cast<std::uint8_t>(c / 9)};
+        return near;
+    }();
     static std::uint32_t layer_beyond(int face) {
         static constexpr std::array<std::uint32_t, 6> kLayers = [] {
             std::array<std::uint32_t, 6> layers{};
@@ -159,31 +170,34 @@ public:
                 term[d][o] = inside[d][o] ? i * stride : 0;  // far outside, i * stride could overflow
             }
         }
+        bool all_dense = true;
+        for (int d = 0; d < 3; ++d)
+            for (int o = 0; o < 3; ++o) all_dense = all_dense && inside[d][o];
         std::int32_t at[27];      // the next element of each walked list
-        std::uint8_t cell[27];    // which cell that list belongs to: x | y << 2 | z << 4 (offsets + 1)
-        std::uint32_t exact = 0;  // bit c (x + 3 y + 9 z): cell c is dense, its list holds no other cell's balls
+        std::uint8_t cell[27];    // which cell that list belongs to
+        std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
         int lists = 0;
-        for (int z = 0, c = 0; z < 3; ++z)
-            for (int y = 0; y < 3; ++y)
-                for (int x = 0; x < 3; ++x, ++c) {
-                    if (!(cells & (1u << c))) continue;
-                    std::int32_t head;
-                    if (inside[0][x] && inside[1][y] && inside[2][z]) {
-                        exact |= 1u << c;
-                        head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
-                    } else {
-                        head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
-                    }
-                    at[lists] = head;
-                    cell[lists] = static_cast<std::uint8_t>(x | y << 2 | z << 4);
-                    lists += head >= 0;
-                }
+        for (std::uint32_t left = cells; left != 0; left &= left - 1) {
+            const int c = std::countr_zero(left);
+            const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
+            std::int32_t head;
+            if (all_dense || (inside[0][x] && inside[1][y] && inside[2][z])) {
+                exact |= 1u << c;
+                head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
+            } else {
+                head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
+            }
+            at[lists] = head;
+            cell[lists] = static_cast<std::uint8_t>(c);
+            lists += head >= 0;
+        }
         while (lists > 0) {
             int kept = 0;
             for (int l = 0; l < lists; ++l) {
                 const auto s = static_cast<std::size_t>(at[l]);
-                const int x = cell[l] & 3, y = cell[l] >> 2 & 3, z = cell[l] >> 4;
-                if (exact & (1u << (x + 3 * y + 9 * z)) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                const int c = cell[l];
+                const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
+                if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
                     fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
                 at[kept] = next_[s];
                 cell[kept] = cell[l];

@@ -25,26 +25,26 @@ bool earlier(const Pending& a, const Pending& b) {
 }
 
 // Per-thread scratch: the neighbours of one ball (slots and image shifts), then, when the balls'
-// accelerations differ, their relative state as lanes.
+// accelerations differ, their relative state as lanes. Every array has room for `capacity()`.
 struct PairScratch {
+    std::size_t n = 0;
     std::vector<std::uint32_t> slot;
     std::vector<double> sx, sy, sz;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
-    void clear() {
-        slot.clear();
-        sx.clear();
-        sy.clear();
-        sz.clear();
-    }
+    std::size_t capacity() const { return slot.size(); }
     void push(std::uint32_t j, Vec3 shift) {
-        slot.push_back(j);
-        sx.push_back(shift.x);
-        sy.push_back(shift.y);
-        sz.push_back(shift.z);
+        if (n == capacity()) grow();
+        slot[n] = j;
+        sx[n] = shift.x;
+        sy[n] = shift.y;
+        sz[n] = shift.z;
+        ++n;
     }
-    void reserve(std::size_t n) {  // room for n lanes; the kernels are given their count
-        if (out.size() >= n) return;
-        for (auto* v : {&dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out}) v->resize(2 * n);
+    void grow() {
+        const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
+        slot.resize(size);
+        for (auto* v : {&sx, &sy, &sz, &dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out})
+            v->resize(size);
     }
     void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
         dpx[k] = dp.x; dpy[k] = dp.y; dpz[k] = dp.z;
@@ -263,7 +263,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
     const bool shared_acceleration = shared_gravity();
     thread_local PairScratch lanes;
-    lanes.clear();
+    lanes.n = 0;
     grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
         if (j == i) return;
         lanes.push(j, shift);
@@ -271,12 +271,11 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
         __builtin_prefetch(balls.counter.data() + j);
         if (!shared_acceleration) __builtin_prefetch(balls.rest.data() + j);
     }, cells);
-    const std::size_t n = lanes.slot.size();
+    const std::size_t n = lanes.n;
     if (n == 0) {
         contacts[i] = contact;
         return;
     }
-    lanes.reserve(n);
     const double horizon = contact.event.time - now;
     const std::span out = std::span(lanes.out).first(n);
     if (shared_acceleration) {
