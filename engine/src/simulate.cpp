@@ -244,9 +244,12 @@ World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
 Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
     Pending best;
     for (int face = 0; face < 6; ++face) {
-        if (!grid.has_face(key, face)) continue;
         const int d = face / 2;
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
+        // Without acceleration along the axis only the face ahead can close (the other's gap
+        // is linear and opening): skipping it changes nothing but the work.
+        if (ad == 0.0 && !((face & 1) ? vd > 0.0 : vd < 0.0)) continue;
+        if (!grid.has_face(key, face)) continue;
         const double tau = (face & 1)
             ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
             : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
