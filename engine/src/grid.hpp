@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -170,26 +169,34 @@ public:
                 term[d][o] = inside[d][o] ? i * stride : 0;  // far outside, i * stride could overflow
             }
         }
-        bool all_dense = true;
-        for (int d = 0; d < 3; ++d)
-            for (int o = 0; o < 3; ++o) all_dense = all_dense && inside[d][o];
         std::int32_t at[27];      // the next element of each walked list
         std::uint8_t cell[27];    // which cell that list belongs to
         std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
         int lists = 0;
-        for (std::uint32_t left = cells; left != 0; left &= left - 1) {
-            const int c = std::countr_zero(left);
-            const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
-            std::int32_t head;
-            if (all_dense || (inside[0][x] && inside[1][y] && inside[2][z])) {
-                exact |= 1u << c;
-                head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
-            } else {
-                head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
+        bool all_dense = true;
+        for (int d = 0; d < 3; ++d)
+            for (int o = 0; o < 3; ++o) all_dense = all_dense && inside[d][o];
+        // Unrolled: the cell numbers become constants and the index terms stay in registers.
+#pragma GCC unroll 3
+        for (int z = 0; z < 3; ++z) {
+#pragma GCC unroll 3
+            for (int y = 0; y < 3; ++y) {
+#pragma GCC unroll 3
+                for (int x = 0; x < 3; ++x) {
+                    const int c = x + 3 * y + 9 * z;
+                    if (!(cells & (1u << c))) continue;
+                    std::int32_t head;
+                    if (all_dense || (inside[0][x] && inside[1][y] && inside[2][z])) {
+                        exact |= 1u << c;
+                        head = head_[static_cast<std::size_t>(term[0][x] + term[1][y] + term[2][z])];
+                    } else {
+                        head = head_[hashed_bucket(CellKey{k[0][x], k[1][y], k[2][z]})];
+                    }
+                    at[lists] = head;
+                    cell[lists] = static_cast<std::uint8_t>(c);
+                    lists += head >= 0;
+                }
             }
-            at[lists] = head;
-            cell[lists] = static_cast<std::uint8_t>(c);
-            lists += head >= 0;
         }
         while (lists > 0) {
             int kept = 0;

@@ -267,12 +267,15 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     const bool shared_acceleration = shared_gravity();
     thread_local PairScratch lanes;
     lanes.n = 0;
+    const detail::Balls::MotionColumns columns = balls.motion_columns();
+    const std::uint64_t* const counters = balls.counter.data();
+    const std::uint32_t* const rests = balls.rest.data();
     grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
         if (j == i) return;
         lanes.push(j, shift);
-        balls.prefetch_motion(j);
-        __builtin_prefetch(balls.counter.data() + j);
-        if (!shared_acceleration) __builtin_prefetch(balls.rest.data() + j);
+        columns.prefetch(j);
+        __builtin_prefetch(counters + j);
+        if (!shared_acceleration) __builtin_prefetch(rests + j);
     }, cells);
     const std::size_t n = lanes.n;
     if (n == 0) {

@@ -69,10 +69,19 @@ struct Balls {
     Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
-    // Starts loading what position_at() and velocity_at() read, and the radius.
-    void prefetch_motion(std::size_t s) const {
-        for (const auto* column : {&t, &x, &y, &z, &vx, &vy, &vz, &radius}) __builtin_prefetch(column->data() + s);
+    // What position_at() and velocity_at() read, and the radius, as plain pointers (which a
+    // loop that stores elsewhere need not reload).
+    struct MotionColumns {
+        std::array<const double*, 8> column;
+        void prefetch(std::size_t s) const {
+            for (const double* c : column) __builtin_prefetch(c + s);
+        }
+    };
+    MotionColumns motion_columns() const {
+        return {{t.data(), x.data(), y.data(), z.data(), vx.data(), vy.data(), vz.data(), radius.data()}};
     }
+    // Starts loading a ball's motion and radius.
+    void prefetch_motion(std::size_t s) const { motion_columns().prefetch(s); }
     void set_position(std::size_t s, Vec3 p) { x[s] = p.x; y[s] = p.y; z[s] = p.z; }
     void set_velocity(std::size_t s, Vec3 v) { vx[s] = v.x; vy[s] = v.y; vz[s] = v.z; }
     // State at world time T. advance() stores exactly these values, which keeps predictions and
