@@ -182,30 +182,38 @@ struct Neighbourhood {
     }
 };
 
-// n lanes over a population of about n / 2 balls, the mover at the origin, under `gravity`; the
+// n lanes over a population of about n / 2 balls around a mover at `origin`, under `gravity`; the
 // first balls are the special cases (touching and approaching or separating, zero relative
-// velocity, grazing, a ball last moved at `now` itself).
-void fill_neighbourhood(Neighbourhood& h, Draw& draw, std::size_t n, Vec3 gravity) {
+// velocity, grazing, a ball last moved at `now` itself), exact when `origin` is zero.
+void fill_neighbourhood(Neighbourhood& h, Draw& draw, std::size_t n, Vec3 gravity, Vec3 origin = {}) {
     const double now = 2.5;
-    h.self = {{0.0, 0.0, 0.0}, {1.0, -0.5, 0.0}, gravity, 0.5, now};
+    h.self = {origin, {1.0, -0.5, 0.0}, gravity, 0.5, now};
     // Special balls, given at time `now` (τ = 0 leaves their state exactly as written).
-    h.add_ball({1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);    // touching, approaching: now
-    h.add_ball({-1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);   // touching, separating: never
-    h.add_ball({3.0, 0.0, 0.0}, {1.0, -0.5, 0.0}, now, 0.5);   // zero relative velocity
-    h.add_ball({3.0, 1.0, 0.0}, {0.0, -0.5, 0.0}, now, 0.5);   // grazing: a double root at τ = 3
-    h.add_ball({0.0, 0.0, 4.0}, {1.0, -0.5, -2.0}, now, 1.5);  // head-on from above, t = 1
+    h.add_ball(origin + Vec3{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);    // touching, approaching: now
+    h.add_ball(origin + Vec3{-1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, now, 0.5);   // touching, separating: never
+    h.add_ball(origin + Vec3{3.0, 0.0, 0.0}, {1.0, -0.5, 0.0}, now, 0.5);   // zero relative velocity
+    h.add_ball(origin + Vec3{3.0, 1.0, 0.0}, {0.0, -0.5, 0.0}, now, 0.5);   // grazing: a double root at τ = 3
+    h.add_ball(origin + Vec3{0.0, 0.0, 4.0}, {1.0, -0.5, -2.0}, now, 1.5);  // head-on from above, t = 1
     const std::size_t special = h.balls.x.size();
     for (std::size_t k = special; k < std::max<std::size_t>(n / 2, special + 1); ++k) {
         const double t = draw.chance(0.2) ? now : draw.uniform(0.0, now);
-        h.add_ball(draw.cube(3.0), draw.cube(2.0), t, draw.uniform(0.2, 1.0));
+        h.add_ball(origin + draw.cube(3.0), draw.cube(2.0), t, draw.uniform(0.2, 1.0));
     }
     const std::size_t balls = h.balls.x.size();
     for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t j = k < special ? k : draw.below(balls);
+        std::size_t j = k < special ? k : draw.below(balls);
         Vec3 shift{};
         if (k >= special && draw.chance(0.3)) {
+            // A periodic image: a ball of its own a period away, whose image heads for the mover
+            // from 2–4 away (most of these lanes hit later, where every bit of the difference
+            // shows in the time).
             const double period = draw.chance(0.5) ? 8.0 : -8.0;
             (draw.chance(0.5) ? shift.x : (draw.chance(0.5) ? shift.y : shift.z)) = period;
+            const Vec3 away = draw.unit() * draw.uniform(2.0, 4.0);
+            const Vec3 v = h.self.v - away * draw.uniform(0.2, 1.0) + draw.cube(0.2);
+            const double t = draw.uniform(0.0, now);
+            j = h.balls.x.size();
+            h.add_ball(origin + away - shift - v * (now - t), v, t, draw.uniform(0.2, 1.0));
         }
         h.add_lane(j, shift);
     }
@@ -455,8 +463,10 @@ TEST_P(Simd, NeighboursMatchTheScalarGatherAllLaneCounts) {
     Tally tally;
     for (const Vec3 gravity : {Vec3{0.0, -9.81, 0.0}, Vec3{}, Vec3{0.3, -0.0, 2.0}}) {
         for (std::size_t n : kCounts) {
+            // Off the origin, so that the mover's position and the order of the difference and
+            // the image shift show in the bits.
             Neighbourhood h;
-            fill_neighbourhood(h, draw, n, gravity);
+            fill_neighbourhood(h, draw, n, gravity, draw.cube(5.0));
             for (double horizon : kHorizons) {
                 std::vector<double> out(n, -7.0);
                 k().neighbours(h.self, h.lanes(), horizon, out);
@@ -481,6 +491,7 @@ TEST_P(Simd, NeighboursSpecialCases) {
     EXPECT_EQ(out[0], 0.0);     // touching, approaching
     EXPECT_EQ(out[1], kNever);  // touching, separating
     EXPECT_EQ(out[2], kNever);  // zero relative velocity
+    EXPECT_EQ(out[3], 3.0);     // grazing
     EXPECT_EQ(out[4], 1.0);     // head-on: gap 4 − 2 closing at 2
     EXPECT_TRUE(same_bits(out, h.scalar(kNever)));
     k().neighbours(h.self, h.lanes(), std::nextafter(1.0, 0.0), out);
@@ -490,7 +501,7 @@ TEST_P(Simd, NeighboursSpecialCases) {
 TEST_P(Simd, NeighboursWritesOnlyItsOutput) {
     Draw draw(17);
     Neighbourhood h;
-    fill_neighbourhood(h, draw, 40, {0.0, -9.81, 0.0});
+    fill_neighbourhood(h, draw, 40, {0.0, -9.81, 0.0}, {0.3, -1.7, 2.9});
     std::vector<double> out(43, -7.0);
     k().neighbours(h.self, h.lanes(), 5.0, std::span<double>(out).first(37));
     const std::vector<double> expected = h.scalar(5.0);
@@ -749,7 +760,7 @@ TEST(SimdEntryPoints, SameAsTheChosenKernels) {
     toi_ball_plane_batch_simd(gaps.lanes(), 4.0, a);
     EXPECT_TRUE(same_bits(a, gaps.scalar(4.0)));
     Neighbourhood h;
-    fill_neighbourhood(h, draw, 101, {0.0, -9.81, 0.0});
+    fill_neighbourhood(h, draw, 101, {0.0, -9.81, 0.0}, {-4.1, 0.7, 1.3});
     toi_neighbours_batch_simd(h.self, h.lanes(), 4.0, a);
     EXPECT_TRUE(same_bits(a, h.scalar(4.0)));
 }

@@ -40,11 +40,11 @@ struct PairScratch {
         sz[n] = shift.z;
         ++n;
     }
-    void grow() {
+    void grow() {  // `slot` last: should an allocation fail, capacity() still holds for all
         const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
-        slot.resize(size);
         for (auto* v : {&sx, &sy, &sz, &dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out})
             v->resize(size);
+        slot.resize(size);
     }
     void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
         dpx[k] = dp.x; dpy[k] = dp.y; dpz[k] = dp.z;
@@ -246,8 +246,9 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
     for (int face = 0; face < 6; ++face) {
         const int d = face / 2;
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
-        // Without acceleration along the axis only the face ahead can close (the other's gap
-        // is linear and opening): skipping it changes nothing but the work.
+        // Without acceleration along the axis only the face ahead can close (the gap to the
+        // other is linear and opening, or constant when the ball stands still along the axis):
+        // skipping it changes nothing but the work.
         if (ad == 0.0 && !((face & 1) ? vd > 0.0 : vd < 0.0)) continue;
         if (!grid.has_face(key, face)) continue;
         const double tau = (face & 1)

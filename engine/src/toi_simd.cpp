@@ -4,6 +4,7 @@
 
 #include "toi_simd_impl.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 namespace ballistic::detail {
@@ -69,6 +70,11 @@ void SimdKernels::ball_ball(const PairLanes& l, double horizon, std::span<double
 void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) const {
     assert(l.slot.size() >= out.size() && l.sx.size() >= out.size() && l.sy.size() >= out.size() &&
            l.sz.size() >= out.size());
+    assert(l.y.size() == l.x.size() && l.z.size() == l.x.size() && l.vx.size() == l.x.size() &&
+           l.vy.size() == l.x.size() && l.vz.size() == l.x.size() && l.t.size() == l.x.size() &&
+           l.radius.size() == l.x.size());
+    assert(std::all_of(l.slot.begin(), l.slot.begin() + static_cast<std::ptrdiff_t>(out.size()),
+                       [&](std::uint32_t j) { return j < l.x.size(); }));
     const MoverState m{self.p.x, self.p.y, self.p.z, self.v.x, self.v.y, self.v.z,
                        self.a.x, self.a.y, self.a.z, self.r,   self.now};
     const NeighbourPointers p{l.x.data(),  l.y.data(), l.z.data(),      l.vx.data(),   l.vy.data(),
