@@ -90,11 +90,6 @@ CellKey Grid::key_of(Vec3 position) const {
     return key;
 }
 
-double Grid::bound(int d, std::int64_t k) const {
-    if (periodic_ && k >= cells_[static_cast<std::size_t>(d)]) return axis(upper_, d);
-    return axis(origin_, d) + static_cast<double>(k) * axis(width_, d);
-}
-
 CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
     const int d = face / 2;
     CellKey out = key;
@@ -112,12 +107,6 @@ CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
         }
     }
     return out;
-}
-
-bool Grid::has_face(const CellKey& key, int face) const {
-    if (periodic_) return true;
-    const std::int64_t k = key[face / 2];
-    return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
 }
 
 std::size_t Grid::hashed_bucket(const CellKey& key) const {

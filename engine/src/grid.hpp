@@ -41,12 +41,20 @@ public:
     double min_width() const { return min_width_; }
     CellKey key_of(Vec3 position) const;
     // Lower bound of cell k along axis d; upper bound is bound(d, k + 1).
-    double bound(int d, std::int64_t k) const;
+    double bound(int d, std::int64_t k) const {
+        const auto along = [d](Vec3 v) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); };
+        if (periodic_ && k >= cells_[static_cast<std::size_t>(d)]) return along(upper_);
+        return along(origin_) + static_cast<double>(k) * along(width_);
+    }
     // Key after leaving `key` through face `face` (axis = face / 2, upward when face is odd);
     // `shift` receives the position shift of a periodic wrap.
     CellKey across(const CellKey& key, int face, Vec3& shift) const;
     // Is there a cell beyond this face (false at the edge of the representable range)?
-    bool has_face(const CellKey& key, int face) const;
+    bool has_face(const CellKey& key, int face) const {
+        if (periodic_) return true;
+        const std::int64_t k = key[face / 2];
+        return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
+    }
 
     // fn(slot) for every ball in the cells within `reach` cells of `key` (each cell once, also
     // when the reach wraps around a periodic box).
