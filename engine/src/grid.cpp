@@ -6,7 +6,6 @@
 namespace ballistic::detail {
 namespace {
 
-double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
 }  // namespace
 

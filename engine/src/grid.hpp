@@ -19,6 +19,9 @@ namespace ballistic::detail {
 // A cell's coordinates along each axis, within ±kKeyLimit: 12 bytes per ball, and sums and
 // differences of a few keys (read as 64-bit values) never overflow.
 inline constexpr std::int64_t kKeyLimit = std::int64_t{1} << 29;  // beyond it, cells stop splitting
+// Component d (0, 1, 2) of a vector.
+inline double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
 struct CellKey {
     std::int32_t x = 0, y = 0, z = 0;
     std::int64_t operator[](int d) const { return d == 0 ? x : (d == 1 ? y : z); }
@@ -42,9 +45,8 @@ public:
     CellKey key_of(Vec3 position) const;
     // Lower bound of cell k along axis d; upper bound is bound(d, k + 1).
     double bound(int d, std::int64_t k) const {
-        const auto along = [d](Vec3 v) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); };
-        if (periodic_ && k >= cells_[static_cast<std::size_t>(d)]) return along(upper_);
-        return along(origin_) + static_cast<double>(k) * along(width_);
+        if (periodic_ && k >= cells_[static_cast<std::size_t>(d)]) return axis(upper_, d);
+        return axis(origin_, d) + static_cast<double>(k) * axis(width_, d);
     }
     // Key after leaving `key` through face `face` (axis = face / 2, upward when face is odd);
     // `shift` receives the position shift of a periodic wrap.

@@ -11,12 +11,11 @@
 
 namespace ballistic {
 
+using detail::axis;
 using detail::CellKey;
 using detail::ray_sphere;
 
 namespace {
-
-double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 
 void validate(const Ray& ray, const std::string& field) {
     if (!is_finite(ray.origin)) throw InvalidArgument(field + ".origin", field + ".origin: must be finite");

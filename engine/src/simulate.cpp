@@ -9,14 +9,13 @@
 
 namespace ballistic {
 
+using detail::axis;
 using detail::CellKey;
 using detail::Kind;
 using detail::kNever;
 using detail::Pending;
 
 namespace {
-
-double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 
 bool earlier(const Pending& a, const Pending& b) {
     if (a.time != b.time) return a.time < b.time;

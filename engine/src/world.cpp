@@ -9,6 +9,7 @@
 
 namespace ballistic {
 
+using detail::axis;
 using detail::CellKey;
 
 using detail::show;
@@ -48,8 +49,6 @@ void validate_box(const std::string& field, const Box& box) {
     if (!(box.min.x < box.max.x && box.min.y < box.max.y && box.min.z < box.max.z))
         reject(field, "min must be below max on every axis, got min " + show(box.min) + " max " + show(box.max));
 }
-
-double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 
 // Periodicity wraps all three axes, so a ball would wrap around behind any wall or column.
 void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
