@@ -69,9 +69,12 @@ void set_counters(benchmark::State& state, const std::vector<double>& toi) {
 // Two balls under the same gravity: relative acceleration zero, the quadratic case. Pairs start
 // apart (no overlap), up to ~4 radius sums apart, with a relative velocity that partly aims the
 // pair at each other and partly is random, so about half of them meet inside the horizon.
+// `falling`: the same pairs with one ball resting on a floor and the other falling (relative
+// acceleration g, the quartic case).
 struct PairData {
-    std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, zero, sigma;
-    PairData() : zero(kLanes, 0.0), sigma(kLanes, 1.0) {
+    std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, zero, day, sigma;
+    explicit PairData(bool falling = false)
+        : zero(kLanes, 0.0), day(kLanes, falling ? -kG : 0.0), sigma(kLanes, 1.0) {
         Draw draw(1);
         for (std::size_t i = 0; i < kLanes; ++i) {
             Vec3 dp;
@@ -81,7 +84,7 @@ struct PairData {
             dvx.push_back(dv.x); dvy.push_back(dv.y); dvz.push_back(dv.z);
         }
     }
-    detail::PairLanes lanes() const { return {dpx, dpy, dpz, dvx, dvy, dvz, zero, zero, zero, sigma}; }
+    detail::PairLanes lanes() const { return {dpx, dpy, dpz, dvx, dvy, dvz, zero, day, zero, sigma}; }
 };
 
 void BM_ToiBallBallBatch(benchmark::State& state) {
@@ -171,8 +174,9 @@ BENCHMARK(BM_ToiBallCylinder)->ArgName("across")->Arg(0)->Arg(1);
 
 // `count` lanes: 1024, or 24 (about the neighbours one prediction tests; the per-call cost of
 // the dispatch shows there).
-void BM_LanesBallBall(benchmark::State& state, const detail::SimdKernels* kernels, std::size_t count) {
-    const PairData data;
+void BM_LanesBallBall(benchmark::State& state, const detail::SimdKernels* kernels, std::size_t count,
+                      bool falling) {
+    const PairData data(falling);
     const detail::PairLanes lanes = data.lanes();
     std::vector<double> out(count);
     for (auto _ : state) {
@@ -333,9 +337,12 @@ const bool kLanesRegistered = [] {
         variants.emplace_back(name, detail::simd_kernels_for(name));
     }
     for (const auto& [name, kernels] : variants) {
-        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball/" + name).c_str(), BM_LanesBallBall, kernels, kLanes);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball/" + name).c_str(), BM_LanesBallBall, kernels, kLanes,
+                                     false);
         benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_24/" + name).c_str(), BM_LanesBallBall, kernels,
-                                     std::size_t{24});
+                                     std::size_t{24}, false);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_falling/" + name).c_str(), BM_LanesBallBall, kernels,
+                                     kLanes, true);
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours/" + name).c_str(), BM_LanesNeighbours, kernels, kLanes);
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours_24/" + name).c_str(), BM_LanesNeighbours, kernels,
                                      std::size_t{24});

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -353,6 +354,76 @@ TEST(SimdDispatch, PicksWhatTheCpuRuns) {
     EXPECT_EQ(simd_kernels_for("sse2")->width(), 2u);
 }
 
+// ---- polynomial gaps (the quartic) ------------------------------------------------------------
+
+struct Polynomials {
+    std::vector<double> c[5];
+    void push(const std::array<double, 5>& p) {
+        for (std::size_t k = 0; k < 5; ++k) c[k].push_back(p[k]);
+    }
+    std::size_t size() const { return c[0].size(); }
+    PolynomialLanes lanes() const { return {c[0], c[1], c[2], c[3], c[4]}; }
+    std::vector<double> scalar(double horizon) const {
+        std::vector<double> out(size());
+        for (std::size_t k = 0; k < size(); ++k)
+            out[k] = first_closing_polynomial({c[0][k], c[1][k], c[2][k], c[3][k], c[4][k]}, horizon);
+        return out;
+    }
+};
+
+// s (τ − r0)(τ − r1)(τ − r2)(τ − r3), expanded exactly (small integers and halves): double and
+// triple roots, roots at 0 and at the horizon, so that evaluations hit exact zeros.
+std::array<double, 5> from_roots(double s, const std::array<double, 4>& roots) {
+    std::array<double, 5> p{1, 0, 0, 0, 0};
+    for (std::size_t n = 0; n < roots.size(); ++n) {
+        for (std::size_t k = n + 1; k-- > 0;) {
+            p[k + 1] += p[k];
+            p[k] *= -roots[n];
+        }
+    }
+    for (double& x : p) x *= s;
+    return p;
+}
+
+// Random quartic gaps of every kind the solver distinguishes: generic, with exact multiple roots,
+// small integer coefficients (many zeros: closing now, flat starts), magnitudes over 10^±160, and
+// lanes with an infinity, a NaN, a zero or a subnormal leading coefficient (a cubic), ±0.
+void push_polynomial_random(Polynomials& p, Draw& draw, std::size_t n) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < n; ++i) {
+        std::array<double, 5> c{};
+        switch (draw.below(4)) {
+            case 0:
+                for (double& x : c) x = draw.uniform(-3.0, 3.0);
+                c[0] = std::abs(c[0]);  // mostly open gaps
+                break;
+            case 1: {
+                std::array<double, 4> roots{};
+                for (double& r : roots) r = 0.5 * (static_cast<double>(draw.below(9)) - 4.0);
+                c = from_roots(draw.chance(0.5) ? 1.0 : -1.0, roots);
+                break;
+            }
+            case 2:
+                for (double& x : c) x = static_cast<double>(draw.below(9)) - 4.0;
+                if (c[4] == 0.0) c[4] = 1.0;
+                break;
+            default:
+                for (double& x : c)
+                    x = draw.uniform(-3.0, 3.0) * std::pow(10.0, 40.0 * (static_cast<double>(draw.below(9)) - 4.0));
+                switch (draw.below(8)) {
+                    case 0: c[draw.below(5)] = inf; break;
+                    case 1: c[draw.below(5)] = -inf; break;
+                    case 2: c[draw.below(5)] = nan; break;
+                    case 3: c[4] = 0.0; break;  // a cubic (when c[3] ≠ 0)
+                    case 4: c[draw.below(5)] = -0.0; break;
+                    case 5: c[4] = 1e-310; break;
+                    default: break;
+                }
+        }
+        p.push(c);
+    }
+}
+
 // ---- per instruction set ----------------------------------------------------------------------
 
 class Simd : public ::testing::TestWithParam<const char*> {
@@ -652,6 +723,52 @@ TEST_P(Simd, BallCylinderRandomMixedQuartic) {
     EXPECT_GT(tally.now, 50);
     EXPECT_GT(tally.later, 50);
     EXPECT_GT(tally.never, 50);
+}
+
+TEST_P(Simd, PolynomialRandomAllLaneCounts) {
+    Draw draw(61);
+    Tally tally;
+    for (int round = 0; round < 40; ++round) {
+        for (std::size_t n : kCounts) {
+            Polynomials polys;
+            push_polynomial_random(polys, draw, n);
+            for (double h : kHorizons) {
+                std::vector<double> out(n);
+                k().polynomial(polys.lanes(), h, out);
+                EXPECT_TRUE(same_bits(out, polys.scalar(h))) << "n " << n << " horizon " << h << " round " << round;
+                tally.add(out);
+            }
+        }
+    }
+    EXPECT_GT(tally.now, 500);
+    EXPECT_GT(tally.later, 500);
+    EXPECT_GT(tally.never, 500);
+}
+
+TEST_P(Simd, PolynomialClosedForms) {
+    Polynomials polys;
+    polys.push(from_roots(1.0, {2.0, 2.0, -1.0, -3.0}));   // grazes zero at 2 (a double root): contact there
+    polys.push(from_roots(1.0, {1.5, 2.5, -1.0, -3.0}));   // closes at 1.5
+    polys.push(from_roots(1.0, {1.0, 1.0, 1.0, 4.0}));     // closes at 1 through a triple root
+    polys.push(from_roots(1.0, {0.0, 0.5, 3.0, -2.0}));    // touching now and opening, closes at 0.5
+    polys.push(from_roots(1.0, {0.0, -0.5, -3.0, -2.0}));  // touching now and opening for good
+    polys.push({1.0, 0.0, 0.0, 0.0, 1.0});                 // 1 + τ⁴: never
+    polys.push({0.0, 0.0, -1.0, 0.0, 1.0});                // touching, bending inwards: closing now
+    polys.push({1.0, 0.0, 0.0, -1.0, 0.0});                // a cubic 1 − τ³: closes at 1
+    const std::vector<double> expected{2.0, 1.5, 1.0, 0.5, kNever, kNever, 0.0, 1.0};
+    std::vector<double> out(polys.size());
+    k().polynomial(polys.lanes(), kNever, out);
+    EXPECT_TRUE(same_bits(out, polys.scalar(kNever)));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (expected[i] == 0.0 || expected[i] == kNever) EXPECT_EQ(out[i], expected[i]) << i;
+        else EXPECT_NEAR(out[i], expected[i], 1e-9) << i;
+    }
+    // A horizon cuts the later impacts.
+    k().polynomial(polys.lanes(), 1.25, out);
+    EXPECT_TRUE(same_bits(out, polys.scalar(1.25)));
+    EXPECT_EQ(out[0], kNever);
+    EXPECT_EQ(out[1], kNever);
+    EXPECT_NEAR(out[2], 1.0, 1e-9);
 }
 
 TEST_P(Simd, RaySphereMatchesScalar) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -178,6 +179,39 @@ TEST(BallCylinder, QuarticMatchesQuadPrecisionReference) {
     }
     EXPECT_GT(hits, 100);
     EXPECT_GT(misses, 100);
+}
+
+// A quartic's time of impact is where the gap is zero within the rounding error of evaluating
+// it (Higham's bound for Horner's rule), or pinned by a sign change one ulp wide: the refinement
+// stops at the first, which Newton reaches in a few steps.
+TEST(Quartic, ImpactIsAZeroWithinRoundingError) {
+    std::mt19937_64 rng(11);
+    auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * double(rng() >> 11) * 0x1p-53; };
+    auto gap = [](const std::array<double, 5>& p, double t) {
+        double value = p[4];
+        for (int k = 3; k >= 0; --k) value = value * t + p[static_cast<std::size_t>(k)];
+        return value;
+    };
+    auto error_bound = [](const std::array<double, 5>& p, double t) {
+        double sum = std::abs(p[4]);
+        for (int k = 3; k >= 0; --k) sum = sum * std::abs(t) + std::abs(p[static_cast<std::size_t>(k)]);
+        return 8.0 * 0x1p-53 * sum;
+    };
+    int impacts = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        const std::array<double, 5> p{uniform(0.0, 3.0), uniform(-3, 3), uniform(-3, 3), uniform(-3, 3),
+                                      uniform(0.1, 3.0)};
+        const double t = first_closing_polynomial(p, 10.0);
+        if (t == kNever || t == 0.0) continue;
+        ++impacts;
+        const double before = std::nextafter(t, 0.0), after = std::nextafter(t, kInf);
+        const bool zero = std::abs(gap(p, t)) <= error_bound(p, t);
+        const bool pinned = (gap(p, before) > 0.0 && gap(p, t) <= 0.0) || (gap(p, t) > 0.0 && gap(p, after) <= 0.0);
+        EXPECT_TRUE(zero || pinned) << "trial " << trial << " t " << t << " gap " << gap(p, t);
+        // The gap is open before it: no earlier crossing was skipped.
+        for (double s = 0.0; s < t * (1.0 - 1e-9); s += t / 64) EXPECT_GT(gap(p, s), -error_bound(p, s)) << trial;
+    }
+    EXPECT_GT(impacts, 5000);
 }
 
 TEST(Batch, MatchesScalar) {

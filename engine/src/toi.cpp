@@ -27,8 +27,19 @@ int degree_of(const double* p, int max_degree) {
     return degree;
 }
 
+// Bound on the rounding error of evaluate(p, degree, t): 2·degree·u Σ |p_k| |t|^k (Higham's
+// bound for Horner's rule, u = 2⁻⁵³), itself evaluated by Horner's rule.
+double evaluation_error(const double* p, int degree, double t) {
+    const double magnitude = std::abs(t);
+    double sum = std::abs(p[degree]);
+    for (int k = degree - 1; k >= 0; --k) sum = sum * magnitude + std::abs(p[k]);
+    return 2.0 * degree * 0x1p-53 * sum;
+}
+
 // Refines a root of p inside [lo, hi] where p(lo) and p(hi) have opposite signs (or one is
-// zero): Newton steps where they stay inside the bracket, bisection otherwise, until the
+// zero): Newton steps where they stay inside the bracket, bisection otherwise, until p(t) is
+// zero within the rounding error of its evaluation (its sign says nothing more; Newton gets
+// there in a few steps, where bisecting the bracket down to one ulp took up to ~55) or the
 // bracket cannot shrink any further in double precision.
 double refine_root(const double* p, int degree, double lo, double hi) {
     double flo = evaluate(p, degree, lo);
@@ -39,7 +50,7 @@ double refine_root(const double* p, int degree, double lo, double hi) {
     double t = 0.5 * (lo + hi);
     for (int iteration = 0; iteration < 200; ++iteration) {
         double f = evaluate(p, degree, t);
-        if (f == 0.0) return t;
+        if (std::abs(f) <= evaluation_error(p, degree, t)) return t;
         if ((f < 0.0) == rising) {
             lo = t;
             flo = f;

@@ -97,6 +97,13 @@ void SimdKernels::ball_cylinder(const CylinderLanes& l, double horizon, std::spa
     table_->ball_cylinder(p, out.size(), horizon, out.data());
 }
 
+void SimdKernels::polynomial(const PolynomialLanes& l, double horizon, std::span<double> out) const {
+    assert(l.p0.size() >= out.size() && l.p1.size() >= out.size() && l.p2.size() >= out.size() &&
+           l.p3.size() >= out.size() && l.p4.size() >= out.size());
+    table_->polynomial({l.p0.data(), l.p1.data(), l.p2.data(), l.p3.data(), l.p4.data()}, out.size(), horizon,
+                       out.data());
+}
+
 void SimdKernels::ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& l,
                              std::span<double> out) const {
     assert(l.cx.size() >= out.size() && l.radius.size() >= out.size());

@@ -2,8 +2,9 @@
 //
 // Every kernel here gives the same bits as its scalar reference in toi.hpp: the lanes run the
 // very operation sequence of the scalar code (IEEE add, sub, mul, div, sqrt; no FMA contraction,
-// no reordered sums), so prediction does not depend on which CPU runs it. Lanes that need the
-// quartic solver are handed to the scalar kernel one by one. tests/test_simd.cpp compares every
+// no reordered sums), so prediction does not depend on which CPU runs it. Quartic lanes run the
+// scalar solver's root isolation and refinement with masks (on SSE2, where two lanes gain
+// nothing, they are handed to the scalar solver one by one). tests/test_simd.cpp compares every
 // kernel with its reference for every instruction set this CPU offers.
 //
 // The implementation (toi_simd_impl.hpp, xsimd) is compiled once per instruction set in its own
@@ -42,6 +43,11 @@ struct CylinderLanes {
     std::span<const double> rho;
 };
 
+// Gaps p0 + p1 τ + p2 τ² + p3 τ³ + p4 τ⁴, one per lane (the first_closing_polynomial() calls).
+struct PolynomialLanes {
+    std::span<const double> p0, p1, p2, p3, p4;
+};
+
 // Spheres (centres and radii) tested against one ray.
 struct SphereLanes {
     std::span<const double> cx, cy, cz;
@@ -66,15 +72,17 @@ public:
     std::string_view name() const;  // xsimd's arch name: "avx512bw", "fma3+avx2", "sse2"
     std::size_t width() const;      // doubles per register
 
-    // toi_ball_ball_batch(): lanes with da = 0 in SIMD, the others through toi_ball_ball().
+    // toi_ball_ball_batch(): the quadratic (da = 0) or the quartic, as polynomial().
     void ball_ball(const PairLanes& lanes, double horizon, std::span<double> out) const;
     // toi_neighbours_batch(): gathers each lane's ball from the columns, then as ball_ball().
     void neighbours(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out) const;
     // first_closing_quadratic() per lane (ball–plane gaps, cell faces).
     void ball_plane(const PlaneLanes& lanes, double horizon, std::span<double> out) const;
-    // toi_ball_cylinder(): quadratic lanes (no acceleration across the axis) in SIMD, quartic
-    // lanes through first_closing_polynomial() on the same coefficients.
+    // toi_ball_cylinder(): the coefficients, then as polynomial().
     void ball_cylinder(const CylinderLanes& lanes, double horizon, std::span<double> out) const;
+    // first_closing_polynomial() per lane: quadratics and quartics in SIMD; a cubic (a leading
+    // coefficient that underflowed to zero) through the scalar solver.
+    void polynomial(const PolynomialLanes& lanes, double horizon, std::span<double> out) const;
     // ray_sphere() per lane: entry distance along origin + s·direction, 0 when the origin is
     // inside the sphere, −1 for a miss.
     void ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& lanes, std::span<double> out) const;

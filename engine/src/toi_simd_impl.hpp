@@ -32,6 +32,9 @@ struct PlanePointers {
 struct CylinderPointers {
     const double *wx, *wy, *wz, *vx, *vy, *vz, *ax, *ay, *az, *ux, *uy, *uz, *rho;
 };
+struct PolynomialPointers {
+    const double *p0, *p1, *p2, *p3, *p4;
+};
 struct SpherePointers {
     const double *cx, *cy, *cz, *radius;
 };
@@ -56,6 +59,7 @@ struct SimdTable {
     void (*ball_plane)(const PlanePointers&, std::size_t n, double horizon, double* out);
     void (*ball_cylinder)(const CylinderPointers&, std::size_t n, double horizon, double* out);
     void (*neighbours)(const MoverState&, const NeighbourPointers&, std::size_t n, double horizon, double* out);
+    void (*polynomial)(const PolynomialPointers&, std::size_t n, double horizon, double* out);
     void (*ray_sphere)(Vec3 origin, Vec3 direction, const SpherePointers&, std::size_t n, double* out);
     void (*advance)(const MotionPointers&, double T, std::size_t begin, std::size_t end);
 };
@@ -145,6 +149,255 @@ struct SimdImpl {
         return xsimd::select(now, zero, xsimd::select(ok, t, B(kNever)));
     }
 
+    // ---- the quartic: first_closing_polynomial() ----------------------------------------------
+    // Degree-four lanes follow the scalar solver's path with masks: closing now, Cauchy's bound,
+    // the critical points from the derivative (its own critical points from a quadratic), the
+    // monotone pieces, and the safeguarded Newton/bisection steps, each lane's branches taken as
+    // the scalar code takes them. A refinement iterates until the batch's slowest lane is done
+    // (the others idle meanwhile); the three pieces of the cubic are refined together.
+
+    // a != b for masks. Not a ^ b: xsimd 8.1 computes ^ of AVX-512 masks as a | b
+    // (xtensor-stack/xsimd#1158, fixed upstream in 2025, after Debian 12's 8.1).
+    static M differ(const M& a, const M& b) { return (a & ~b) | (~a & b); }
+    template <int D>
+    static B horner(const B* p, const B& t) {  // evaluate()
+        B value = p[D];
+        for (int k = D - 1; k >= 0; --k) value = value * t + p[k];
+        return value;
+    }
+    template <int D>
+    static B evaluation_error(const B* p, const B& t) {  // evaluation_error()
+        const B magnitude = xsimd::abs(t);
+        B sum = xsimd::abs(p[D]);
+        for (int k = D - 1; k >= 0; --k) sum = sum * magnitude + xsimd::abs(p[k]);
+        return B(2.0 * D * 0x1p-53) * sum;
+    }
+    // refine_root(p, D, lo[j], hi[j]) in the lanes of lanes[j], for K brackets at once: their
+    // iterations are independent chains of dependent operations (Horner, a division) that the
+    // CPU overlaps. dp[k − 1] = p[k] · k.
+    template <int D, std::size_t K>
+    static std::array<B, K> refine_roots(const B* p, const B* dp, std::array<B, K> lo, std::array<B, K> hi,
+                                         const std::array<M, K>& lanes) {
+        const B zero(0.0), half(0.5);
+        std::array<B, K> flo, fhi, root, t;
+        std::array<M, K> done, rising;
+        auto all_done = [&] {
+            for (const M& m : done)
+                if (!xsimd::all(m)) return false;
+            return true;
+        };
+        // The end of the bracket where |p| is smaller.
+        auto closer = [&](std::size_t j) {
+            return xsimd::select(xsimd::abs(flo[j]) < xsimd::abs(fhi[j]), lo[j], hi[j]);
+        };
+        for (std::size_t j = 0; j < K; ++j) {
+            flo[j] = horner<D>(p, lo[j]);
+            fhi[j] = horner<D>(p, hi[j]);
+            done[j] = ~lanes[j];
+            const M at_lo = ~done[j] & (flo[j] == zero);
+            root[j] = xsimd::select(at_lo, lo[j], zero);
+            done[j] = done[j] | at_lo;
+            const M at_hi = ~done[j] & (fhi[j] == zero);
+            root[j] = xsimd::select(at_hi, hi[j], root[j]);
+            done[j] = done[j] | at_hi;
+            rising[j] = flo[j] < zero;
+            t[j] = half * (lo[j] + hi[j]);
+        }
+        for (int iteration = 0; iteration < 200 && !all_done(); ++iteration) {
+            for (std::size_t j = 0; j < K; ++j) {
+                if (xsimd::all(done[j])) continue;
+                const B f = horner<D>(p, t[j]);
+                const M hit = ~done[j] & (xsimd::abs(f) <= evaluation_error<D>(p, t[j]));
+                root[j] = xsimd::select(hit, t[j], root[j]);
+                done[j] = done[j] | hit;
+                const M above = differ(f < zero, rising[j]);  // t becomes hi
+                const M to_lo = ~done[j] & ~above, to_hi = ~done[j] & above;
+                lo[j] = xsimd::select(to_lo, t[j], lo[j]);
+                flo[j] = xsimd::select(to_lo, f, flo[j]);
+                hi[j] = xsimd::select(to_hi, t[j], hi[j]);
+                fhi[j] = xsimd::select(to_hi, f, fhi[j]);
+                B df = dp[D - 1];
+                for (int k = D - 1; k >= 1; --k) df = df * t[j] + dp[k - 1];
+                B next = xsimd::select(~(df == zero), t[j] - f / df, lo[j]);
+                next = xsimd::select((next > lo[j]) & (next < hi[j]), next, half * (lo[j] + hi[j]));
+                const M narrow = ~done[j] & ((next <= lo[j]) | (next >= hi[j]));  // one ulp wide
+                root[j] = xsimd::select(narrow, closer(j), root[j]);
+                done[j] = done[j] | narrow;
+                t[j] = next;
+            }
+        }
+        for (std::size_t j = 0; j < K; ++j) root[j] = xsimd::select(done[j], root[j], closer(j));
+        return root;
+    }
+    // Per lane, list[count] = t and ++count where `when` (a root or edge appended in the scalar
+    // code's order); the counts are small whole numbers held as doubles.
+    template <std::size_t N>
+    static void append(std::array<B, N>& list, B& count, const M& when, const B& t) {
+        for (std::size_t j = 0; j < N; ++j)
+            list[j] = xsimd::select(when & (count == B(static_cast<double>(j))), t, list[j]);
+        count = xsimd::select(when, count + B(1.0), count);
+    }
+    // first_closing_polynomial() in the lanes of `lanes`, all of degree four (p[4] ≠ 0).
+    [[gnu::noinline]] static B first_closing_quartic(const std::array<B, 5>& p, double horizon, const M& lanes) {
+        const B zero(0.0), one(1.0);
+        B result(kNever);
+        M done = ~lanes;
+        // closing_now(): the first non-zero derivative at τ = 0 is negative.
+        const M closing =
+            (p[1] < zero) | (~(p[1] > zero) & ((p[2] < zero) | (~(p[2] > zero) &
+                                                                 ((p[3] < zero) | (~(p[3] > zero) & (p[4] < zero))))));
+        const M now = ~done & (p[0] <= zero) & closing;
+        result = xsimd::select(now, zero, result);
+        done = done | now;
+        // root_bound(): 1 + max |p_k / p_4| (std::max keeps the first argument unless less).
+        B bound = zero;
+        for (std::size_t k = 0; k < 4; ++k) {
+            const B x = xsimd::abs(p[k] / p[4]);
+            bound = xsimd::select(bound < x, x, bound);
+        }
+        bound = one + bound;
+        const B end = xsimd::select(bound < B(horizon), bound, B(horizon));  // std::min(horizon, bound)
+        done = done | ~(end > zero);
+        if (xsimd::all(done)) return result;
+
+        // The derivative d (a cubic) and its derivative dd (a quadratic): p[k] · k.
+        std::array<B, 4> d;
+        for (std::size_t k = 1; k <= 4; ++k) d[k - 1] = p[k] * B(static_cast<double>(k));
+        std::array<B, 3> dd;
+        for (std::size_t k = 1; k <= 3; ++k) dd[k - 1] = d[k] * B(static_cast<double>(k));
+        // The cubic's edges: 0, the roots of dd in [0, end] ascending, end.
+        std::array<B, 4> cubic_edges{zero, zero, zero, zero};
+        B n_cubic_edges = one;
+        {
+            const B disc = dd[1] * dd[1] - B(4.0) * dd[2] * dd[0];
+            const B q = B(-0.5) * (dd[1] + xsimd::copysign(xsimd::sqrt(disc), dd[1]));
+            const B r0 = q / dd[2], r1 = xsimd::select(~(q == zero), dd[0] / q, zero);
+            const M swap = r0 > r1, real = ~done & ~(disc < zero);
+            for (const B& r : {xsimd::select(swap, r1, r0), xsimd::select(swap, r0, r1)})
+                append(cubic_edges, n_cubic_edges, real & (r >= zero) & (r <= end), r);
+        }
+        append(cubic_edges, n_cubic_edges, ~done, end);
+        // The quartic's edges: 0, the roots of d in [0, end] ascending (roots_in()), end.
+        std::array<B, 6> edges{zero, zero, zero, zero, zero, zero};
+        B n_edges = one, last = zero;  // last: the last root appended
+        auto add = [&](const M& when, const B& t) {
+            append(edges, n_edges, when, t);
+            last = xsimd::select(when, t, last);
+        };
+        // Its pieces: the brackets first, refined together, then the roots in the scalar order.
+        // (The scalar code evaluates each inner edge twice, as the end of one piece and the start
+        // of the next: the same value.)
+        constexpr std::size_t kCubicPieces = cubic_edges.size() - 1;
+        std::array<B, cubic_edges.size()> f_cubic;
+        for (std::size_t e = 0; e < cubic_edges.size(); ++e) f_cubic[e] = horner<3>(d.data(), cubic_edges[e]);
+        std::array<M, kCubicPieces> in_piece, crossing;
+        for (std::size_t e = 0; e < kCubicPieces; ++e) {
+            const B &fa = f_cubic[e], &fb = f_cubic[e + 1];
+            in_piece[e] = ~done & (B(static_cast<double>(e + 1)) < n_cubic_edges);
+            crossing[e] = in_piece[e] & ~(fa == zero) & differ(fa < zero, fb < zero) & ~(fb == zero);
+        }
+        const std::array<B, kCubicPieces> roots = refine_roots<3>(
+            d.data(), dd.data(), {cubic_edges[0], cubic_edges[1], cubic_edges[2]},
+            {cubic_edges[1], cubic_edges[2], cubic_edges[3]}, crossing);
+        for (std::size_t e = 0; e < kCubicPieces; ++e) {
+            const B a = cubic_edges[e], b = cubic_edges[e + 1];
+            add(in_piece[e] & (f_cubic[e] == zero) & ((n_edges == one) | ~(last == a)), a);
+            add(crossing[e], roots[e]);
+            add(in_piece[e] & (B(static_cast<double>(e + 2)) == n_cubic_edges) & (f_cubic[e + 1] == zero), b);
+        }
+        append(edges, n_edges, ~done, end);
+        // The first piece that starts open and ends closed holds the impact; a closed gap that
+        // never opened closes again where it turns back.
+        B lo = zero, hi = zero;
+        M closes(false);
+        for (std::size_t e = 0; e + 1 < edges.size(); ++e) {
+            const M piece = ~done & (B(static_cast<double>(e + 1)) < n_edges);
+            if (!xsimd::any(piece)) break;
+            const B a = edges[e], b = edges[e + 1];
+            const B fa = horner<4>(p.data(), a), fb = horner<4>(p.data(), b);
+            const M open_closed = piece & (fa > zero) & (fb <= zero);
+            lo = xsimd::select(open_closed, a, lo);
+            hi = xsimd::select(open_closed, b, hi);
+            closes = closes | open_closed;
+            const M turns = piece & ~open_closed & (fa <= zero) & (fb < fa);
+            result = xsimd::select(turns, a, result);
+            done = done | open_closed | turns;
+        }
+        if (xsimd::any(closes))
+            result = xsimd::select(closes, refine_roots<4, 1>(p.data(), d.data(), {lo}, {hi}, {closes})[0], result);
+        return result;
+    }
+    // first_closing_polynomial() per lane: degree ≤ 2 through first_closing(), degree four
+    // through first_closing_quartic(), degree three (p[4] underflowed to zero) through the scalar
+    // solver, lane by lane. With two lanes (SSE2) the masked quartic costs more than the scalar
+    // solver (0.7–0.9× in bench_kernels), so there every quartic lane takes the scalar one.
+    static constexpr bool kMaskedQuartic = W >= 4;
+    static B first_closing_any(const std::array<B, 5>& p, double horizon) {
+        const B zero(0.0);
+        const M quartic = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
+        const M masked = kMaskedQuartic ? ~(p[4] == zero) : M(false);
+        B t = zero;
+        if (!xsimd::all(quartic)) t = first_closing(p[0], p[1], p[2], B(horizon));
+        if (xsimd::any(masked)) t = xsimd::select(masked, first_closing_quartic(p, horizon, masked), t);
+        if (xsimd::any(quartic & ~masked)) t = scalar_polynomial(p, horizon, t);
+        return t;
+    }
+    // t with its cubic lanes, and with every quartic lane unless kMaskedQuartic, solved by
+    // first_closing_polynomial() one by one. Out of line: rarely needed.
+    [[gnu::noinline]] static B scalar_polynomial(const std::array<B, 5>& p, double horizon, const B& t) {
+        alignas(64) double c[5][W], lane[W];
+        for (std::size_t k = 0; k < 5; ++k) p[k].store_aligned(c[k]);
+        t.store_aligned(lane);
+        for (std::size_t i = 0; i < W; ++i)
+            if ((c[4][i] != 0.0 && !kMaskedQuartic) || (c[4][i] == 0.0 && c[3][i] != 0.0))
+                lane[i] = first_closing_polynomial({c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]}, horizon);
+        return B::load_aligned(lane);
+    }
+    // squared_gap(): the coefficients of |w0 + w1 τ + w2 τ²|² − ρ².
+    [[gnu::always_inline]] static std::array<B, 5> squared_gap(const B& w0x, const B& w0y, const B& w0z,
+                                                               const B& w1x, const B& w1y, const B& w1z,
+                                                               const B& w2x, const B& w2y, const B& w2z,
+                                                               const B& rho) {
+        const B two(2.0);
+        return {(w0x * w0x + w0y * w0y + w0z * w0z) - rho * rho, two * (w0x * w1x + w0y * w1y + w0z * w1z),
+                (w1x * w1x + w1y * w1y + w1z * w1z) + two * (w0x * w2x + w0y * w2y + w0z * w2z),
+                two * (w1x * w2x + w1y * w2y + w1z * w2z), w2x * w2x + w2y * w2y + w2z * w2z};
+    }
+    template <bool Full>
+    [[gnu::always_inline]] static std::array<B, 5> gap(const PolynomialPointers& l, std::size_t k, std::size_t count) {
+        return {load<Full>(l.p0, k, count), load<Full>(l.p1, k, count), load<Full>(l.p2, k, count),
+                load<Full>(l.p3, k, count), load<Full>(l.p4, k, count)};
+    }
+    // first_closing_polynomial() of each lane's gap (formed by gap()): quadratics here, the
+    // other lanes out of line, where gap() forms them again (this keeps the quadratic path's
+    // registers and frame lean).
+    template <bool Full, class Pointers>
+    [[gnu::always_inline]] static B first_closing_chunk(const Pointers& l, std::size_t k, std::size_t count,
+                                                        double horizon) {
+        const std::array<B, 5> p = gap<Full>(l, k, count);
+        const B zero(0.0);
+        const M higher = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
+        B t = zero;
+        if (!xsimd::all(higher)) t = first_closing(p[0], p[1], p[2], B(horizon));
+        if (xsimd::any(higher)) t = xsimd::select(higher, first_closing_higher<Full>(l, k, count, horizon), t);
+        return t;
+    }
+    template <bool Full, class Pointers>
+    [[gnu::noinline]] static B first_closing_higher(const Pointers& l, std::size_t k, std::size_t count,
+                                                    double horizon) {
+        return first_closing_any(gap<Full>(l, k, count), horizon);
+    }
+    template <bool Full>
+    static void polynomial_chunk(const PolynomialPointers& l, std::size_t k, std::size_t count,
+                                 double horizon, double* out) {
+        store<Full>(first_closing_chunk<Full>(l, k, count, horizon), out, k, count);
+    }
+    static void polynomial(const PolynomialPointers& l, std::size_t n, double horizon, double* out) {
+        std::size_t k = 0;
+        for (; k + W <= n; k += W) polynomial_chunk<true>(l, k, W, horizon, out);
+        if (k < n) polynomial_chunk<false>(l, k, n - k, horizon, out);
+    }
+
     // ---- ball–ball: toi_ball_ball() ---------------------------------------------------------
     // Its quadratic case (da = 0).
     [[gnu::always_inline]] static B pair_quadratic(const B& dpx, const B& dpy, const B& dpz, const B& dvx,
@@ -168,15 +421,22 @@ struct SimdImpl {
         // ~(x == 0), not x != 0: xsimd 8.1's != is ordered on AVX (false for NaN) but unordered
         // on SSE2, and the scalar da == 0 test sends NaN to the quartic.
         const M quartic = ~(dax == zero) | ~(day == zero) | ~(daz == zero);
-        if (!xsimd::all(quartic)) store<Full>(pair_quadratic(dpx, dpy, dpz, dvx, dvy, dvz, sigma, horizon), out, k, count);
-        if (xsimd::any(quartic)) {
-            // Relative acceleration: the quartic, through the scalar reference.
-            for (std::size_t i = k; i < k + count; ++i) {
-                if (l.dax[i] != 0.0 || l.day[i] != 0.0 || l.daz[i] != 0.0)
-                    out[i] = toi_ball_ball({l.dpx[i], l.dpy[i], l.dpz[i]}, {l.dvx[i], l.dvy[i], l.dvz[i]},
-                                           {l.dax[i], l.day[i], l.daz[i]}, l.sigma[i], horizon);
-            }
-        }
+        B t = zero;
+        if (!xsimd::all(quartic)) t = pair_quadratic(dpx, dpy, dpz, dvx, dvy, dvz, sigma, horizon);
+        if (xsimd::any(quartic)) t = xsimd::select(quartic, pair_quartic<Full>(l, k, count, horizon), t);
+        store<Full>(t, out, k, count);
+    }
+    // Relative acceleration: the quartic of squared_gap(dp, dv, da / 2, σ). Out of line, reloading
+    // its lanes, so that the quadratic path above keeps its registers.
+    template <bool Full>
+    [[gnu::noinline]] static B pair_quartic(const PairPointers& l, std::size_t k, std::size_t count, double horizon) {
+        const B half(0.5);
+        return first_closing_any(
+            squared_gap(load<Full>(l.dpx, k, count), load<Full>(l.dpy, k, count), load<Full>(l.dpz, k, count),
+                        load<Full>(l.dvx, k, count), load<Full>(l.dvy, k, count), load<Full>(l.dvz, k, count),
+                        load<Full>(l.dax, k, count) * half, load<Full>(l.day, k, count) * half,
+                        load<Full>(l.daz, k, count) * half, load<Full>(l.sigma, k, count)),
+            horizon);
     }
     static void ball_ball(const PairPointers& l, std::size_t n, double horizon, double* out) {
         std::size_t k = 0;
@@ -244,8 +504,7 @@ struct SimdImpl {
 
     // ---- ball–cylinder: toi_ball_cylinder() -------------------------------------------------
     template <bool Full>
-    static void ball_cylinder_chunk(const CylinderPointers& l, std::size_t k, std::size_t count,
-                                    double horizon, double* out) {
+    [[gnu::always_inline]] static std::array<B, 5> gap(const CylinderPointers& l, std::size_t k, std::size_t count) {
         const B ux = load<Full>(l.ux, k, count), uy = load<Full>(l.uy, k, count),
                 uz = load<Full>(l.uz, k, count);
         // across(w, u) = w − u (w·u) for the position, velocity and half the acceleration.
@@ -262,33 +521,12 @@ struct SimdImpl {
         const B au = ax * ux + ay * uy + az * uz;
         const B half(0.5);
         const B w2x = (ax - ux * au) * half, w2y = (ay - uy * au) * half, w2z = (az - uz * au) * half;
-        const B rho = load<Full>(l.rho, k, count);
-        // squared_gap(): |w0 + w1 τ + w2 τ²|² − ρ².
-        const B two(2.0);
-        const B p0 = (w0x * w0x + w0y * w0y + w0z * w0z) - rho * rho;
-        const B p1 = two * (w0x * w1x + w0y * w1y + w0z * w1z);
-        const B p2 = (w1x * w1x + w1y * w1y + w1z * w1z) + two * (w0x * w2x + w0y * w2y + w0z * w2z);
-        const B p3 = two * (w1x * w2x + w1y * w2y + w1z * w2z);
-        const B p4 = w2x * w2x + w2y * w2y + w2z * w2z;
-        const B zero(0.0);
-        const M quartic = ~(p4 == zero) | ~(p3 == zero);  // degree_of(); ~(x == 0) as above
-        if (!xsimd::all(quartic)) store<Full>(first_closing(p0, p1, p2, B(horizon)), out, k, count);
-        if (xsimd::any(quartic)) {
-            // Acceleration across the axis: the quartic, through the scalar solver on the
-            // coefficients toi_ball_cylinder() would form.
-            alignas(64) double c[5][W];
-            p0.store_aligned(c[0]);
-            p1.store_aligned(c[1]);
-            p2.store_aligned(c[2]);
-            p3.store_aligned(c[3]);
-            p4.store_aligned(c[4]);
-            for (std::size_t i = 0; i < count; ++i) {
-                if (c[4][i] != 0.0 || c[3][i] != 0.0) {
-                    const std::array<double, 5> p{c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]};
-                    out[k + i] = first_closing_polynomial(p, horizon);
-                }
-            }
-        }
+        return squared_gap(w0x, w0y, w0z, w1x, w1y, w1z, w2x, w2y, w2z, load<Full>(l.rho, k, count));
+    }
+    template <bool Full>
+    static void ball_cylinder_chunk(const CylinderPointers& l, std::size_t k, std::size_t count,
+                                    double horizon, double* out) {
+        store<Full>(first_closing_chunk<Full>(l, k, count, horizon), out, k, count);
     }
     static void ball_cylinder(const CylinderPointers& l, std::size_t n, double horizon, double* out) {
         std::size_t k = 0;
@@ -352,7 +590,7 @@ template <class Arch>
 constexpr SimdTable make_simd_table() {
     using Impl = SimdImpl<Arch>;
     return {Arch::name(),         Impl::W,           &Impl::ball_ball, &Impl::ball_plane,
-            &Impl::ball_cylinder, &Impl::neighbours, &Impl::ray_sphere, &Impl::advance};
+            &Impl::ball_cylinder, &Impl::neighbours, &Impl::polynomial, &Impl::ray_sphere, &Impl::advance};
 }
 
 }  // namespace ballistic::detail
