@@ -387,15 +387,13 @@ struct SimdImpl {
                                                     double horizon) {
         return first_closing_any(gap<Full>(l, k, count), horizon);
     }
-    template <bool Full>
-    static void polynomial_chunk(const PolynomialPointers& l, std::size_t k, std::size_t count,
-                                 double horizon, double* out) {
-        store<Full>(first_closing_chunk<Full>(l, k, count, horizon), out, k, count);
-    }
-    static void polynomial(const PolynomialPointers& l, std::size_t n, double horizon, double* out) {
+    // The kernel of lanes whose gaps gap() forms: polynomial (the coefficients themselves) and
+    // ball_cylinder (below).
+    template <class Pointers>
+    static void gaps(const Pointers& l, std::size_t n, double horizon, double* out) {
         std::size_t k = 0;
-        for (; k + W <= n; k += W) polynomial_chunk<true>(l, k, W, horizon, out);
-        if (k < n) polynomial_chunk<false>(l, k, n - k, horizon, out);
+        for (; k + W <= n; k += W) store<true>(first_closing_chunk<true>(l, k, W, horizon), out, k, W);
+        if (k < n) store<false>(first_closing_chunk<false>(l, k, n - k, horizon), out, k, n - k);
     }
 
     // ---- ball–ball: toi_ball_ball() ---------------------------------------------------------
@@ -502,7 +500,7 @@ struct SimdImpl {
         if (k < n) ball_plane_chunk<false>(l, k, n - k, horizon, out);
     }
 
-    // ---- ball–cylinder: toi_ball_cylinder() -------------------------------------------------
+    // ---- ball–cylinder: toi_ball_cylinder(), through gaps() ----------------------------------
     template <bool Full>
     [[gnu::always_inline]] static std::array<B, 5> gap(const CylinderPointers& l, std::size_t k, std::size_t count) {
         const B ux = load<Full>(l.ux, k, count), uy = load<Full>(l.uy, k, count),
@@ -522,16 +520,6 @@ struct SimdImpl {
         const B half(0.5);
         const B w2x = (ax - ux * au) * half, w2y = (ay - uy * au) * half, w2z = (az - uz * au) * half;
         return squared_gap(w0x, w0y, w0z, w1x, w1y, w1z, w2x, w2y, w2z, load<Full>(l.rho, k, count));
-    }
-    template <bool Full>
-    static void ball_cylinder_chunk(const CylinderPointers& l, std::size_t k, std::size_t count,
-                                    double horizon, double* out) {
-        store<Full>(first_closing_chunk<Full>(l, k, count, horizon), out, k, count);
-    }
-    static void ball_cylinder(const CylinderPointers& l, std::size_t n, double horizon, double* out) {
-        std::size_t k = 0;
-        for (; k + W <= n; k += W) ball_cylinder_chunk<true>(l, k, W, horizon, out);
-        if (k < n) ball_cylinder_chunk<false>(l, k, n - k, horizon, out);
     }
 
     // ---- ray–sphere: ray_sphere() -----------------------------------------------------------
@@ -589,8 +577,15 @@ struct SimdImpl {
 template <class Arch>
 constexpr SimdTable make_simd_table() {
     using Impl = SimdImpl<Arch>;
-    return {Arch::name(),         Impl::W,           &Impl::ball_ball, &Impl::ball_plane,
-            &Impl::ball_cylinder, &Impl::neighbours, &Impl::polynomial, &Impl::ray_sphere, &Impl::advance};
+    return {Arch::name(),
+            Impl::W,
+            &Impl::ball_ball,
+            &Impl::ball_plane,
+            &Impl::template gaps<CylinderPointers>,
+            &Impl::neighbours,
+            &Impl::template gaps<PolynomialPointers>,
+            &Impl::ray_sphere,
+            &Impl::advance};
 }
 
 }  // namespace ballistic::detail
