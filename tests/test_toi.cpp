@@ -182,14 +182,15 @@ TEST(BallCylinder, QuarticMatchesQuadPrecisionReference) {
 }
 
 // A quartic's time of impact is where the gap is zero within the rounding error of evaluating
-// it (Higham's bound for Horner's rule), or pinned by a sign change one ulp wide: the refinement
-// stops at the first, which Newton reaches in a few steps.
+// it (Higham's bound for Horner's rule, 2·4·u Σ|p_k| t^k), or pinned by a sign change one ulp
+// wide. Checked against the gap evaluated in quad precision from the same coefficients, so a
+// solver that stopped early (a looser bound) or late would fail.
 TEST(Quartic, ImpactIsAZeroWithinRoundingError) {
     std::mt19937_64 rng(11);
     auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * double(rng() >> 11) * 0x1p-53; };
-    auto gap = [](const std::array<double, 5>& p, double t) {
-        double value = p[4];
-        for (int k = 3; k >= 0; --k) value = value * t + p[static_cast<std::size_t>(k)];
+    auto exact_gap = [](const std::array<double, 5>& p, double t) {
+        quad value = p[4];
+        for (int k = 3; k >= 0; --k) value = value * quad(t) + quad(p[static_cast<std::size_t>(k)]);
         return value;
     };
     auto error_bound = [](const std::array<double, 5>& p, double t) {
@@ -197,7 +198,7 @@ TEST(Quartic, ImpactIsAZeroWithinRoundingError) {
         for (int k = 3; k >= 0; --k) sum = sum * std::abs(t) + std::abs(p[static_cast<std::size_t>(k)]);
         return 8.0 * 0x1p-53 * sum;
     };
-    int impacts = 0;
+    int impacts = 0, refined = 0;
     for (int trial = 0; trial < 20000; ++trial) {
         const std::array<double, 5> p{uniform(0.0, 3.0), uniform(-3, 3), uniform(-3, 3), uniform(-3, 3),
                                       uniform(0.1, 3.0)};
@@ -205,13 +206,32 @@ TEST(Quartic, ImpactIsAZeroWithinRoundingError) {
         if (t == kNever || t == 0.0) continue;
         ++impacts;
         const double before = std::nextafter(t, 0.0), after = std::nextafter(t, kInf);
-        const bool zero = std::abs(gap(p, t)) <= error_bound(p, t);
-        const bool pinned = (gap(p, before) > 0.0 && gap(p, t) <= 0.0) || (gap(p, t) > 0.0 && gap(p, after) <= 0.0);
-        EXPECT_TRUE(zero || pinned) << "trial " << trial << " t " << t << " gap " << gap(p, t);
-        // The gap is open before it: no earlier crossing was skipped.
-        for (double s = 0.0; s < t * (1.0 - 1e-9); s += t / 64) EXPECT_GT(gap(p, s), -error_bound(p, s)) << trial;
+        const quad g = exact_gap(p, t);
+        const bool zero = (g < 0 ? -g : g) <= 2 * error_bound(p, t);  // the bound, plus its own rounding
+        const bool pinned = (exact_gap(p, before) > 0 && g <= 0) || (g > 0 && exact_gap(p, after) <= 0);
+        EXPECT_TRUE(zero || pinned) << "trial " << trial << " t " << t << " gap " << double(g);
+        refined += zero && !pinned;
+        // The gap is open before it (to rounding): no earlier crossing was skipped.
+        for (int k = 0; k < 256; ++k) {
+            const double s = t * k / 256;
+            EXPECT_GT(double(exact_gap(p, s)), -2 * error_bound(p, s)) << "trial " << trial << " s " << s;
+        }
     }
     EXPECT_GT(impacts, 5000);
+    EXPECT_GT(refined, 500);  // impacts that end on the error bound, not on a one-ulp bracket
+}
+
+// A gap that comes down to zero at a double root and opens again (a grazing contact) touches
+// there, also where the computed critical point misses the double root by rounding error.
+TEST(Quartic, GrazingDoubleRootsTouch) {
+    // (τ − 1)² (τ + 1)(τ + 3), (τ − 2)² (τ + 1)(τ + 3), (τ² + τ − 1)² (double root at (√5 − 1)/2);
+    // a double root is located to about √u, 10⁻⁸.
+    EXPECT_NEAR(first_closing_polynomial({3, -2, -4, 2, 1}, 10.0), 1.0, 1e-7);
+    EXPECT_NEAR(first_closing_polynomial({12, 4, -9, 0, 1}, 10.0), 2.0, 1e-7);
+    EXPECT_NEAR(first_closing_polynomial({1, -2, -1, 2, 1}, 10.0), (std::sqrt(5.0) - 1) / 2, 1e-7);
+    // Lifted clear of zero, they never close.
+    EXPECT_EQ(first_closing_polynomial({3.001, -2, -4, 2, 1}, 10.0), kNever);
+    EXPECT_EQ(first_closing_polynomial({1.001, -2, -1, 2, 1}, 10.0), kNever);
 }
 
 TEST(Batch, MatchesScalar) {

@@ -28,19 +28,24 @@ int degree_of(const double* p, int max_degree) {
 }
 
 // Bound on the rounding error of evaluate(p, degree, t): 2·degree·u Σ |p_k| |t|^k (Higham's
-// bound for Horner's rule, u = 2⁻⁵³), itself evaluated by Horner's rule.
+// bound for Horner's rule, γ_2n ≈ 2n·u with u = 2⁻⁵³), itself evaluated by Horner's rule; infinite
+// when that sum overflows.
 double evaluation_error(const double* p, int degree, double t) {
     const double magnitude = std::abs(t);
     double sum = std::abs(p[degree]);
     for (int k = degree - 1; k >= 0; --k) sum = sum * magnitude + std::abs(p[k]);
     return 2.0 * degree * 0x1p-53 * sum;
 }
+// Is a computed value zero within that error bound (a finite one: an overflowed bound proves
+// nothing)?
+bool zero_within(double value, double error) { return std::abs(value) <= error && error < kNever; }
 
 // Refines a root of p inside [lo, hi] where p(lo) and p(hi) have opposite signs (or one is
 // zero): Newton steps where they stay inside the bracket, bisection otherwise, until p(t) is
-// zero within the rounding error of its evaluation (its sign says nothing more; Newton gets
-// there in a few steps, where bisecting the bracket down to one ulp took up to ~55) or the
-// bracket cannot shrink any further in double precision.
+// zero within the rounding error of its evaluation, so that its computed sign is no longer
+// reliable (Newton gets there in a few steps; bisecting the far end of the bracket down to one
+// ulp after that took up to ~55 more), or the bracket cannot shrink any further in double
+// precision.
 double refine_root(const double* p, int degree, double lo, double hi) {
     double flo = evaluate(p, degree, lo);
     double fhi = evaluate(p, degree, hi);
@@ -50,7 +55,7 @@ double refine_root(const double* p, int degree, double lo, double hi) {
     double t = 0.5 * (lo + hi);
     for (int iteration = 0; iteration < 200; ++iteration) {
         double f = evaluate(p, degree, t);
-        if (std::abs(f) <= evaluation_error(p, degree, t)) return t;
+        if (zero_within(f, evaluation_error(p, degree, t))) return t;
         if ((f < 0.0) == rising) {
             lo = t;
             flo = f;
@@ -162,6 +167,10 @@ double first_closing_polynomial(const std::array<double, 5>& p, double horizon) 
         const double a = edges[e], b = edges[e + 1];
         const double fa = evaluate(p.data(), degree, a), fb = evaluate(p.data(), degree, b);
         if (fa > 0.0 && fb <= 0.0) return refine_root(p.data(), degree, a, b);
+        // An open gap that comes down to zero within rounding error at the piece's end touches
+        // there: a double root (a grazing contact), which the computed critical point only
+        // approximates, so the gap there may round to either side of zero.
+        if (fa > 0.0 && zero_within(fb, evaluation_error(p.data(), degree, b))) return b;
         // A closed gap that never opened closes again where it turns back (its maximum).
         if (fa <= 0.0 && fb < fa) return a;
     }

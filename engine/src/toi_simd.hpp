@@ -80,8 +80,8 @@ public:
     void ball_plane(const PlaneLanes& lanes, double horizon, std::span<double> out) const;
     // toi_ball_cylinder(): the coefficients, then as polynomial().
     void ball_cylinder(const CylinderLanes& lanes, double horizon, std::span<double> out) const;
-    // first_closing_polynomial() per lane: quadratics and quartics in SIMD; a cubic (a leading
-    // coefficient that underflowed to zero) through the scalar solver.
+    // first_closing_polynomial() per lane: quadratics and (except with SSE2) quartics in SIMD;
+    // a cubic (a leading coefficient that underflowed to zero) through the scalar solver.
     void polynomial(const PolynomialLanes& lanes, double horizon, std::span<double> out) const;
     // ray_sphere() per lane: entry distance along origin + s·direction, 0 when the origin is
     // inside the sphere, −1 for a miss.

@@ -172,6 +172,9 @@ struct SimdImpl {
         for (int k = D - 1; k >= 0; --k) sum = sum * magnitude + xsimd::abs(p[k]);
         return B(2.0 * D * 0x1p-53) * sum;
     }
+    static M zero_within(const B& value, const B& error) {  // zero_within()
+        return (xsimd::abs(value) <= error) & (error < B(kNever));
+    }
     // refine_root(p, D, lo[j], hi[j]) in the lanes of lanes[j], for K brackets at once: their
     // iterations are independent chains of dependent operations (Horner, a division) that the
     // CPU overlaps. dp[k − 1] = p[k] · k.
@@ -207,7 +210,7 @@ struct SimdImpl {
             for (std::size_t j = 0; j < K; ++j) {
                 if (xsimd::all(done[j])) continue;
                 const B f = horner<D>(p, t[j]);
-                const M hit = ~done[j] & (xsimd::abs(f) <= evaluation_error<D>(p, t[j]));
+                const M hit = ~done[j] & zero_within(f, evaluation_error<D>(p, t[j]));
                 root[j] = xsimd::select(hit, t[j], root[j]);
                 done[j] = done[j] | hit;
                 const M above = differ(f < zero, rising[j]);  // t becomes hi
@@ -306,8 +309,9 @@ struct SimdImpl {
             add(in_piece[e] & (B(static_cast<double>(e + 2)) == n_cubic_edges) & (f_cubic[e + 1] == zero), b);
         }
         append(edges, n_edges, ~done, end);
-        // The first piece that starts open and ends closed holds the impact; a closed gap that
-        // never opened closes again where it turns back.
+        // The first piece that starts open and ends closed holds the impact, or touches zero at
+        // its end within rounding error; a closed gap that never opened closes again where it
+        // turns back.
         B lo = zero, hi = zero;
         M closes(false);
         for (std::size_t e = 0; e + 1 < edges.size(); ++e) {
@@ -319,30 +323,40 @@ struct SimdImpl {
             lo = xsimd::select(open_closed, a, lo);
             hi = xsimd::select(open_closed, b, hi);
             closes = closes | open_closed;
-            const M turns = piece & ~open_closed & (fa <= zero) & (fb < fa);
-            result = xsimd::select(turns, a, result);
-            done = done | open_closed | turns;
+            const M touches = piece & ~open_closed & (fa > zero) & zero_within(fb, evaluation_error<4>(p.data(), b));
+            const M turns = piece & (fa <= zero) & (fb < fa);
+            result = xsimd::select(touches, b, xsimd::select(turns, a, result));
+            done = done | open_closed | touches | turns;
         }
         if (xsimd::any(closes))
             result = xsimd::select(closes, refine_roots<4, 1>(p.data(), d.data(), {lo}, {hi}, {closes})[0], result);
         return result;
     }
-    // first_closing_polynomial() per lane: degree ≤ 2 through first_closing(), degree four
-    // through first_closing_quartic(), degree three (p[4] underflowed to zero) through the scalar
-    // solver, lane by lane. With two lanes (SSE2) the masked quartic costs more than the scalar
-    // solver (0.7–0.9× in bench_kernels), so there every quartic lane takes the scalar one.
+    // The lanes of degree three and four of t: quartics through first_closing_quartic(), cubics
+    // (p[4] underflowed to zero) through the scalar solver, lane by lane. With two lanes (SSE2) the
+    // masked quartic costs more than the scalar solver (0.7–0.9× in bench_kernels), so there
+    // every such lane takes the scalar one.
     static constexpr bool kMaskedQuartic = W >= 4;
-    static B first_closing_any(const std::array<B, 5>& p, double horizon) {
+    static B higher_degrees(const std::array<B, 5>& p, double horizon, B t) {
         const B zero(0.0);
-        const M quartic = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
-        const M masked = kMaskedQuartic ? ~(p[4] == zero) : M(false);
-        B t = zero;
-        if (!xsimd::all(quartic)) t = first_closing(p[0], p[1], p[2], B(horizon));
-        if (xsimd::any(masked)) t = xsimd::select(masked, first_closing_quartic(p, horizon, masked), t);
-        if (xsimd::any(quartic & ~masked)) t = scalar_polynomial(p, horizon, t);
+        const M higher = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
+        M masked(false);
+        if constexpr (kMaskedQuartic) {
+            masked = ~(p[4] == zero);
+            if (xsimd::any(masked)) t = xsimd::select(masked, first_closing_quartic(p, horizon, masked), t);
+        }
+        if (xsimd::any(higher & ~masked)) t = scalar_polynomial(p, horizon, t);
         return t;
     }
-    // t with its cubic lanes, and with every quartic lane unless kMaskedQuartic, solved by
+    // first_closing_polynomial() per lane, any degree.
+    static B first_closing_any(const std::array<B, 5>& p, double horizon) {
+        const B zero(0.0);
+        const M higher = ~(p[4] == zero) | ~(p[3] == zero);
+        B t = zero;
+        if (!xsimd::all(higher)) t = first_closing(p[0], p[1], p[2], B(horizon));
+        return xsimd::any(higher) ? higher_degrees(p, horizon, t) : t;
+    }
+    // t with its cubic lanes, and with its quartic lanes unless kMaskedQuartic, solved by
     // first_closing_polynomial() one by one. Out of line: rarely needed.
     [[gnu::noinline]] static B scalar_polynomial(const std::array<B, 5>& p, double horizon, const B& t) {
         alignas(64) double c[5][W], lane[W];
@@ -385,7 +399,7 @@ struct SimdImpl {
     template <bool Full, class Pointers>
     [[gnu::noinline]] static B first_closing_higher(const Pointers& l, std::size_t k, std::size_t count,
                                                     double horizon) {
-        return first_closing_any(gap<Full>(l, k, count), horizon);
+        return higher_degrees(gap<Full>(l, k, count), horizon, B(0.0));
     }
     // The kernel of lanes whose gaps gap() forms: polynomial (the coefficients themselves) and
     // ball_cylinder (below).
