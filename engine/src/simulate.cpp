@@ -28,6 +28,7 @@ bool earlier(const Pending& a, const Pending& b) {
 struct PairScratch {
     std::size_t n = 0;
     std::vector<std::uint32_t> slot;
+    std::vector<std::uint32_t> order;  // the slot of each formed lane (lanes are formed reordered)
     std::vector<double> sx, sy, sz;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
     std::size_t capacity() const { return slot.size(); }
@@ -43,6 +44,7 @@ struct PairScratch {
         const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
         for (auto* v : {&sx, &sy, &sz, &dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out})
             v->resize(size);
+        order.resize(size);
         slot.resize(size);
     }
     void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
@@ -282,30 +284,48 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
         contacts[i] = contact;
         return;
     }
-    const double horizon = contact.event.time - now;
     const std::span out = std::span(lanes.out).first(n);
     if (shared_acceleration) {
         detail::toi_neighbours_batch_simd({p, v, a, r, now},
                                           {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t,
                                            balls.radius, lanes.slot, lanes.sx, lanes.sy, lanes.sz},
-                                          horizon, out);
-    } else {
+                                          contact.event.time - now, out);
         for (std::size_t k = 0; k < n; ++k) {
-            const std::size_t j = lanes.slot[k];
-            const Vec3 aj = balls.acceleration(j);
-            // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-            lanes.set(k, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
-                      balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
+            if (out[k] == kNever) continue;
+            const std::uint32_t j = lanes.slot[k];
+            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
         }
-        detail::toi_ball_ball_batch_simd({lanes.dpx, lanes.dpy, lanes.dpz, lanes.dvx, lanes.dvy, lanes.dvz,
-                                          lanes.dax, lanes.day, lanes.daz, lanes.sigma},
-                                         horizon, out);
+        contacts[i] = contact;
+        return;
     }
+    // Neighbours with the mover's acceleration first (quadratics), then the others (quartics: a
+    // ball resting on a plane and a falling one), solved only up to the earliest impact so far:
+    // only the earliest is kept, and a quartic's cost grows with its interval.
+    std::size_t quadratics = 0, quartics = n;
     for (std::size_t k = 0; k < n; ++k) {
-        if (out[k] == kNever) continue;
         const std::uint32_t j = lanes.slot[k];
-        lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+        const Vec3 aj = balls.acceleration(j);
+        const std::size_t lane = aj == a ? quadratics++ : --quartics;
+        // Same operation order as collide_balls(): (p_j − p_i) + image shift.
+        lanes.set(lane, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
+                  balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
+        lanes.order[lane] = j;
     }
+    auto solve = [&](std::size_t begin, std::size_t end) {
+        if (begin == end) return;
+        auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(begin, end - begin); };
+        detail::toi_ball_ball_batch_simd({part(lanes.dpx), part(lanes.dpy), part(lanes.dpz), part(lanes.dvx),
+                                          part(lanes.dvy), part(lanes.dvz), part(lanes.dax), part(lanes.day),
+                                          part(lanes.daz), part(lanes.sigma)},
+                                         contact.event.time - now, out.subspan(begin, end - begin));
+        for (std::size_t k = begin; k < end; ++k) {
+            if (out[k] == kNever) continue;
+            const std::uint32_t j = lanes.order[k];
+            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+        }
+    };
+    solve(0, quadratics);
+    solve(quadratics, n);
     contacts[i] = contact;
 }
 
