@@ -285,47 +285,46 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
         return;
     }
     const std::span out = std::span(lanes.out).first(n);
+    // The contact keeps the earliest of the impacts out[begin, end) with the balls slots[...].
+    auto keep = [&](std::size_t begin, std::size_t end, const std::vector<std::uint32_t>& slots) {
+        for (std::size_t k = begin; k < end; ++k) {
+            if (out[k] == kNever) continue;
+            const std::uint32_t j = slots[k];
+            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+        }
+    };
     if (shared_acceleration) {
         detail::toi_neighbours_batch_simd({p, v, a, r, now},
                                           {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t,
                                            balls.radius, lanes.slot, lanes.sx, lanes.sy, lanes.sz},
                                           contact.event.time - now, out);
+        keep(0, n, lanes.slot);
+    } else {
+        // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
+        // a ball resting on a plane and a falling one), solved only up to the earliest impact so
+        // far: only the earliest is kept, and a quartic's cost grows with its interval.
+        std::size_t quadratics = 0, quartics = n;
         for (std::size_t k = 0; k < n; ++k) {
-            if (out[k] == kNever) continue;
             const std::uint32_t j = lanes.slot[k];
-            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+            const Vec3 aj = balls.acceleration(j);
+            const std::size_t lane = aj == a ? quadratics++ : --quartics;
+            // Same operation order as collide_balls(): (p_j − p_i) + image shift.
+            lanes.set(lane, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
+                      balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
+            lanes.order[lane] = j;
         }
-        contacts[i] = contact;
-        return;
+        auto solve = [&](std::size_t begin, std::size_t end) {
+            if (begin == end) return;
+            auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(begin, end - begin); };
+            detail::toi_ball_ball_batch_simd({part(lanes.dpx), part(lanes.dpy), part(lanes.dpz), part(lanes.dvx),
+                                              part(lanes.dvy), part(lanes.dvz), part(lanes.dax), part(lanes.day),
+                                              part(lanes.daz), part(lanes.sigma)},
+                                             contact.event.time - now, out.subspan(begin, end - begin));
+            keep(begin, end, lanes.order);
+        };
+        solve(0, quadratics);
+        solve(quadratics, n);
     }
-    // Neighbours with the mover's acceleration first (quadratics), then the others (quartics: a
-    // ball resting on a plane and a falling one), solved only up to the earliest impact so far:
-    // only the earliest is kept, and a quartic's cost grows with its interval.
-    std::size_t quadratics = 0, quartics = n;
-    for (std::size_t k = 0; k < n; ++k) {
-        const std::uint32_t j = lanes.slot[k];
-        const Vec3 aj = balls.acceleration(j);
-        const std::size_t lane = aj == a ? quadratics++ : --quartics;
-        // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-        lanes.set(lane, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
-                  balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
-        lanes.order[lane] = j;
-    }
-    auto solve = [&](std::size_t begin, std::size_t end) {
-        if (begin == end) return;
-        auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(begin, end - begin); };
-        detail::toi_ball_ball_batch_simd({part(lanes.dpx), part(lanes.dpy), part(lanes.dpz), part(lanes.dvx),
-                                          part(lanes.dvy), part(lanes.dvz), part(lanes.dax), part(lanes.day),
-                                          part(lanes.daz), part(lanes.sigma)},
-                                         contact.event.time - now, out.subspan(begin, end - begin));
-        for (std::size_t k = begin; k < end; ++k) {
-            if (out[k] == kNever) continue;
-            const std::uint32_t j = lanes.order[k];
-            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
-        }
-    };
-    solve(0, quadratics);
-    solve(quadratics, n);
     contacts[i] = contact;
 }
 
