@@ -337,9 +337,14 @@ struct SimdImpl {
     // masked quartic costs more than the scalar solver (0.7–0.9× in bench_kernels), so there
     // every such lane takes the scalar one.
     static constexpr bool kMaskedQuartic = W >= 4;
+    // Lanes of degree three or four (degree_of() > 2; ~(x == 0) as in ball_ball_chunk()).
+    static M above_quadratic(const std::array<B, 5>& p) {
+        const B zero(0.0);
+        return ~(p[4] == zero) | ~(p[3] == zero);
+    }
     static B higher_degrees(const std::array<B, 5>& p, double horizon, B t) {
         const B zero(0.0);
-        const M higher = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
+        const M higher = above_quadratic(p);
         M masked(false);
         if constexpr (kMaskedQuartic) {
             masked = ~(p[4] == zero);
@@ -351,7 +356,7 @@ struct SimdImpl {
     // first_closing_polynomial() per lane, any degree.
     static B first_closing_any(const std::array<B, 5>& p, double horizon) {
         const B zero(0.0);
-        const M higher = ~(p[4] == zero) | ~(p[3] == zero);
+        const M higher = above_quadratic(p);
         B t = zero;
         if (!xsimd::all(higher)) t = first_closing(p[0], p[1], p[2], B(horizon));
         return xsimd::any(higher) ? higher_degrees(p, horizon, t) : t;
@@ -390,7 +395,7 @@ struct SimdImpl {
                                                         double horizon) {
         const std::array<B, 5> p = gap<Full>(l, k, count);
         const B zero(0.0);
-        const M higher = ~(p[4] == zero) | ~(p[3] == zero);  // degree_of(); ~(x == 0) as below
+        const M higher = above_quadratic(p);
         B t = zero;
         if (!xsimd::all(higher)) t = first_closing(p[0], p[1], p[2], B(horizon));
         if (xsimd::any(higher)) t = xsimd::select(higher, first_closing_higher<Full>(l, k, count, horizon), t);
