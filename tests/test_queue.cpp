@@ -32,7 +32,7 @@ public:
     explicit Checked(std::vector<Pending> events, std::size_t parts = 1)
         : events_(std::move(events)), part_(events_.size()) {
         for (std::size_t s = 0; s < part_.size(); ++s) part_[s] = static_cast<std::uint32_t>(s % parts);
-        queue_.build(events_, part_, parts);
+        queue_.build(events_, part_, parts, parallel_);
         for (std::uint32_t s = 0; s < events_.size(); ++s) reference_.insert({events_[s], s});
     }
     // A new event for `slot`, moving it to `part` when given.
@@ -89,6 +89,7 @@ public:
 private:
     std::vector<Pending> events_;
     std::vector<std::uint32_t> part_;
+    Parallel parallel_{2};  // the parts are built concurrently
     EventQueue queue_;
     std::set<Key> reference_;
     std::vector<EventQueue::Queued> out_;

@@ -8,22 +8,27 @@
 namespace ballistic::detail {
 
 void EventQueue::build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part,
-                       std::size_t parts) {
+                       std::size_t parts, Parallel& parallel) {
     const std::size_t n = events.size();
     nodes_.assign(n, Node{});
-    if (!part.empty())
-        for (std::size_t s = 0; s < n; ++s) nodes_[s].part = part[s];
+    if (!part.empty()) {
+        parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) nodes_[s].part = part[s];
+        });
+    }
     calendars_.assign(std::max<std::size_t>(parts, 1), Calendar{});
-    for (Calendar& c : calendars_) {
+    parallel.for_each(calendars_.size(), [&](std::size_t p) {
+        Calendar& c = calendars_[p];
         // No year yet: every finite entry goes to the overflow, which new_year() then spreads.
         c.head.assign(kFirstBucket, -1);
         c.origin = -std::numeric_limits<double>::infinity();
-    }
-    for (std::size_t s = n; s-- > 0;) {
-        const auto slot = static_cast<std::uint32_t>(s);
-        insert(calendars_[nodes_[s].part], slot, entry(slot, events[s]));
-    }
-    for (Calendar& c : calendars_) new_year(c);
+        for (std::size_t s = n; s-- > 0;) {
+            if (nodes_[s].part != p) continue;
+            const auto slot = static_cast<std::uint32_t>(s);
+            insert(c, slot, entry(slot, events[s]));
+        }
+        new_year(c);
+    });
 }
 
 std::uint32_t EventQueue::top() {

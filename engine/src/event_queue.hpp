@@ -20,6 +20,8 @@
 // entry must never read another entry's new, not yet placed key.
 #pragma once
 
+#include "parallel.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -65,9 +67,10 @@ public:
     static constexpr std::size_t kPerBucket = 32;
 
     // Takes slots [0, n) of `events` as the whole queue, slot s in part `part[s]` of `parts`
-    // (all in part 0 when `part` is empty), O(n).
-    void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part = {},
-               std::size_t parts = 1);
+    // (all in part 0 when `part` is empty), O(n); the parts are built in parallel, each by a task
+    // that scans every slot and takes its own.
+    void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part, std::size_t parts,
+               Parallel& parallel);
     bool empty() const { return nodes_.empty(); }
     std::size_t parts() const { return calendars_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }

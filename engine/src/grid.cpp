@@ -162,6 +162,31 @@ void Grid::insert(std::uint32_t slot, const CellKey& key) {
     link(slot, key);
 }
 
+void Grid::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
+    const std::size_t n = keys.size();
+    if (n > next_.size()) {
+        next_.resize(n, -1);
+        key_.resize(n);
+    }
+    // A share of at least kMinShare cells: below that a second task costs more than it saves.
+    constexpr std::size_t kMinShare = std::size_t{1} << 16;
+    const std::size_t shares = std::clamp<std::size_t>(dense_count_ / kMinShare, 1,
+                                                       static_cast<std::size_t>(parallel.concurrency()));
+    parallel.for_each(shares, [&](std::size_t share) {
+        const std::size_t lo = dense_count_ * share / shares, hi = dense_count_ * (share + 1) / shares;
+        for (std::size_t s = 0; s < n; ++s) {
+            if (!in_dense(keys[s])) continue;
+            const std::size_t b = dense_index(keys[s]);
+            if (b < lo || b >= hi) continue;
+            key_[s] = keys[s];
+            next_[s] = head_[b];
+            head_[b] = static_cast<std::int32_t>(s);
+        }
+    });
+    for (std::size_t s = 0; s < n; ++s)
+        if (!in_dense(keys[s])) insert(static_cast<std::uint32_t>(s), keys[s]);
+}
+
 void Grid::erase(std::uint32_t slot) {
     if (!in_dense(key_[slot])) --hashed_;
     unlink(slot);

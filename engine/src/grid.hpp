@@ -7,6 +7,8 @@
 // hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
 #pragma once
 
+#include "parallel.hpp"
+
 #include <ballistic/world.hpp>
 
 #include <algorithm>
@@ -97,6 +99,11 @@ public:
     }
 
     void insert(std::uint32_t slot, const CellKey& key);
+    // On a grid just configured (and fitted): inserts slots 0 … n − 1 into the cells `keys`, the
+    // lists coming out as insert() in slot order makes them. The dense cells are shared out
+    // between tasks that each scan every key and link only the balls of their share, so no two
+    // tasks write one list; the few balls in hashed cells follow, in slot order.
+    void assign(const std::vector<CellKey>& keys, Parallel& parallel);
     void erase(std::uint32_t slot);
     // Moves a ball to another cell. Between two dense cells it touches only the lists of those two
     // cells, so balls far apart may move concurrently.

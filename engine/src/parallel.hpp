@@ -7,6 +7,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 
@@ -69,6 +70,17 @@ public:
         T total = identity;
         for (const T& part : parts) total = combine(total, part);
         return total;
+    }
+
+    // Sorts [first, last) by operator<. The elements must be distinct (unique keys), so that the
+    // order, unlike the work, does not depend on the thread count.
+    template <class It>
+    void sort(It first, It last) {
+        if (threads_ == 1) {
+            std::sort(first, last);
+            return;
+        }
+        arena_.execute([&] { tbb::parallel_sort(first, last); });
     }
 
 private:

@@ -49,9 +49,11 @@ void World::Impl::build_queue(const std::vector<Pending>& events) {
     std::vector<std::uint32_t> part;
     if (regions > 1) {
         part.resize(balls.size());
-        for (std::uint32_t s = 0; s < balls.size(); ++s) part[s] = region_of(grid.key(s));
+        parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) part[s] = region_of(grid.key(static_cast<std::uint32_t>(s)));
+        });
     }
-    queue.build(events, part, regions);
+    queue.build(events, part, regions, parallel);
 }
 
 std::uint32_t World::Impl::region_of(const CellKey& key) const {

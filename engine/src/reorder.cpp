@@ -5,7 +5,7 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
-#include <type_traits>
+#include <array>
 
 namespace ballistic {
 
@@ -24,64 +24,78 @@ std::uint64_t spread(std::uint64_t v) {
 
 }  // namespace
 
-void detail::Balls::permute(const std::vector<std::uint32_t>& order) {
+void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
     auto gather = [&](auto& column) {
         auto copy = column;
         for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
     };
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) gather(*v);
-    gather(counter);
-    gather(rest);
-    gather(id);
+    std::array<std::vector<double>*, 9> doubles{&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass};
+    parallel.for_each(doubles.size() + 3, [&](std::size_t c) {
+        if (c < doubles.size()) gather(*doubles[c]);
+        else if (c == doubles.size()) gather(counter);
+        else if (c == doubles.size() + 1) gather(rest);
+        else gather(id);
+    });
 }
 
 void World::Impl::reorder() {
     const std::size_t n = balls.size();
     if (n < 2) return;
-    detail::CellKey lowest = grid.key(0);
-    for (std::uint32_t s = 1; s < n; ++s) {
-        const detail::CellKey& k = grid.key(s);
-        lowest = {std::min(lowest.x, k.x), std::min(lowest.y, k.y), std::min(lowest.z, k.z)};
-    }
+    // Every ball keeps the cell its crossings have tracked (recomputing it from the stored
+    // position could disagree at a face by rounding).
+    std::vector<detail::CellKey> old_keys(n);
+    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) old_keys[s] = grid.key(static_cast<std::uint32_t>(s));
+    });
+    const detail::CellKey lowest = key_block(old_keys)[0];
     // (Morton code, slot): unique keys, so any sort gives the same order.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) {
-            const detail::CellKey& k = grid.key(static_cast<std::uint32_t>(s));
+            const detail::CellKey& k = old_keys[s];
             const std::uint64_t code = spread(static_cast<std::uint64_t>(k.x - lowest.x)) |
                                        spread(static_cast<std::uint64_t>(k.y - lowest.y)) << 1 |
                                        spread(static_cast<std::uint64_t>(k.z - lowest.z)) << 2;
             keyed[s] = {code, static_cast<std::uint32_t>(s)};
         }
     });
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<std::uint32_t> order(n);
-    for (std::size_t s = 0; s < n; ++s) order[s] = keyed[s].second;
-    balls.permute(order);
-    for (std::uint32_t s = 0; s < n; ++s) slot_of[balls.id[s].index()] = s;
+    parallel.sort(keyed.begin(), keyed.end());
+    std::vector<std::uint32_t> order(n), slot_now(n);  // new slot -> old slot, old -> new
+    std::vector<detail::CellKey> keys(n);
+    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) {
+            order[s] = keyed[s].second;
+            slot_now[order[s]] = static_cast<std::uint32_t>(s);
+            keys[s] = old_keys[order[s]];
+        }
+    });
+    balls.permute(order, parallel);
+    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) slot_of[balls.id[s].index()] = static_cast<std::uint32_t>(s);
+    });
+    if (!events_valid) {  // rebuild_events() comes next and makes the cells from the positions
+        grid_valid = false;
+        return;
+    }
 
     // Trajectories do not change, so the contacts and pending events stay right: they move with
-    // their balls (a partner's slot renumbered), and every ball keeps the cell its crossings have
-    // tracked (recomputing it from the stored position could disagree at a face by rounding).
-    std::vector<detail::CellKey> keys(n);
-    for (std::size_t s = 0; s < n; ++s) keys[s] = grid.key(order[s]);
+    // their balls (a partner's slot renumbered).
     grid.configure(grid.min_width(), def.periodic, n);
     fit_grid(keys);
-    for (std::uint32_t s = 0; s < n; ++s) grid.insert(s, keys[s]);
-    if (!events_valid) return;
-    std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
-    for (std::uint32_t s = 0; s < n; ++s) slot_now[order[s]] = s;
+    grid.assign(keys, parallel);
     auto renumber = [&](detail::Pending& e) {
         if (e.kind == detail::Kind::BallBall) e.other = slot_now[e.other];
     };
     std::vector<detail::Contact> moved(n);
     std::vector<detail::Pending> events(n);
-    for (std::size_t s = 0; s < n; ++s) {
-        moved[s] = contacts[order[s]];
-        renumber(moved[s].event);
-        events[s] = queue.event(order[s]);
-        renumber(events[s]);
-    }
+    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) {
+            moved[s] = contacts[order[s]];
+            renumber(moved[s].event);
+            events[s] = queue.event(order[s]);
+            renumber(events[s]);
+        }
+    });
     contacts = std::move(moved);
     build_queue(events);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace ballistic {
 
@@ -149,30 +150,52 @@ Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
 void World::Impl::rebuild_grid(double radius) {
     grid.configure(cell_width_for(radius), def.periodic, balls.size());
     std::vector<CellKey> keys(balls.size());
-    for (std::uint32_t s = 0; s < balls.size(); ++s) keys[s] = grid.key_of(balls.position(s));
+    parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) keys[s] = grid.key_of(balls.position(s));
+    });
     fit_grid(keys);
-    for (std::uint32_t s = 0; s < balls.size(); ++s) grid.insert(s, keys[s]);
+    grid.assign(keys, parallel);
     grid_valid = true;
     events_valid = false;  // pending cell crossings refer to the old cells
 }
 
-void World::Impl::fit_grid(std::vector<CellKey> keys) {
+std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) {
+    using Block = std::array<CellKey, 2>;
+    constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+    auto widen = [](const Block& a, const Block& b) {
+        return Block{CellKey{std::min(a[0].x, b[0].x), std::min(a[0].y, b[0].y), std::min(a[0].z, b[0].z)},
+                     CellKey{std::max(a[1].x, b[1].x), std::max(a[1].y, b[1].y), std::max(a[1].z, b[1].z)}};
+    };
+    return parallel.reduce(
+        keys.size(), Block{CellKey{kMax, kMax, kMax}, CellKey{-kMax, -kMax, -kMax}},
+        [&](std::size_t begin, std::size_t end) {
+            Block block{keys[begin], keys[begin]};
+            for (std::size_t s = begin + 1; s < end; ++s) block = widen(block, {keys[s], keys[s]});
+            return block;
+        },
+        widen);
+}
+
+void World::Impl::fit_grid(const std::vector<CellKey>& keys) {
     if (keys.empty() || def.periodic) return;
     // The block of every ball, or, when a few balls far out would make it too large, of all but
     // the outermost thousandth on each side.
-    for (const std::size_t trim : {std::size_t{0}, keys.size() / 1000}) {
-        CellKey lo, hi;
-        for (int d = 0; d < 3; ++d) {
-            auto by_axis = [d](const CellKey& a, const CellKey& b) { return a[d] < b[d]; };
-            const auto first = keys.begin() + static_cast<std::ptrdiff_t>(trim);
-            const auto last = keys.end() - 1 - static_cast<std::ptrdiff_t>(trim);
-            std::nth_element(keys.begin(), first, keys.end(), by_axis);
-            lo[d] = (*first)[d];
-            std::nth_element(keys.begin(), last, keys.end(), by_axis);
-            hi[d] = (*last)[d];
-        }
-        if (grid.fit_dense(lo, hi)) return;
+    const auto [lowest, highest] = key_block(keys);
+    if (grid.fit_dense(lowest, highest)) return;
+    const std::size_t trim = keys.size() / 1000;
+    if (trim == 0) return;
+    std::vector<CellKey> sorted = keys;
+    CellKey lo, hi;
+    for (int d = 0; d < 3; ++d) {
+        auto by_axis = [d](const CellKey& a, const CellKey& b) { return a[d] < b[d]; };
+        const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(trim);
+        const auto last = sorted.end() - 1 - static_cast<std::ptrdiff_t>(trim);
+        std::nth_element(sorted.begin(), first, sorted.end(), by_axis);
+        lo[d] = (*first)[d];
+        std::nth_element(sorted.begin(), last, sorted.end(), by_axis);
+        hi[d] = (*last)[d];
     }
+    grid.fit_dense(lo, hi);
 }
 
 void World::Impl::ensure_grid() {

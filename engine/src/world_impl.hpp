@@ -108,7 +108,8 @@ struct Balls {
     void push(const BallDef& def, double time, BallId handle);  // resting on nothing
     void move(std::size_t from, std::size_t to);
     void pop();
-    void permute(const std::vector<std::uint32_t>& order);  // slot s takes the ball of order[s]
+    // Slot s takes the ball of order[s]; one task per column.
+    void permute(const std::vector<std::uint32_t>& order, Parallel& parallel);
     std::size_t bytes_per_ball() const;
 };
 
@@ -207,7 +208,9 @@ struct World::Impl {
 
     // --- simulate.cpp
     void rebuild_grid(double min_radius_for_cells);
-    void fit_grid(std::vector<detail::CellKey> keys);  // dense cells where the balls are
+    void fit_grid(const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
+    // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
+    std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
     void ensure_grid();  // cells wide enough for the largest ball (invalidates events if rebuilt)
     void rebuild_events();
     // A ball's new contact, stored, and its new pending event, returned.
