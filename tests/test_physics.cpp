@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 #include <vector>
 
 using namespace ballistic;
@@ -443,6 +444,37 @@ TEST(Determinism, SameHashForAnyThreadCount) {
         if (threads == 1) reference = world.state_hash();
         EXPECT_EQ(world.state_hash(), reference) << threads << " threads";
     }
+}
+
+// add_balls() makes the cells anew from all balls when a world without pending events at least
+// doubles, and inserts them one at a time otherwise: the simulation is the same either way.
+TEST(Determinism, WorldBuiltAtOnceOrBallByBallSameBits) {
+    constexpr double kSide = 17.4;
+    GenerateDef gen;
+    gen.count = 1000;
+    gen.radius = 0.5;
+    gen.region = {{0, 0, 0}, {kSide, kSide, kSide}};
+    gen.speed = 5;
+    World probe;
+    add_box(probe, kSide);
+    const std::vector<BallDef> balls = generate_balls(probe, gen);
+    auto run = [&](int threads, const std::vector<std::size_t>& batches) {
+        WorldDef def;
+        def.threads = threads;
+        World world(def);
+        add_box(world, kSide);
+        std::size_t next = 0;
+        for (const std::size_t count : batches) {
+            world.add_balls(std::span(balls).subspan(next, count));
+            next += count;
+        }
+        for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+        return world.state_hash();
+    };
+    const std::uint64_t at_once = run(2, {1000});
+    EXPECT_EQ(run(1, std::vector<std::size_t>(1000, 1)), at_once);  // one at a time
+    EXPECT_EQ(run(2, {10, 990}), at_once);                           // a few, then the rest at once
+    EXPECT_EQ(run(3, {600, 400}), at_once);                          // the second batch inserted
 }
 
 // The box scene: six walls, no gravity, speed 5, packing 0.1. Dilute, so cell crossings

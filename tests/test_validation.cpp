@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 using namespace ballistic;
 
@@ -92,6 +94,45 @@ TEST(Validation, Balls) {
     // Touching exactly is allowed.
     EXPECT_NO_THROW(world.add_ball({{2, 5, 0}, {}, 1.0, 1.0}));
     EXPECT_NO_THROW(world.add_ball({{20, 1, 0}, {}, 1.0, 1.0}));
+}
+
+// A batch of many balls is checked in parallel blocks: the problem reported is still the first
+// one in the batch, named as adding the balls one by one names it, for any thread count; both
+// when a world still without pending events gets its cells made anew and when a running world
+// inserts the batch into its cells.
+TEST(Validation, LargeBatchReportsItsFirstProblem) {
+    constexpr int kSide = 30;  // 27 000 balls on a lattice of spacing 3: several blocks
+    for (const int threads : {1, 2, 3}) {
+        for (const bool running : {false, true}) {
+            WorldDef def;
+            def.threads = threads;
+            World world(def);
+            world.add_plane({{0, -10, 0}, {0, 1, 0}});
+            const BallId old = world.add_ball({{-20, 0, 0}, {}, 1.0, 1.0});
+            if (running) world.step(0.01);
+            std::vector<BallDef> batch;
+            for (int i = 0; i < kSide; ++i)
+                for (int j = 0; j < kSide; ++j)
+                    for (int k = 0; k < kSide; ++k)
+                        batch.push_back({{3.0 * i, 3.0 * j, 3.0 * k}, {1, 0, 0}, 1.0, 1.0});
+            const std::string trace = std::to_string(threads) + " threads, running " + std::to_string(running);
+            SCOPED_TRACE(trace);
+            batch[20'000].position = batch[100].position + Vec3{0.5, 0, 0};  // overlaps an earlier one
+            batch[23'000].position = {50, -10.5, 50};                       // overlaps the plane
+            batch[26'000].position = {-19, 0, 0};                           // overlaps the world's ball
+            expect_rejected(world, [&] { world.add_balls(batch); }, "balls[20000].position", {"overlaps balls[100]", "1.5"});
+            batch[20'000].position = {200, 0, 0};
+            expect_rejected(world, [&] { world.add_balls(batch); }, "balls[23000].position", {"overlaps planes[0]", "1.5"});
+            batch[23'000].position = {200, 5, 0};
+            expect_rejected(world, [&] { world.add_balls(batch); }, "balls[26000].position",
+                            {"overlaps the ball with handle " + std::to_string(old.value), "1"});
+            batch[26'000].position = {200, 10, 0};
+            const std::vector<BallId> ids = world.add_balls(batch);
+            EXPECT_EQ(ids.size(), batch.size());
+            EXPECT_EQ(world.ball_count(), batch.size() + 1);
+            EXPECT_NO_THROW(world.step(0.01));
+        }
+    }
 }
 
 TEST(Validation, Statics) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace ballistic {
 
@@ -98,6 +99,15 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle) {
     id.push_back(handle);
 }
 
+void detail::Balls::reserve(std::size_t balls) {
+    if (balls <= x.capacity()) return;
+    balls = std::max(balls, 2 * x.capacity());  // geometric, for callers adding one ball at a time
+    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) v->reserve(balls);
+    counter.reserve(balls);
+    rest.reserve(balls);
+    id.reserve(balls);
+}
+
 void detail::Balls::move(std::size_t from, std::size_t to) {
     for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) (*v)[to] = (*v)[from];
     counter[to] = counter[from];
@@ -144,7 +154,8 @@ Vec3 World::Impl::min_image(Vec3 d) const {
     return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
 }
 
-std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) const {
+std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
+                                  double largest) const {
     for (std::size_t k = 0; k < planes.size(); ++k) {
         const double gap = dot(planes[k].normal, p - planes[k].point) - r;
         if (gap < -kTouchTolerance * r)
@@ -162,10 +173,10 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) con
             if (!(axis(p, d) >= axis(def.periodic->min, d) && axis(p, d) < axis(def.periodic->max, d)))
                 return "lies outside the periodic box";
     }
-    if (balls.size() == 0) return {};
+    if (below == 0) return {};
     std::string found;
     auto check = [&](std::uint32_t j) {
-        if (!found.empty()) return;
+        if (!found.empty() || j >= below) return;
         const double sigma = r + balls.radius[j];
         const double gap = length(min_image(balls.position(j) - p)) - sigma;
         if (!(gap < -kTouchTolerance * sigma)) return;
@@ -176,10 +187,10 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new) con
     };
     // The query never reconfigures the cells (that would change the world): it searches as many
     // cells around p as a contact can span, or every ball when that is cheaper.
-    const double reach = r + max_radius;
+    const double reach = r + largest;
     const double cells = std::ceil(reach * (1.0 + kCellMargin) / grid.min_width());
-    if (std::pow(2.0 * cells + 1.0, 3.0) > double(balls.size())) {
-        for (std::uint32_t j = 0; j < balls.size() && found.empty(); ++j) check(j);
+    if (std::pow(2.0 * cells + 1.0, 3.0) > double(below)) {
+        for (std::uint32_t j = 0; j < below && found.empty(); ++j) check(j);
     } else {
         grid.for_each_within(grid.key_of(p), static_cast<std::int64_t>(cells), check);
     }
@@ -273,31 +284,47 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     if (defs.size() > kMaxBalls - w.balls.size())
         reject("balls", "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " +
                             std::to_string(w.balls.size()) + " + " + std::to_string(defs.size()));
-    // Balls are always synchronised between steps; cells are missing only before the first
-    // ball, when no event is pending anyway.
-    if (!w.grid_valid) w.rebuild_grid(std::max(w.max_radius, largest));
+    // Every ball goes in first; then each is checked against the statics and the balls before it
+    // (the world's and the earlier ones of this call), in parallel, exactly as adding them one by
+    // one would check it, and the first problem is reported. Balls are always synchronised
+    // between steps; cells are missing only before the first ball, when no event is pending
+    // anyway. A world without pending events that at least doubles gets its cells made anew from
+    // all its balls (dense cells where they are) instead of one insertion at a time.
     const double old_max_radius = w.max_radius;
-
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
-    auto roll_back = [&] {
+    const bool remake = !w.events_valid && defs.size() >= first_slot;
+    if (!w.grid_valid && !remake) w.rebuild_grid(std::max(w.max_radius, largest));
+    std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
+    w.balls.reserve(first_slot + defs.size());
+    for (std::size_t k = 0; k < defs.size(); ++k) {
+        largest_before[k] = w.max_radius;
+        const auto s = static_cast<std::uint32_t>(w.balls.size());
+        w.balls.push(defs[k], w.time, BallId{});
+        if (!remake) w.grid.insert(s, w.grid.key_of(defs[k].position));
+        w.max_radius = std::max(w.max_radius, defs[k].radius);
+    }
+    if (remake) w.rebuild_grid(w.max_radius);
+    auto problem = [&](std::size_t k) {
+        return w.conflict(defs[k].position, defs[k].radius, first_slot, first_slot + static_cast<std::uint32_t>(k),
+                          largest_before[k]);
+    };
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    const std::size_t first_bad = w.parallel.reduce(
+        defs.size(), kNone,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t k = begin; k < end; ++k)
+                if (!problem(k).empty()) return k;
+            return kNone;
+        },
+        [](std::size_t a, std::size_t b) { return std::min(a, b); });
+    if (first_bad != kNone) {
+        const std::string found = problem(first_bad);
         while (w.balls.size() > first_slot) {
-            const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
-            w.grid.erase(s);
+            w.grid.erase(static_cast<std::uint32_t>(w.balls.size() - 1));
             w.balls.pop();
         }
         w.max_radius = old_max_radius;
-    };
-    for (std::size_t k = 0; k < defs.size(); ++k) {
-        const std::string problem = w.conflict(defs[k].position, defs[k].radius, first_slot);
-        if (!problem.empty()) {
-            roll_back();
-            reject("balls[" + std::to_string(k) + "].position",
-                   show(defs[k].position) + " " + problem);
-        }
-        const auto s = static_cast<std::uint32_t>(w.balls.size());
-        w.balls.push(defs[k], w.time, BallId{});
-        w.grid.insert(s, w.grid.key_of(defs[k].position));
-        w.max_radius = std::max(w.max_radius, defs[k].radius);
+        reject("balls[" + std::to_string(first_bad) + "].position", show(defs[first_bad].position) + " " + found);
     }
 
     // Only now, with nothing left to fail, hand out handles.
@@ -429,7 +456,7 @@ bool World::is_free(Vec3 position, double radius) const {
     Impl& w = *impl_;
     if (!is_finite(position) || !(radius > 0.0) || !std::isfinite(radius)) return false;
     if (w.balls.size() > 0 && !w.grid_valid) w.rebuild_grid(w.max_radius);  // no event pending then
-    return w.conflict(position, radius, UINT32_MAX).empty();
+    return w.conflict(position, radius, UINT32_MAX, static_cast<std::uint32_t>(w.balls.size()), w.max_radius).empty();
 }
 
 std::span<const CollisionEvent> World::events() const { return impl_->step_events; }

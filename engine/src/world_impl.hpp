@@ -106,6 +106,7 @@ struct Balls {
         t[s] = T;
     }
     void push(const BallDef& def, double time, BallId handle);  // resting on nothing
+    void reserve(std::size_t balls);
     void move(std::size_t from, std::size_t to);
     void pop();
     // Slot s takes the ball of order[s]; one task per column.
@@ -330,10 +331,11 @@ struct World::Impl {
     // --- world.cpp
     double cell_width_for(double radius) const;
     std::uint32_t slot(BallId id, const char* field) const;
-    // Overlap of a ball at p with radius r against the statics and balls; returns a description
-    // of the first conflict or an empty string.
-    // Balls in slots from `first_new` on are named by their index in the current call.
-    std::string conflict(Vec3 p, double r, std::uint32_t first_new) const;
+    // Overlap of a ball at p with radius r against the statics and the balls in slots below
+    // `below`, the largest of whose radii is `largest`; returns a description of the first
+    // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
+    // the current call.
+    std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest) const;
     detail::Moments moments();
 
     // --- raycast.cpp
