@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace ballistic {
 
@@ -31,12 +32,22 @@ constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
     throw InvalidArgument(field, field + ": " + what);
 }
 
-void require_finite(const std::string& field, Vec3 v) {
-    if (!is_finite(v)) reject(field, "must be finite, got " + show(v));
+// A field's name: a string, or a function that makes it, for checks of many items whose names
+// are only made when one fails.
+template <class Name>
+std::string name_of(const Name& name) {
+    if constexpr (std::is_invocable_v<const Name&>) return name();
+    else return name;
 }
 
-void require_positive(const std::string& field, double value) {
-    if (!(std::isfinite(value) && value > 0.0)) reject(field, "must be a finite number > 0, got " + show(value));
+template <class Name>
+void require_finite(const Name& field, Vec3 v) {
+    if (!is_finite(v)) reject(name_of(field), "must be finite, got " + show(v));
+}
+
+template <class Name>
+void require_positive(const Name& field, double value) {
+    if (!(std::isfinite(value) && value > 0.0)) reject(name_of(field), "must be a finite number > 0, got " + show(value));
 }
 
 void require_nonzero(const std::string& field, Vec3 v) {
@@ -260,14 +271,16 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     Impl& w = *impl_;
     double largest = 0.0;
     for (std::size_t k = 0; k < defs.size(); ++k) {
-        const std::string field = "balls[" + std::to_string(k) + "]";
-        require_finite(field + ".position", defs[k].position);
-        require_finite(field + ".velocity", defs[k].velocity);
-        require_positive(field + ".radius", defs[k].radius);
-        require_positive(field + ".mass", defs[k].mass);
+        auto field = [k](const char* member) {
+            return [k, member] { return "balls[" + std::to_string(k) + "]" + member; };
+        };
+        require_finite(field(".position"), defs[k].position);
+        require_finite(field(".velocity"), defs[k].velocity);
+        require_positive(field(".radius"), defs[k].radius);
+        require_positive(field(".mass"), defs[k].mass);
         // Inverse masses and squared radii must stay ordinary doubles.
         if (!std::isnormal(1.0 / defs[k].mass) || !std::isnormal(defs[k].radius * defs[k].radius))
-            reject(field + (std::isnormal(1.0 / defs[k].mass) ? ".radius" : ".mass"),
+            reject(field(std::isnormal(1.0 / defs[k].mass) ? ".radius" : ".mass")(),
                    "is out of range, got " + show(std::isnormal(1.0 / defs[k].mass) ? defs[k].radius : defs[k].mass));
         if (w.def.periodic) {
             const Vec3 side = w.def.periodic->max - w.def.periodic->min;
@@ -275,7 +288,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             const double needed = 3.0 * width;
             // The same arithmetic as the cells: whole cells per side, at least three.
             if (std::floor(std::min({side.x, side.y, side.z}) / width) < 3.0)
-                reject(field + ".radius", "too large for the periodic box: every side must be at least " +
+                reject(field(".radius")(), "too large for the periodic box: every side must be at least " +
                                               show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
         }
         largest = std::max(largest, defs[k].radius);
