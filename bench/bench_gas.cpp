@@ -7,6 +7,13 @@
 // BM_ClosedBox: six walls, no gravity, speed 5, packing fraction 0.1, steps of 1/60: time per
 // step for N = 10³, 10⁴, 10⁵ after a warm-up of half a second of simulated time.
 //
+// BM_AddBalls and BM_Rebuild: setting up the closed box (N = 10⁵, 10⁶; one and two threads).
+// BM_AddBalls times World::add_balls() of all balls into a world holding the six walls (every
+// ball checked against the walls and the balls before it); BM_Rebuild what a world rebuilds when
+// its events are invalidated (here by set_gravity() with the same gravity): the Morton re-sort of
+// the storage, the cells, every ball's prediction and the event queue, timed as the next (tiny)
+// step. Counter ns/ball.
+//
 // Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
 // ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
 // collision), events/s (collisions + cell crossings), coll/step, dE/E (relative kinetic-energy
@@ -24,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace {
@@ -100,6 +108,58 @@ void BM_ClosedBox(benchmark::State& state) {
 BENCHMARK(BM_ClosedBox)
     ->ArgNames({"N", "threads"})
     ->ArgsProduct({{1'000, 10'000, 100'000, 1'000'000}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void set_per_ball(benchmark::State& state, std::size_t count, int threads) {
+    state.counters["threads"] = threads;
+    state.counters["ns/ball"] = benchmark::Counter(static_cast<double>(count) * static_cast<double>(state.iterations()),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_AddBalls(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const auto threads = static_cast<int>(state.range(1));
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = threads;
+    scenes::Scene walls = scene;
+    walls.balls.clear();
+    std::optional<World> world;
+    for (auto _ : state) {
+        state.PauseTiming();  // the last world's destruction and the walls are not timed
+        world.reset();
+        world.emplace(scenes::make_world(walls));
+        state.ResumeTiming();
+        world->add_balls(scene.balls);
+        benchmark::DoNotOptimize(world->ball_count());
+    }
+    set_per_ball(state, count, threads);
+}
+BENCHMARK(BM_AddBalls)
+    ->ArgNames({"N", "threads"})
+    ->ArgsProduct({{100'000, 1'000'000}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Rebuild(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const auto threads = static_cast<int>(state.range(1));
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = threads;
+    World world = scenes::make_world(scene);
+    constexpr double kTiny = 1e-9;  // no event happens in it
+    world.step(kTiny);
+    const std::uint64_t built_hash = world.state_hash();
+    for (auto _ : state) {
+        world.set_gravity(scene.world.gravity);
+        world.step(kTiny);
+    }
+    set_per_ball(state, count, threads);
+    state.SetLabel(label(built_hash, world, kTiny));
+}
+BENCHMARK(BM_Rebuild)
+    ->ArgNames({"N", "threads"})
+    ->ArgsProduct({{100'000, 1'000'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
