@@ -5,7 +5,6 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace ballistic {
 
@@ -25,16 +24,13 @@ std::uint64_t spread(std::uint64_t v) {
 }  // namespace
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
-    auto gather = [&](auto& column) {
-        auto copy = column;
-        for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
-    };
-    std::array<std::vector<double>*, 9> doubles{&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass};
-    parallel.for_each(doubles.size() + 3, [&](std::size_t c) {
-        if (c < doubles.size()) gather(*doubles[c]);
-        else if (c == doubles.size()) gather(counter);
-        else if (c == doubles.size() + 1) gather(rest);
-        else gather(id);
+    parallel.for_each(kColumns, [&](std::size_t k) {
+        std::size_t c = 0;
+        for_each_column([&](auto& column) {
+            if (c++ != k) return;
+            const auto copy = column;
+            for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
+        });
     });
 }
 

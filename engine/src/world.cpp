@@ -113,24 +113,15 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle) {
 void detail::Balls::reserve(std::size_t balls) {
     if (balls <= x.capacity()) return;
     balls = std::max(balls, 2 * x.capacity());  // geometric, for callers adding one ball at a time
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) v->reserve(balls);
-    counter.reserve(balls);
-    rest.reserve(balls);
-    id.reserve(balls);
+    for_each_column([&](auto& column) { column.reserve(balls); });
 }
 
 void detail::Balls::move(std::size_t from, std::size_t to) {
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) (*v)[to] = (*v)[from];
-    counter[to] = counter[from];
-    rest[to] = rest[from];
-    id[to] = id[from];
+    for_each_column([&](auto& column) { column[to] = column[from]; });
 }
 
 void detail::Balls::pop() {
-    for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) v->pop_back();
-    counter.pop_back();
-    rest.pop_back();
-    id.pop_back();
+    for_each_column([](auto& column) { column.pop_back(); });
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {

@@ -105,6 +105,15 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
+    // fn(column) for each per-ball column: x … inv_mass, counter, rest, id.
+    static constexpr std::size_t kColumns = 12;
+    template <class Fn>
+    void for_each_column(Fn&& fn) {
+        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) fn(*v);
+        fn(counter);
+        fn(rest);
+        fn(id);
+    }
     void push(const BallDef& def, double time, BallId handle);  // resting on nothing
     void reserve(std::size_t balls);
     void move(std::size_t from, std::size_t to);
