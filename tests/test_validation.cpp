@@ -1,10 +1,12 @@
 // Every rejected input throws InvalidArgument naming the field and the value, and leaves the
 // world unchanged.
+#include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -97,9 +99,9 @@ TEST(Validation, Balls) {
 }
 
 // A batch of many balls is checked in parallel blocks: the problem reported is still the first
-// one in the batch, named as adding the balls one by one names it, for any thread count; both
-// when a world still without pending events gets its cells made anew and when a running world
-// inserts the batch into its cells.
+// one in the batch, named as adding the balls one by one names it (of two earlier balls in one
+// cell, the later: cell lists run from the newest ball), for any thread count; both when a new
+// world makes its cells from all the balls at once and when a running world inserts them.
 TEST(Validation, LargeBatchReportsItsFirstProblem) {
     constexpr int kSide = 30;  // 27 000 balls on a lattice of spacing 3: several blocks
     for (const int threads : {1, 2, 3}) {
@@ -108,8 +110,11 @@ TEST(Validation, LargeBatchReportsItsFirstProblem) {
             def.threads = threads;
             World world(def);
             world.add_plane({{0, -10, 0}, {0, 1, 0}});
-            const BallId old = world.add_ball({{-20, 0, 0}, {}, 1.0, 1.0});
-            if (running) world.step(0.01);
+            BallId old;
+            if (running) {
+                old = world.add_ball({{-20, 0, 0}, {}, 1.0, 1.0});
+                world.step(0.01);
+            }
             std::vector<BallDef> batch;
             for (int i = 0; i < kSide; ++i)
                 for (int j = 0; j < kSide; ++j)
@@ -117,22 +122,76 @@ TEST(Validation, LargeBatchReportsItsFirstProblem) {
                         batch.push_back({{3.0 * i, 3.0 * j, 3.0 * k}, {1, 0, 0}, 1.0, 1.0});
             const std::string trace = std::to_string(threads) + " threads, running " + std::to_string(running);
             SCOPED_TRACE(trace);
+            // Two touching balls in one cell (cells are 2.000002 wide), and one between them.
+            const Vec3 a{100.2, 100.2, 100.2}, b = a + Vec3{1.155, 1.155, 1.155};
+            batch[200].position = a;
+            batch[201].position = b;
             batch[20'000].position = batch[100].position + Vec3{0.5, 0, 0};  // overlaps an earlier one
-            batch[23'000].position = {50, -10.5, 50};                       // overlaps the plane
-            batch[26'000].position = {-19, 0, 0};                           // overlaps the world's ball
+            batch[22'000].position = 0.5 * (a + b);                          // overlaps 200 and 201
+            batch[23'000].position = {50, -10.5, 50};                        // overlaps the plane
+            if (running) batch[26'000].position = {-19, 0, 0};               // overlaps the world's ball
             expect_rejected(world, [&] { world.add_balls(batch); }, "balls[20000].position", {"overlaps balls[100]", "1.5"});
             batch[20'000].position = {200, 0, 0};
+            expect_rejected(world, [&] { world.add_balls(batch); }, "balls[22000].position", {"overlaps balls[201]"});
+            batch[22'000].position = {200, 20, 0};
             expect_rejected(world, [&] { world.add_balls(batch); }, "balls[23000].position", {"overlaps planes[0]", "1.5"});
             batch[23'000].position = {200, 5, 0};
-            expect_rejected(world, [&] { world.add_balls(batch); }, "balls[26000].position",
-                            {"overlaps the ball with handle " + std::to_string(old.value), "1"});
-            batch[26'000].position = {200, 10, 0};
+            if (running) {
+                expect_rejected(world, [&] { world.add_balls(batch); }, "balls[26000].position",
+                                {"overlaps the ball with handle " + std::to_string(old.value), "1"});
+                batch[26'000].position = {200, 10, 0};
+            }
             const std::vector<BallId> ids = world.add_balls(batch);
             EXPECT_EQ(ids.size(), batch.size());
-            EXPECT_EQ(world.ball_count(), batch.size() + 1);
+            EXPECT_EQ(world.ball_count(), batch.size() + (running ? 1 : 0));
             EXPECT_NO_THROW(world.step(0.01));
         }
     }
+}
+
+// What follows a rejected batch is what would have followed without it: the same balls, and the
+// same storage order after the next Morton re-sort (which sorts by the balls' cells), here with a
+// batch of larger balls than the world's.
+TEST(Validation, RejectedBatchChangesNothingThatFollows) {
+    struct Outcome {
+        std::uint64_t hash;
+        double energy;
+        std::vector<BallId> order;
+        bool operator==(const Outcome&) const = default;
+    };
+    auto run = [](bool with_rejected_batch) {
+        WorldDef def;
+        def.threads = 2;
+        World world(def);
+        constexpr double kSide = 30;
+        for (int d = 0; d < 3; ++d) {
+            Vec3 n;
+            (d == 0 ? n.x : (d == 1 ? n.y : n.z)) = 1;
+            world.add_plane({{0, 0, 0}, n});
+            world.add_plane({n * kSide, -1.0 * n});
+        }
+        GenerateDef gen;
+        gen.count = 2000;
+        gen.radius = 0.3;
+        gen.region = {{0, 0, 0}, {kSide, kSide, kSide}};
+        gen.speed = 3;
+        world.add_balls(generate_balls(world, gen));
+        if (with_rejected_batch) {
+            gen.count = 3000;
+            gen.radius = 0.5;
+            gen.seed = 2;
+            std::vector<BallDef> batch = generate_balls(world, gen);
+            const BallView view = world.balls();
+            batch.back().position = {view.x[0], view.y[0], view.z[0]};  // onto a ball of the world
+            EXPECT_THROW(world.add_balls(batch), InvalidArgument);
+        }
+        for (int k = 0; k < 30; ++k) world.step(1.0 / 60.0);
+        const auto ids = world.balls().id;
+        return Outcome{world.state_hash(), world.kinetic_energy(), {ids.begin(), ids.end()}};
+    };
+    const Outcome plain = run(false);
+    EXPECT_GT(plain.order.size(), 0u);
+    EXPECT_TRUE(run(true) == plain);
 }
 
 TEST(Validation, Statics) {

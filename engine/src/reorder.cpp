@@ -5,6 +5,7 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace ballistic {
 
@@ -24,14 +25,14 @@ std::uint64_t spread(std::uint64_t v) {
 }  // namespace
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
-    parallel.for_each(kColumns, [&](std::size_t k) {
-        std::size_t c = 0;
-        for_each_column([&](auto& column) {
-            if (c++ != k) return;
+    std::vector<std::function<void()>> columns;  // one task per column
+    for_each_column([&](auto& column) {
+        columns.emplace_back([&column, &order] {
             const auto copy = column;
             for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
         });
     });
+    parallel.for_each(columns.size(), [&](std::size_t c) { columns[c](); });
 }
 
 void World::Impl::reorder() {

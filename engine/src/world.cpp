@@ -289,45 +289,60 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         reject("balls", "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " +
                             std::to_string(w.balls.size()) + " + " + std::to_string(defs.size()));
     // Every ball goes in first; then each is checked against the statics and the balls before it
-    // (the world's and the earlier ones of this call), in parallel, exactly as adding them one by
-    // one would check it, and the first problem is reported. Balls are always synchronised
-    // between steps; cells are missing only before the first ball, when no event is pending
-    // anyway. A world without pending events that at least doubles gets its cells made anew from
-    // all its balls (dense cells where they are) instead of one insertion at a time.
+    // (the world's and the earlier ones of this call), in parallel blocks, exactly as adding them
+    // one by one would check it, and the problem of the lowest index is reported. Balls are always
+    // synchronised between steps; cells are missing only before the first ball, when no event is
+    // pending: then they are made once, from all balls, with the cell width and, cell by cell, the
+    // lists that making them first and inserting the new balls one by one gives.
     const double old_max_radius = w.max_radius;
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
-    const bool remake = !w.events_valid && defs.size() >= first_slot;
-    if (!w.grid_valid && !remake) w.rebuild_grid(std::max(w.max_radius, largest));
-    std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
-    w.balls.reserve(first_slot + defs.size());
-    for (std::size_t k = 0; k < defs.size(); ++k) {
-        largest_before[k] = w.max_radius;
-        const auto s = static_cast<std::uint32_t>(w.balls.size());
-        w.balls.push(defs[k], w.time, BallId{});
-        if (!remake) w.grid.insert(s, w.grid.key_of(defs[k].position));
-        w.max_radius = std::max(w.max_radius, defs[k].radius);
-    }
-    if (remake) w.rebuild_grid(w.max_radius);
-    auto problem = [&](std::size_t k) {
-        return w.conflict(defs[k].position, defs[k].radius, first_slot, first_slot + static_cast<std::uint32_t>(k),
-                          largest_before[k]);
-    };
-    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-    const std::size_t first_bad = w.parallel.reduce(
-        defs.size(), kNone,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t k = begin; k < end; ++k)
-                if (!problem(k).empty()) return k;
-            return kNone;
-        },
-        [](std::size_t a, std::size_t b) { return std::min(a, b); });
-    if (first_bad != kNone) {
-        const std::string found = problem(first_bad);
+    const bool remake = !w.grid_valid;
+    std::size_t in_cells = 0;  // new balls inserted into the cells so far
+    auto roll_back = [&] {
         while (w.balls.size() > first_slot) {
-            w.grid.erase(static_cast<std::uint32_t>(w.balls.size() - 1));
+            const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
+            if (s < first_slot + in_cells) w.grid.erase(s);
             w.balls.pop();
         }
         w.max_radius = old_max_radius;
+        if (remake) w.rebuild_grid(std::max(old_max_radius, largest));  // as a one-by-one add leaves it
+    };
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    std::size_t first_bad = kNone;
+    std::string found;
+    try {
+        std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
+        w.balls.reserve(first_slot + defs.size());
+        for (std::size_t k = 0; k < defs.size(); ++k) {
+            largest_before[k] = w.max_radius;
+            const auto s = static_cast<std::uint32_t>(w.balls.size());
+            w.balls.push(defs[k], w.time, BallId{});
+            if (!remake) {
+                w.grid.insert(s, w.grid.key_of(defs[k].position));
+                ++in_cells;
+            }
+            w.max_radius = std::max(w.max_radius, defs[k].radius);
+        }
+        if (remake) w.rebuild_grid(w.max_radius);
+        auto problem = [&](std::size_t k) {
+            return w.conflict(defs[k].position, defs[k].radius, first_slot,
+                              first_slot + static_cast<std::uint32_t>(k), largest_before[k]);
+        };
+        first_bad = w.parallel.reduce(
+            defs.size(), kNone,
+            [&](std::size_t begin, std::size_t end) {
+                for (std::size_t k = begin; k < end; ++k)
+                    if (!problem(k).empty()) return k;
+                return kNone;
+            },
+            [](std::size_t a, std::size_t b) { return std::min(a, b); });
+        if (first_bad != kNone) found = problem(first_bad);
+    } catch (...) {
+        roll_back();
+        throw;
+    }
+    if (first_bad != kNone) {
+        roll_back();
         reject("balls[" + std::to_string(first_bad) + "].position", show(defs[first_bad].position) + " " + found);
     }
 

@@ -106,7 +106,6 @@ struct Balls {
         t[s] = T;
     }
     // fn(column) for each per-ball column: x … inv_mass, counter, rest, id.
-    static constexpr std::size_t kColumns = 12;
     template <class Fn>
     void for_each_column(Fn&& fn) {
         for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) fn(*v);
