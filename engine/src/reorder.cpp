@@ -57,14 +57,9 @@ void World::Impl::reorder() {
         }
     });
     parallel.sort(keyed.begin(), keyed.end());
-    std::vector<std::uint32_t> order(n), slot_now(n);  // new slot -> old slot, old -> new
-    std::vector<detail::CellKey> keys(n);
+    std::vector<std::uint32_t> order(n);  // new slot -> old slot
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) {
-            order[s] = keyed[s].second;
-            slot_now[order[s]] = static_cast<std::uint32_t>(s);
-            keys[s] = old_keys[order[s]];
-        }
+        for (std::size_t s = begin; s < end; ++s) order[s] = keyed[s].second;
     });
     balls.permute(order, parallel);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
@@ -76,7 +71,15 @@ void World::Impl::reorder() {
     }
 
     // Trajectories do not change, so the contacts and pending events stay right: they move with
-    // their balls (a partner's slot renumbered).
+    // their balls (a partner's slot renumbered), and so do the cells.
+    std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
+    std::vector<detail::CellKey> keys(n);
+    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) {
+            slot_now[order[s]] = static_cast<std::uint32_t>(s);
+            keys[s] = old_keys[order[s]];
+        }
+    });
     grid.configure(grid.min_width(), def.periodic, n);
     fit_grid(keys);
     grid.assign(keys, parallel);
