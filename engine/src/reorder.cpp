@@ -4,7 +4,6 @@
 // reference code and far more at 10⁵–10⁶ balls.
 #include "world_impl.hpp"
 
-#include <algorithm>
 #include <functional>
 
 namespace ballistic {
