@@ -113,10 +113,11 @@ struct SimdImpl {
     [[gnu::always_inline]] static B first_closing(const B& c0, const B& c1, const B& c2,
                                                   const B& horizon) {
         const B zero(0.0);
-        // The common batch: every gap open (c0 > 0) and convex (c2 > 0), as between balls that
-        // do not touch and do not move alike. Such a gap closes only while closing now (c1 < 0)
-        // through a real root (disc ≥ 0), at c0 / q with q > 0. Half the instructions of the
-        // general path below, which takes over when a lane is not certain (see above).
+        // The common batch of squared distances: every gap open (c0 > 0) and convex (c2 > 0), as
+        // between balls that do not touch and do not move alike. Such a gap closes only while
+        // closing now (c1 < 0) through a real root (disc ≥ 0), at c0 / q with q > 0 (so +0 when
+        // it underflows, as the scalar smaller root). Half the instructions of the general path,
+        // which takes over when a lane is not certain.
         if (xsimd::all((c0 > zero) & (c2 > zero))) {
             const B c1c1 = c1 * c1, c2c0 = B(4.0) * c2 * c0;
             const B disc = c1c1 - c2c0;
@@ -129,6 +130,13 @@ struct SimdImpl {
                 return xsimd::select(closing & (root <= horizon), root, B(kNever));
             }
         }
+        return first_closing_general(c0, c1, c2, horizon);
+    }
+    // Any gap, in particular a plane's (linear without acceleration, concave under gravity above a
+    // floor), for which the test above does not pay.
+    [[gnu::always_inline]] static B first_closing_general(const B& c0, const B& c1, const B& c2,
+                                                          const B& horizon) {
+        const B zero(0.0);
         const M closed = c0 <= zero;
         const M now = closed & ((c1 < zero) | ((c1 == zero) & (c2 < zero)));
         const M linear = c2 == zero;
@@ -525,8 +533,8 @@ struct SimdImpl {
     template <bool Full>
     static void ball_plane_chunk(const PlanePointers& l, std::size_t k, std::size_t count,
                                  double horizon, double* out) {
-        store<Full>(first_closing(load<Full>(l.c0, k, count), load<Full>(l.c1, k, count),
-                                  load<Full>(l.c2, k, count), B(horizon)),
+        store<Full>(first_closing_general(load<Full>(l.c0, k, count), load<Full>(l.c1, k, count),
+                                          load<Full>(l.c2, k, count), B(horizon)),
                     out, k, count);
     }
     static void ball_plane(const PlanePointers& l, std::size_t n, double horizon, double* out) {
