@@ -745,6 +745,66 @@ TEST_P(Simd, PolynomialRandomAllLaneCounts) {
     EXPECT_GT(tally.never, 500);
 }
 
+// Batches in which every gap is open and convex (c0 > 0, c2 > 0) take the kernels' short path;
+// one uncertain lane (a double root, an infinity) sends the batch to the general path. Every
+// batch here mixes lanes of this list: the short path's edges (a root that underflows to +0, one
+// exactly at the horizon, c1 = ±0, an opening gap, no real root, a double root, NaN and infinite
+// slopes, huge and tiny magnitudes) among generic closing gaps.
+TEST_P(Simd, OpenConvexQuadraticsMatchTheScalarSolver) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    const std::array<double, 3> edges[] = {
+        {1e-320, -1e10, 1.0},     // root c0 / q underflows to +0
+        {0.75, -2.0, 1.0},        // roots 0.5 and 1.5: closes at 0.5 exactly
+        {1.0, -0.0, 1.0},         // at its minimum now, never closes
+        {1.0, 0.0, 1.0},
+        {1.0, 3.0, 1.0},          // opening
+        {1.0, -1.0, 1.0},         // no real root
+        {1.0, -2.0, 1.0},         // (τ − 1)²: a double root, grazing at 1
+        {1.0, nan, 1.0},
+        {1.0, -inf, 1.0},
+        {inf, -1.0, 1.0},
+        {1.0, -1.0, inf},
+        {1e300, -1e160, 1e-300},  // magnitudes near the limits
+        {1e-300, -1e-150, 1e-300},
+        {2.0, -4.0, 1.0 + 0x1p-52},
+    };
+    Draw draw(67);
+    for (int round = 0; round < 30; ++round) {
+        for (std::size_t n : kCounts) {
+            Polynomials polys;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (draw.chance(0.25)) {
+                    const auto& e = edges[draw.below(std::size(edges))];
+                    polys.push({e[0], e[1], e[2], 0.0, 0.0});
+                } else if (draw.chance(0.3)) {  // a near-double root: the computed disc is noise
+                    const double c1 = draw.uniform(-5.0, -0.1), c2 = draw.uniform(0.1, 5.0);
+                    double c0 = c1 * c1 / (4.0 * c2);
+                    for (std::size_t step = draw.below(6); step > 0; --step)
+                        c0 = std::nextafter(c0, draw.chance(0.5) ? 0.0 : 10.0);
+                    polys.push({c0, c1, c2, 0.0, 0.0});
+                } else {  // closing: c1 < 0, mostly through a real root
+                    polys.push({draw.uniform(0.01, 4.0), draw.uniform(-6.0, 0.5), draw.uniform(0.01, 4.0), 0.0, 0.0});
+                }
+            }
+            for (double h : {kNever, 10.0, 1.0, 0.5, 0.0}) {
+                std::vector<double> out(n);
+                k().polynomial(polys.lanes(), h, out);
+                EXPECT_TRUE(same_bits(out, polys.scalar(h))) << "n " << n << " horizon " << h << " round " << round;
+            }
+        }
+    }
+    // The edges alone, and the times they should give.
+    Polynomials polys;
+    for (const auto& e : edges) polys.push({e[0], e[1], e[2], 0.0, 0.0});
+    std::vector<double> out(polys.size());
+    k().polynomial(polys.lanes(), kNever, out);
+    EXPECT_TRUE(same_bits(out, polys.scalar(kNever)));
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(out[0]), std::bit_cast<std::uint64_t>(0.0));
+    EXPECT_EQ(out[1], 0.5);
+    for (std::size_t i : {2, 3, 4, 5, 7}) EXPECT_EQ(out[i], kNever) << i;
+    EXPECT_NEAR(out[6], 1.0, 1e-7);
+}
+
 TEST_P(Simd, PolynomialClosedForms) {
     Polynomials polys;
     polys.push(from_roots(1.0, {2.0, 2.0, -1.0, -3.0}));   // grazes zero at 2 (a double root): contact there
