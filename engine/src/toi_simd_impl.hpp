@@ -110,6 +110,14 @@ struct SimdImpl {
     // the computed discriminant exceeds 2⁻⁵⁰ (c1² + |4 c2 c0|), four times its rounding error
     // bound. Lanes that are not certain (a near-double root: grazing contacts; non-finite input)
     // or whose root is zero (signed zeros) make the batch take the two-division path.
+    struct Discriminant {
+        B disc;     // c1² − 4 c2 c0 as computed
+        B certain;  // disc above it: D > 0 for sure
+    };
+    [[gnu::always_inline]] static Discriminant discriminant(const B& c0, const B& c1, const B& c2) {
+        const B c1c1 = c1 * c1, c2c0 = B(4.0) * c2 * c0;
+        return {c1c1 - c2c0, B(0x1p-50) * (c1c1 + xsimd::abs(c2c0)) + B(0x1p-1020)};
+    }
     [[gnu::always_inline]] static B first_closing(const B& c0, const B& c1, const B& c2,
                                                   const B& horizon) {
         const B zero(0.0);
@@ -119,11 +127,9 @@ struct SimdImpl {
         // it underflows, as the scalar smaller root). Half the instructions of the general path,
         // which takes over when a lane is not certain.
         if (xsimd::all((c0 > zero) & (c2 > zero))) {
-            const B c1c1 = c1 * c1, c2c0 = B(4.0) * c2 * c0;
-            const B disc = c1c1 - c2c0;
+            const auto [disc, certain] = discriminant(c0, c1, c2);
             const M closing = (c1 < zero) & (disc >= zero);
             if (!xsimd::any(closing)) return B(kNever);
-            const B certain = B(0x1p-50) * (c1c1 + xsimd::abs(c2c0)) + B(0x1p-1020);
             if (!xsimd::any(closing & ~(disc > certain))) {
                 // −0.5 (c1 + copysign(√disc, c1)) with c1 < 0, bit for bit.
                 const B root = c0 / (B(-0.5) * (c1 - xsimd::sqrt(disc)));
@@ -147,14 +153,12 @@ struct SimdImpl {
             t = xsimd::select(linear, -c0 / c1, t);
             ok = linear & ~closed & ~(c1 >= zero);
         }
-        const B c1c1 = c1 * c1, c2c0 = B(4.0) * c2 * c0;
-        const B disc = c1c1 - c2c0;
+        const auto [disc, certain] = discriminant(c0, c1, c2);
         const M solve = ~linear & ~now & ~(disc < zero);
         if (xsimd::any(solve)) {
             const B q = B(-0.5) * (c1 + xsimd::copysign(xsimd::sqrt(disc), c1));
             const M q_positive = q > zero;
             B root = xsimd::select(q_positive, c0, q) / xsimd::select(q_positive, q, c2);
-            const B certain = B(0x1p-50) * (c1c1 + xsimd::abs(c2c0)) + B(0x1p-1020);
             if (xsimd::any(solve & (~(disc > certain) | (root == zero)))) {
                 const B r1 = q / c2, r2 = c0 / q;  // std::min / std::max argument order
                 root = xsimd::select(c2 > zero, xsimd::select(r2 < r1, r2, r1),
