@@ -267,18 +267,26 @@ World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
 
 Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
     Pending best;
-    for (int face = 0; face < 6; ++face) {
-        const int d = face / 2;
-        const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
-        // Without acceleration along the axis only the face ahead can close (the gap to the
-        // other is linear and opening, or constant when the ball stands still along the axis):
-        // skipping it changes nothing but the work.
-        if (ad == 0.0 && !((face & 1) ? vd > 0.0 : vd < 0.0)) continue;
-        if (!grid.has_face(key, face)) continue;
-        const double tau = (face & 1)
-            ? detail::first_closing_quadratic(grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad, kNever)
-            : detail::first_closing_quadratic(x - grid.bound(d, key[d]), vd, 0.5 * ad, kNever);
+    auto consider = [&](int face, double c0, double c1, double c2) {
+        if (!grid.has_face(key, face)) return;
+        const double tau = detail::first_closing_quadratic(c0, c1, c2, kNever);
         if (tau != kNever) best = earliest(best, {now + tau, static_cast<std::uint32_t>(face), Kind::Crossing});
+    };
+    for (int d = 0; d < 3; ++d) {
+        const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
+        const double lower = x - grid.bound(d, key[d]), upper = grid.bound(d, key[d] + 1) - x;
+        if (ad == 0.0) {
+            // Without acceleration along the axis only the face ahead can close (the gap to the
+            // other is linear and opening, or constant when the ball stands still along the
+            // axis). It is picked by selects: the sign of vd is a coin toss for the branch
+            // predictor.
+            if (!(vd > 0.0 || vd < 0.0)) continue;
+            const bool up = vd > 0.0;
+            consider(2 * d + up, up ? upper : lower, up ? -vd : vd, 0.0);
+            continue;
+        }
+        consider(2 * d, lower, vd, 0.5 * ad);
+        consider(2 * d + 1, upper, -vd, -0.5 * ad);
     }
     return best;
 }
