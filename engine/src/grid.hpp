@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace ballistic::detail {
@@ -162,14 +163,15 @@ public:
     void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
         std::int32_t k[3][3];
         double shift[3][3];
+        bool wrapped = false;  // does any of the cells lie across a periodic face?
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
             const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
             for (int o = 0; o < 3; ++o) {
                 std::int64_t c = key[d] + o - 1;
                 double s = 0.0;
-                if (periodic_ && c < 0) { c += n; s = -period; }
-                if (periodic_ && c >= n) { c -= n; s = period; }
+                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
+                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
                 k[d][o] = static_cast<std::int32_t>(c);
                 shift[d][o] = s;
             }
@@ -215,20 +217,30 @@ public:
                 }
             }
         }
-        while (lists > 0) {
-            int kept = 0;
-            for (int l = 0; l < lists; ++l) {
-                const auto s = static_cast<std::size_t>(at[l]);
-                const int c = cell[l];
-                const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
-                if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
-                    fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
-                at[kept] = next_[s];
-                cell[kept] = cell[l];
-                kept += next_[s] >= 0;
+        // In the usual case every list holds only its own cell's balls and no cell is a periodic
+        // image: the walk then needs no cell bookkeeping at all.
+        auto walk = [&](auto plain) {
+            while (lists > 0) {
+                int kept = 0;
+                for (int l = 0; l < lists; ++l) {
+                    const auto s = static_cast<std::size_t>(at[l]);
+                    if constexpr (plain) {
+                        fn(static_cast<std::uint32_t>(s), Vec3{});
+                    } else {
+                        const int c = cell[l];
+                        const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
+                        if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                            fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
+                        cell[kept] = cell[l];
+                    }
+                    at[kept] = next_[s];
+                    kept += next_[s] >= 0;
+                }
+                lists = kept;
             }
-            lists = kept;
-        }
+        };
+        if (all_dense && !wrapped) walk(std::true_type{});
+        else walk(std::false_type{});
     }
 
 private:

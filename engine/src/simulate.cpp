@@ -266,11 +266,19 @@ World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
 }
 
 Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
-    Pending best;
+    // The earliest crossing, ties to the lowest face (faces come in ascending order), kept in
+    // two scalars: a Pending copied per face made a chain of stores and loads.
+    double first = kNever;
+    int first_face = -1;
     auto consider = [&](int face, double c0, double c1, double c2) {
         if (!grid.has_face(key, face)) return;
         const double tau = detail::first_closing_quadratic(c0, c1, c2, kNever);
-        if (tau != kNever) best = earliest(best, {now + tau, static_cast<std::uint32_t>(face), Kind::Crossing});
+        if (tau == kNever) return;
+        const double t = now + tau;
+        if (first_face < 0 || t < first) {
+            first = t;
+            first_face = face;
+        }
     };
     for (int d = 0; d < 3; ++d) {
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
@@ -288,7 +296,8 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
         consider(2 * d, lower, vd, 0.5 * ad);
         consider(2 * d + 1, upper, -vd, -0.5 * ad);
     }
-    return best;
+    if (first_face < 0) return {};
+    return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
 }
 
 void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
