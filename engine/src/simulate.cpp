@@ -282,19 +282,19 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
     };
     for (int d = 0; d < 3; ++d) {
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
-        const double lower = x - grid.bound(d, key[d]), upper = grid.bound(d, key[d] + 1) - x;
         if (ad == 0.0) {
             // Without acceleration along the axis only the face ahead can close (the gap to the
             // other is linear and opening, or constant when the ball stands still along the
-            // axis). It is picked by selects: the sign of vd is a coin toss for the branch
-            // predictor.
-            if (!(vd > 0.0 || vd < 0.0)) continue;
-            const bool up = vd > 0.0;
-            consider(2 * d + up, up ? upper : lower, up ? -vd : vd, 0.0);
+            // axis). It is picked without a branch on the sign of vd, a coin toss for the
+            // predictor: the gap x − bound below is −(bound − x), the same bits negated.
+            if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
+            const int up = vd > 0.0;
+            const double gap = (grid.bound(d, key[d] + up) - x) * static_cast<double>(2 * up - 1);
+            consider(2 * d + up, gap, -std::abs(vd), 0.0);
             continue;
         }
-        consider(2 * d, lower, vd, 0.5 * ad);
-        consider(2 * d + 1, upper, -vd, -0.5 * ad);
+        consider(2 * d, x - grid.bound(d, key[d]), vd, 0.5 * ad);
+        consider(2 * d + 1, grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad);
     }
     if (first_face < 0) return {};
     return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
