@@ -502,21 +502,29 @@ struct SimdImpl {
     template <bool Full>
     static void neighbours_chunk(const MoverState& m, const NeighbourPointers& l, std::size_t k,
                                  std::size_t count, double horizon, double* out) {
-        // A partial chunk repeats its first slot in the padding lanes (never stored).
-        std::uint32_t padded[W];
+        // A partial chunk repeats its first lane in the padding lanes (never stored), its image
+        // shift included: built in registers like the columns, since a vector load of lanes just
+        // stored one by one waits for the stores (no store-to-load forwarding).
+        std::uint32_t padded[W], lane[W];
         const std::uint32_t* slot = l.slot + k;
         if constexpr (!Full) {
-            for (std::size_t i = 0; i < W; ++i) padded[i] = slot[i < count ? i : 0];
+            for (std::size_t i = 0; i < W; ++i) {
+                lane[i] = static_cast<std::uint32_t>(i < count ? i : 0);
+                padded[i] = slot[lane[i]];
+            }
             slot = padded;
         }
+        auto shift = [&](const double* column) {
+            if constexpr (Full) return load<true>(column, k, W);
+            else return gather(column + k, lane);
+        };
         const B tau = B(m.now) - gather(l.t, slot);
         // Balls::position_at(): x + (vx + 0.5 a τ) τ, minus the mover's, plus the image shift;
         // velocity_at(): vx + a τ, minus the mover's.
-        auto axis = [&](const double* x, const double* v, const double* shift, double p0, double v0, double a,
+        auto axis = [&](const double* x, const double* v, const double* image, double p0, double v0, double a,
                         B& dp, B& dv) {
             const B vj = gather(v, slot);
-            dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) +
-                 load<Full>(shift, k, count);
+            dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) + shift(image);
             dv = (vj + B(a) * tau) - B(v0);
         };
         B dpx, dpy, dpz, dvx, dvy, dvz;
