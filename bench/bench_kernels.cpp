@@ -173,7 +173,7 @@ BENCHMARK(BM_ToiBallCylinder)->ArgName("across")->Arg(0)->Arg(1);
 // state, gap coefficients), formed once outside the timed loop for both.
 
 // `count` lanes: 1024, or 24 (about the neighbours one prediction tests; the per-call cost of
-// the dispatch shows there).
+// the dispatch shows there), or 17 (a prediction in the gas at φ = 0.3: a partial last chunk).
 void BM_LanesBallBall(benchmark::State& state, const detail::SimdKernels* kernels, std::size_t count,
                       bool falling) {
     const PairData data(falling);
@@ -341,11 +341,15 @@ const bool kLanesRegistered = [] {
                                      false);
         benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_24/" + name).c_str(), BM_LanesBallBall, kernels,
                                      std::size_t{24}, false);
+        benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_17/" + name).c_str(), BM_LanesBallBall, kernels,
+                                     std::size_t{17}, false);
         benchmark::RegisterBenchmark(("BM_Lanes/ball_ball_falling/" + name).c_str(), BM_LanesBallBall, kernels,
                                      kLanes, true);
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours/" + name).c_str(), BM_LanesNeighbours, kernels, kLanes);
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours_24/" + name).c_str(), BM_LanesNeighbours, kernels,
                                      std::size_t{24});
+        benchmark::RegisterBenchmark(("BM_Lanes/neighbours_17/" + name).c_str(), BM_LanesNeighbours, kernels,
+                                     std::size_t{17});
         benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:0/" + name).c_str(), BM_LanesBallPlane,
                                      kernels, false);
         benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:1/" + name).c_str(), BM_LanesBallPlane,

@@ -76,16 +76,26 @@ struct SimdImpl {
     static constexpr std::size_t W = B::size;
 
     // Lanes k … k + count − 1 of an array; a partial batch is padded with zeros (harmless in
-    // every kernel, and its lanes are never stored).
+    // every kernel, and its lanes are never stored). Built in registers from scalar loads: a
+    // vector load of lanes just stored one by one would wait for those stores (no store-to-load
+    // forwarding).
     template <bool Full>
     static B load(const double* p, std::size_t k, std::size_t count) {
         if constexpr (Full) {
             return B::load_unaligned(p + k);
         } else {
-            alignas(64) double lane[W] = {};
-            for (std::size_t i = 0; i < count; ++i) lane[i] = p[k + i];
-            return B::load_aligned(lane);
+            const M real = lane_index(std::make_index_sequence<W>()) < B(static_cast<double>(count));
+            return xsimd::select(real, first_lanes(p + k, count, std::make_index_sequence<W>()), B(0.0));
         }
+    }
+    template <std::size_t... L>
+    static B lane_index(std::index_sequence<L...>) {
+        return B{static_cast<double>(L)...};
+    }
+    // Lanes p[0 … count − 1], then copies of p[0] (only addresses inside the array are read).
+    template <std::size_t... L>
+    static B first_lanes(const double* p, std::size_t count, std::index_sequence<L...>) {
+        return B{p[L < count ? L : 0]...};
     }
     template <bool Full>
     static void store(const B& b, double* p, std::size_t k, std::size_t count) {
@@ -502,29 +512,21 @@ struct SimdImpl {
     template <bool Full>
     static void neighbours_chunk(const MoverState& m, const NeighbourPointers& l, std::size_t k,
                                  std::size_t count, double horizon, double* out) {
-        // A partial chunk repeats its first lane in the padding lanes (never stored), its image
-        // shift included: built in registers like the columns, since a vector load of lanes just
-        // stored one by one waits for the stores (no store-to-load forwarding).
-        std::uint32_t padded[W], lane[W];
+        // A partial chunk repeats its first slot in the padding lanes (never stored).
+        std::uint32_t padded[W];
         const std::uint32_t* slot = l.slot + k;
         if constexpr (!Full) {
-            for (std::size_t i = 0; i < W; ++i) {
-                lane[i] = static_cast<std::uint32_t>(i < count ? i : 0);
-                padded[i] = slot[lane[i]];
-            }
+            for (std::size_t i = 0; i < W; ++i) padded[i] = slot[i < count ? i : 0];
             slot = padded;
         }
-        auto shift = [&](const double* column) {
-            if constexpr (Full) return load<true>(column, k, W);
-            else return gather(column + k, lane);
-        };
         const B tau = B(m.now) - gather(l.t, slot);
         // Balls::position_at(): x + (vx + 0.5 a τ) τ, minus the mover's, plus the image shift;
         // velocity_at(): vx + a τ, minus the mover's.
-        auto axis = [&](const double* x, const double* v, const double* image, double p0, double v0, double a,
+        auto axis = [&](const double* x, const double* v, const double* shift, double p0, double v0, double a,
                         B& dp, B& dv) {
             const B vj = gather(v, slot);
-            dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) + shift(image);
+            dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) +
+                 load<Full>(shift, k, count);
             dv = (vj + B(a) * tau) - B(v0);
         };
         B dpx, dpy, dpz, dvx, dvy, dvz;
