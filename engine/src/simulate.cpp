@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <bit>
 #include <limits>
 
 namespace ballistic {
@@ -326,11 +327,18 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     }
     const std::span out = std::span(lanes.out).first(n);
     // The contact keeps the earliest of the impacts out[begin, end) with the balls slots[...].
+    // The lanes with an impact are found first as a bit mask and then visited: whether a lane
+    // has one is a coin toss, which as a branch per lane the predictor mostly loses.
     auto keep = [&](std::size_t begin, std::size_t end, const std::vector<std::uint32_t>& slots) {
-        for (std::size_t k = begin; k < end; ++k) {
-            if (out[k] == kNever) continue;
-            const std::uint32_t j = slots[k];
-            lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+        for (std::size_t base = begin; base < end; base += 64) {
+            const std::size_t stop = std::min(end, base + 64);
+            std::uint64_t hits = 0;
+            for (std::size_t k = base; k < stop; ++k) hits |= std::uint64_t{out[k] != kNever} << (k - base);
+            for (; hits != 0; hits &= hits - 1) {
+                const std::size_t k = base + static_cast<std::size_t>(std::countr_zero(hits));
+                const std::uint32_t j = slots[k];
+                lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
+            }
         }
     };
     if (shared_acceleration) {
