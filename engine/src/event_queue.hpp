@@ -29,13 +29,17 @@
 
 namespace ballistic::detail {
 
-enum class Kind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, Crossing = 3, None = 4 };
+// 32 bits wide, so that a Pending is 16 bytes without padding: with a one-byte kind, GCC copied
+// its 13 bytes with overlapping 8-byte moves, whose loads span two stores and so wait for them
+// (no store-to-load forwarding).
+enum class Kind : std::uint32_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, Crossing = 3, None = 4 };
 
 struct Pending {
     double time = std::numeric_limits<double>::infinity();  // absolute world time
     std::uint32_t other = 0;  // partner slot, plane or cylinder index, or cell face
     Kind kind = Kind::None;
 };
+static_assert(sizeof(Pending) == 16);
 
 // The queue's total order: (time, kind, slot, other).
 inline bool before(const Pending& x, std::uint32_t a, const Pending& y, std::uint32_t b) {
