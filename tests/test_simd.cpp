@@ -553,6 +553,31 @@ TEST_P(Simd, NeighboursMatchTheScalarGatherAllLaneCounts) {
     EXPECT_GT(tally.never, 100);
 }
 
+// Lanes without image shifts (empty shift spans: what a prediction hands when no cell of its walk
+// is a periodic image) give the bits of zero shifts, in the scalar reference and the kernel.
+TEST_P(Simd, NeighboursWithoutShiftsAsZeroShifts) {
+    Draw draw(18);
+    for (const Vec3 gravity : {Vec3{}, Vec3{0.0, -9.81, 0.0}}) {
+        for (std::size_t n : kCounts) {
+            Neighbourhood h;
+            fill_neighbourhood(h, draw, n, gravity, n % 2 ? draw.cube(5.0) : Vec3{});
+            std::fill(h.sx.begin(), h.sx.end(), 0.0);
+            std::fill(h.sy.begin(), h.sy.end(), 0.0);
+            std::fill(h.sz.begin(), h.sz.end(), 0.0);
+            NeighbourLanes none = h.lanes();
+            none.sx = none.sy = none.sz = {};
+            for (double horizon : kHorizons) {
+                std::vector<double> out(n, -7.0), scalar(n, -7.0);
+                k().neighbours(h.self, none, horizon, out);
+                toi_neighbours_batch(h.self, none, horizon, scalar);
+                const std::vector<double> zero_shifts = h.scalar(horizon);
+                EXPECT_TRUE(same_bits(out, zero_shifts)) << "n " << n << " horizon " << horizon;
+                EXPECT_TRUE(same_bits(scalar, zero_shifts)) << "n " << n << " horizon " << horizon;
+            }
+        }
+    }
+}
+
 TEST_P(Simd, NeighboursSpecialCases) {
     Draw draw(16);
     Neighbourhood h;

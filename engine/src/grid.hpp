@@ -154,9 +154,11 @@ public:
         return kLayers[static_cast<std::size_t>(face)];
     }
 
+    // What for_each_near() hands as the shift when no cell of the walk is a periodic image.
+    struct NoShift {};
     // fn(slot, shift) for every ball in the cells of `cells` around `key` (all 27, its own
     // included, by default), where `shift` is the periodic image shift to add to that ball's
-    // position. The lists are walked in lockstep, one element of each per round: the loads of a
+    // position: a Vec3, or NoShift{} throughout a walk in which every shift is zero. The lists are walked in lockstep, one element of each per round: the loads of a
     // round are independent, so their cache misses overlap instead of forming one long dependent
     // chain. Callers must not depend on the visiting order.
     template <class Fn>
@@ -225,7 +227,7 @@ public:
                 for (int l = 0; l < lists; ++l) {
                     const auto s = static_cast<std::size_t>(at[l]);
                     if constexpr (plain) {
-                        fn(static_cast<std::uint32_t>(s), Vec3{});
+                        fn(static_cast<std::uint32_t>(s), NoShift{});
                     } else {
                         const int c = cell[l];
                         const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];

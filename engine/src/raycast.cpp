@@ -95,7 +95,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
     double entered = t0;
     const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
     for (;;) {
-        grid.for_each_near(key, [&](std::uint32_t s, Vec3) {
+        grid.for_each_near(key, [&](std::uint32_t s, const auto&) {
             const Vec3 centre = balls.position(s);
             const double t = ray_sphere(o, d, centre, balls.radius[s]);
             if (!(t >= 0.0 && t <= limit)) return;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <bit>
 #include <limits>
+#include <type_traits>
 
 namespace ballistic {
 
@@ -34,13 +35,17 @@ struct PairScratch {
     std::vector<double> sx, sy, sz;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
     std::size_t capacity() const { return slot.size(); }
+    // A neighbour, with its image shift or (a walk without periodic images) none.
+    void push(std::uint32_t j) {
+        if (n == capacity()) grow();
+        slot[n++] = j;
+    }
     void push(std::uint32_t j, Vec3 shift) {
         if (n == capacity()) grow();
-        slot[n] = j;
         sx[n] = shift.x;
         sy[n] = shift.y;
         sz[n] = shift.z;
-        ++n;
+        slot[n++] = j;
     }
     void grow() {  // `slot` last: should an allocation fail, capacity() still holds for all
         const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
@@ -313,9 +318,15 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     const detail::Balls::MotionColumns columns = balls.motion_columns();
     const std::uint64_t* const counters = balls.counter.data();
     const std::uint32_t* const rests = balls.rest.data();
-    grid.for_each_near(key, [&](std::uint32_t j, Vec3 shift) {
+    bool imaged = false;  // were shifts handed (and stored)? Usually no cell is a periodic image
+    grid.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
         if (j == i) return;
-        lanes.push(j, shift);
+        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) {
+            lanes.push(j, shift);
+            imaged = true;
+        } else {
+            lanes.push(j);
+        }
         columns.prefetch(j);
         __builtin_prefetch(counters + j);
         if (!shared_acceleration) __builtin_prefetch(rests + j);
@@ -342,9 +353,13 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
         }
     };
     if (shared_acceleration) {
+        auto shifts = [&](const std::vector<double>& column) {
+            return imaged ? std::span<const double>(column) : std::span<const double>();
+        };
         detail::toi_neighbours_batch_simd({p, v, a, r, now},
                                           {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t,
-                                           balls.radius, lanes.slot, lanes.sx, lanes.sy, lanes.sz},
+                                           balls.radius, lanes.slot, shifts(lanes.sx), shifts(lanes.sy),
+                                           shifts(lanes.sz)},
                                           contact.event.time - now, out);
         keep(0, n, lanes.slot);
     } else {
@@ -357,7 +372,8 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
             const Vec3 aj = balls.acceleration(j);
             const std::size_t lane = aj == a ? quadratics++ : --quartics;
             // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-            lanes.set(lane, (balls.position_at(j, now, aj) - p) + Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]},
+            const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
+            lanes.set(lane, (balls.position_at(j, now, aj) - p) + shift,
                       balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
             lanes.order[lane] = j;
         }

@@ -230,13 +230,15 @@ void toi_ball_ball_batch(const PairLanes& l, double horizon, std::span<double> o
 
 void toi_neighbours_batch(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) {
     const Vec3 a = self.a;
+    const bool shifted = !l.sx.empty();
     for (std::size_t k = 0; k < out.size(); ++k) {
         const std::size_t j = l.slot[k];
+        const Vec3 shift = shifted ? Vec3{l.sx[k], l.sy[k], l.sz[k]} : Vec3{};
         const double tau = self.now - l.t[j];
         const Vec3 p{l.x[j] + (l.vx[j] + 0.5 * a.x * tau) * tau, l.y[j] + (l.vy[j] + 0.5 * a.y * tau) * tau,
                      l.z[j] + (l.vz[j] + 0.5 * a.z * tau) * tau};
         const Vec3 v{l.vx[j] + a.x * tau, l.vy[j] + a.y * tau, l.vz[j] + a.z * tau};
-        out[k] = toi_ball_ball((p - self.p) + Vec3{l.sx[k], l.sy[k], l.sz[k]}, v - self.v, Vec3{},
+        out[k] = toi_ball_ball((p - self.p) + shift, v - self.v, Vec3{},
                                self.r + l.radius[j], horizon);
     }
 }

@@ -78,7 +78,7 @@ struct Mover {  // the ball predicted, at time `now`
 struct NeighbourLanes {
     std::span<const double> x, y, z, vx, vy, vz, t, radius;  // every ball's state (Balls' columns)
     std::span<const std::uint32_t> slot;                     // one neighbour per lane
-    std::span<const double> sx, sy, sz;                      // its image shift
+    std::span<const double> sx, sy, sz;                      // its image shift; all empty: none
 };
 void toi_neighbours_batch(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out);
 

@@ -68,8 +68,10 @@ void SimdKernels::ball_ball(const PairLanes& l, double horizon, std::span<double
 }
 
 void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) const {
-    assert(l.slot.size() >= out.size() && l.sx.size() >= out.size() && l.sy.size() >= out.size() &&
-           l.sz.size() >= out.size());
+    const bool shifted = !l.sx.empty();
+    assert(l.slot.size() >= out.size());
+    assert(shifted ? l.sx.size() >= out.size() && l.sy.size() >= out.size() && l.sz.size() >= out.size()
+                   : l.sy.empty() && l.sz.empty());
     assert(l.y.size() == l.x.size() && l.z.size() == l.x.size() && l.vx.size() == l.x.size() &&
            l.vy.size() == l.x.size() && l.vz.size() == l.x.size() && l.t.size() == l.x.size() &&
            l.radius.size() == l.x.size());
@@ -77,9 +79,18 @@ void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double 
                        [&](std::uint32_t j) { return j < l.x.size(); }));
     const MoverState m{self.p.x, self.p.y, self.p.z, self.v.x, self.v.y, self.v.z,
                        self.a.x, self.a.y, self.a.z, self.r,   self.now};
-    const NeighbourPointers p{l.x.data(),  l.y.data(), l.z.data(),      l.vx.data(),   l.vy.data(),
-                              l.vz.data(), l.t.data(), l.radius.data(), l.slot.data(), l.sx.data(),
-                              l.sy.data(), l.sz.data()};
+    const NeighbourPointers p{l.x.data(),
+                              l.y.data(),
+                              l.z.data(),
+                              l.vx.data(),
+                              l.vy.data(),
+                              l.vz.data(),
+                              l.t.data(),
+                              l.radius.data(),
+                              l.slot.data(),
+                              shifted ? l.sx.data() : nullptr,
+                              shifted ? l.sy.data() : nullptr,
+                              shifted ? l.sz.data() : nullptr};
     table_->neighbours(m, p, out.size(), horizon, out.data());
 }
 

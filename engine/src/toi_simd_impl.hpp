@@ -41,7 +41,7 @@ struct SpherePointers {
 struct NeighbourPointers {
     const double *x, *y, *z, *vx, *vy, *vz, *t, *radius;
     const std::uint32_t* slot;
-    const double *sx, *sy, *sz;
+    const double *sx, *sy, *sz;  // null: no image shifts
 };
 struct MoverState {  // Mover without Vec3
     double px, py, pz, vx, vy, vz, ax, ay, az, r, now;
@@ -525,8 +525,9 @@ struct SimdImpl {
         auto axis = [&](const double* x, const double* v, const double* shift, double p0, double v0, double a,
                         B& dp, B& dv) {
             const B vj = gather(v, slot);
+            // Without shifts + 0.0 all the same, as the scalar code adds a zero shift (−0 + 0 = +0).
             dp = ((gather(x, slot) + (vj + B(0.5 * a) * tau) * tau) - B(p0)) +
-                 load<Full>(shift, k, count);
+                 (shift ? load<Full>(shift, k, count) : B(0.0));
             dv = (vj + B(a) * tau) - B(v0);
         };
         B dpx, dpy, dpz, dvx, dvy, dvz;

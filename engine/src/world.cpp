@@ -538,7 +538,7 @@ double World::max_overlap() const {
                 const Vec3 d = p - c.point;
                 worst = std::max(worst, c.radius + r - length(d - c.axis * dot(d, c.axis)));
             }
-            w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, Vec3) {
+            w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
                 const double d = length(w.min_image(b.position_at(j, w.time) - p));
                 worst = std::max(worst, r + b.radius[j] - d);
