@@ -154,13 +154,16 @@ public:
         return kLayers[static_cast<std::size_t>(face)];
     }
 
-    // What for_each_near() hands as the shift when no cell of the walk is a periodic image.
+    // What for_each_near() hands as the shift when every cell around `key` is dense and none is
+    // a periodic image.
     struct NoShift {};
     // fn(slot, shift) for every ball in the cells of `cells` around `key` (all 27, its own
     // included, by default), where `shift` is the periodic image shift to add to that ball's
-    // position: a Vec3, or NoShift{} throughout a walk in which every shift is zero. The lists are walked in lockstep, one element of each per round: the loads of a
-    // round are independent, so their cache misses overlap instead of forming one long dependent
-    // chain. Callers must not depend on the visiting order.
+    // position: NoShift{} for every ball when all cells around `key` are dense and none is a
+    // periodic image, otherwise a Vec3 (zero for cells that are no image). The lists are walked
+    // in lockstep, one element of each per round: the loads of a round are independent, so their
+    // cache misses overlap instead of forming one long dependent chain. Callers must not depend
+    // on the visiting order.
     template <class Fn>
     void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
         std::int32_t k[3][3];

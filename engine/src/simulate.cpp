@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -273,7 +273,8 @@ World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
 
 Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
     // The earliest crossing, ties to the lowest face (faces come in ascending order), kept in
-    // two scalars: a Pending copied per face made a chain of stores and loads.
+    // two scalars: a Pending copied per face made a chain of stores and loads. As earlier() with
+    // the empty Pending to start from: a crossing at +inf is taken, one at NaN never.
     double first = kNever;
     int first_face = -1;
     auto consider = [&](int face, double c0, double c1, double c2) {
@@ -281,7 +282,7 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
         const double tau = detail::first_closing_quadratic(c0, c1, c2, kNever);
         if (tau == kNever) return;
         const double t = now + tau;
-        if (first_face < 0 || t < first) {
+        if (t < first || (first_face < 0 && t == first)) {
             first = t;
             first_face = face;
         }
@@ -292,7 +293,8 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
             // Without acceleration along the axis only the face ahead can close (the gap to the
             // other is linear and opening, or constant when the ball stands still along the
             // axis). It is picked without a branch on the sign of vd, a coin toss for the
-            // predictor: the gap x − bound below is −(bound − x), the same bits negated.
+            // predictor: the gap x − bound below is −(bound − x), the same value (a zero gap
+            // becomes −0, which first_closing_quadratic() treats as +0: closed).
             if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
             const int up = vd > 0.0;
             const double gap = (grid.bound(d, key[d] + up) - x) * static_cast<double>(2 * up - 1);
