@@ -4,8 +4,8 @@
 #include "world_impl.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <type_traits>

@@ -79,17 +79,9 @@ void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double 
                        [&](std::uint32_t j) { return j < l.x.size(); }));
     const MoverState m{self.p.x, self.p.y, self.p.z, self.v.x, self.v.y, self.v.z,
                        self.a.x, self.a.y, self.a.z, self.r,   self.now};
-    const NeighbourPointers p{l.x.data(),
-                              l.y.data(),
-                              l.z.data(),
-                              l.vx.data(),
-                              l.vy.data(),
-                              l.vz.data(),
-                              l.t.data(),
-                              l.radius.data(),
-                              l.slot.data(),
-                              shifted ? l.sx.data() : nullptr,
-                              shifted ? l.sy.data() : nullptr,
+    const NeighbourPointers p{l.x.data(),  l.y.data(), l.z.data(),      l.vx.data(),   l.vy.data(),
+                              l.vz.data(), l.t.data(), l.radius.data(), l.slot.data(),
+                              shifted ? l.sx.data() : nullptr, shifted ? l.sy.data() : nullptr,
                               shifted ? l.sz.data() : nullptr};
     table_->neighbours(m, p, out.size(), horizon, out.data());
 }
