@@ -282,10 +282,9 @@ Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) c
         const double tau = detail::first_closing_quadratic(c0, c1, c2, kNever);
         if (tau == kNever) return;
         const double t = now + tau;
-        if (t < first || (first_face < 0 && t == first)) {
-            first = t;
-            first_face = face;
-        }
+        const bool sooner = (t < first) | ((first_face < 0) & (t == first));  // no branch: a coin toss
+        first = sooner ? t : first;
+        first_face = sooner ? face : first_face;
     };
     for (int d = 0; d < 3; ++d) {
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
