@@ -1,7 +1,6 @@
 #include "toi.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 
 namespace ballistic::detail {
@@ -231,9 +230,7 @@ void toi_ball_ball_batch(const PairLanes& l, double horizon, std::span<double> o
 
 void toi_neighbours_batch(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) {
     const Vec3 a = self.a;
-    const bool shifted = !l.sx.empty();
-    assert(shifted ? l.sx.size() >= out.size() && l.sy.size() >= out.size() && l.sz.size() >= out.size()
-                   : l.sy.empty() && l.sz.empty());
+    const bool shifted = l.shifted(out.size());
     for (std::size_t k = 0; k < out.size(); ++k) {
         const std::size_t j = l.slot[k];
         const Vec3 shift = shifted ? Vec3{l.sx[k], l.sy[k], l.sz[k]} : Vec3{};

@@ -12,6 +12,7 @@
 #include <ballistic/vec3.hpp>
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -79,6 +80,13 @@ struct NeighbourLanes {
     std::span<const double> x, y, z, vx, vy, vz, t, radius;  // every ball's state (Balls' columns)
     std::span<const std::uint32_t> slot;                     // one neighbour per lane
     std::span<const double> sx, sy, sz;                      // its image shift; all empty: none
+
+    // Whether the lanes carry image shifts for `n` lanes (or none at all).
+    bool shifted(std::size_t n) const {
+        assert(sx.empty() ? sy.empty() && sz.empty() : sx.size() >= n && sy.size() >= n && sz.size() >= n);
+        (void)n;
+        return !sx.empty();
+    }
 };
 void toi_neighbours_batch(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out);
 

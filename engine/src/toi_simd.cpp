@@ -68,10 +68,8 @@ void SimdKernels::ball_ball(const PairLanes& l, double horizon, std::span<double
 }
 
 void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double horizon, std::span<double> out) const {
-    const bool shifted = !l.sx.empty();
+    const bool shifted = l.shifted(out.size());
     assert(l.slot.size() >= out.size());
-    assert(shifted ? l.sx.size() >= out.size() && l.sy.size() >= out.size() && l.sz.size() >= out.size()
-                   : l.sy.empty() && l.sz.empty());
     assert(l.y.size() == l.x.size() && l.z.size() == l.x.size() && l.vx.size() == l.x.size() &&
            l.vy.size() == l.x.size() && l.vz.size() == l.x.size() && l.t.size() == l.x.size() &&
            l.radius.size() == l.x.size());
