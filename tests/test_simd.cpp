@@ -913,7 +913,7 @@ TEST_P(Simd, AdvanceMatchesBallsAdvance) {
             const bool resting = draw.chance(0.3);
             const Vec3 acceleration{resting ? 0.0 : draw.uniform(-1.0, 1.0), resting ? -0.0 : -9.81, 0.0};
             // One entry per ball: any acceleration, like a support set's.
-            balls.rest.push_back(balls.rests.intern({static_cast<std::int32_t>(i), -1, -1}, acceleration));
+            balls.rest.push_back(balls.rests.intern({static_cast<std::int32_t>(i), -1, -1}, false, acceleration));
             a[0].push_back(acceleration.x);
             a[1].push_back(acceleration.y);
             a[2].push_back(acceleration.z);

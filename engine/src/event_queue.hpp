@@ -32,7 +32,10 @@ namespace ballistic::detail {
 // 32 bits wide, so that a Pending is 16 bytes without padding: with a one-byte kind, GCC copied
 // its 13 bytes with overlapping 8-byte moves, whose loads span two stores and so wait for them
 // (no store-to-load forwarding).
-enum class Kind : std::uint32_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, Crossing = 3, None = 4 };
+// Wake: an awake ball touches a sleeping one from below, which must wake (sleep.cpp).
+enum class Kind : std::uint32_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, Crossing = 3, Wake = 4, None = 5 };
+// Events that touch two balls, `other` being the second one's slot.
+constexpr bool pairwise(Kind kind) { return kind == Kind::BallBall || kind == Kind::Wake; }
 
 struct Pending {
     double time = std::numeric_limits<double>::infinity();  // absolute world time

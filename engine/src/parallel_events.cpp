@@ -91,7 +91,7 @@ void World::Impl::select_candidates(Slab& slab, std::size_t region, std::size_t 
     // The cells of the candidates' balls sit at scattered slots: load them all at once.
     for (const auto& [s, event] : slab.queued) {
         __builtin_prefetch(&grid.key(s));
-        if (event.kind == Kind::BallBall) __builtin_prefetch(&grid.key(event.other));
+        if (detail::pairwise(event.kind)) __builtin_prefetch(&grid.key(event.other));
     }
     slab.candidates.resize(slab.queued.size());
     for (std::size_t k = 0; k < slab.queued.size(); ++k) {
@@ -101,7 +101,7 @@ void World::Impl::select_candidates(Slab& slab, std::size_t region, std::size_t 
         c.event = event;
         c.n_cells = 0;
         c.cells[c.n_cells++] = grid.key(s);
-        if (event.kind == Kind::BallBall) c.cells[c.n_cells++] = grid.key(event.other);
+        if (detail::pairwise(event.kind)) c.cells[c.n_cells++] = grid.key(event.other);
         if (event.kind == Kind::Crossing) {
             // The crossing ball joins its new cell and is predicted from there: that cell counts
             // too, or two balls crossing towards each other would each miss the other.
@@ -182,7 +182,7 @@ bool World::Impl::run_batch(double end) {
             if (!fits) break;
             for (int i = 0; i < c.n_cells; ++i) batch_boundary.push_back({c.cells[i], c.region});
         }
-        if (c.event.kind == Kind::BallBall) touch(c.event.other, index);
+        if (detail::pairwise(c.event.kind)) touch(c.event.other, index);
         batch_events.push_back({&c, false, 0});
         slabs[c.region].events.push_back(index);
     }

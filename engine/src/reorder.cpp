@@ -83,7 +83,7 @@ void World::Impl::reorder() {
     fit_grid(keys);
     grid.assign(keys, parallel);
     auto renumber = [&](detail::Pending& e) {
-        if (e.kind == detail::Kind::BallBall) e.other = slot_now[e.other];
+        if (detail::pairwise(e.kind)) e.other = slot_now[e.other];
     };
     std::vector<detail::Contact> moved(n);
     std::vector<detail::Pending> events(n);

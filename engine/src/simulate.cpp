@@ -102,7 +102,7 @@ Vec3 World::Impl::acceleration_for(Supports& supports) const {
 
 std::uint32_t World::Impl::rest_for(Supports& supports) {
     const Vec3 a = acceleration_for(supports);
-    return balls.rests.intern(supports, a);
+    return balls.rests.intern(supports, false, a);
 }
 
 void World::Impl::refresh_accelerations() {
@@ -243,14 +243,16 @@ Pending World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
+    // A sleeping ball stands still: only awake balls can meet it.
+    const bool still = !shared_gravity() && balls.asleep(i);
     const Supports& sup = balls.supports(i);
-    for (std::uint32_t k = 0; k < planes.size(); ++k) {
+    for (std::uint32_t k = 0; k < planes.size() && !still; ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
         consider(detail::toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.event.time - now),
                  Kind::BallPlane, k);
     }
-    for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
+    for (std::uint32_t k = 0; k < cylinders.size() && !still; ++k) {
         const CylinderDef& c = cylinders[k];
         consider(detail::toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
@@ -366,17 +368,24 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
     } else {
         // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
         // a ball resting on a plane and a falling one), solved only up to the earliest impact so
-        // far: only the earliest is kept, and a quartic's cost grows with its interval.
+        // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
+        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp).
+        const bool wakes = !balls.asleep(i) && !quiet(i, now);
+        const double gap = wakes ? touch_gap(r) : 0.0;
         std::size_t quadratics = 0, quartics = n;
         for (std::size_t k = 0; k < n; ++k) {
             const std::uint32_t j = lanes.slot[k];
-            const Vec3 aj = balls.acceleration(j);
+            const detail::Rests::Rest& rest = balls.rests[balls.rest[j]];
+            const Vec3 aj = rest.acceleration;
             const std::size_t lane = aj == a ? quadratics++ : --quartics;
             // Same operation order as collide_balls(): (p_j − p_i) + image shift.
             const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
-            lanes.set(lane, (balls.position_at(j, now, aj) - p) + shift,
-                      balls.velocity_at(j, now, aj) - v, aj - a, r + balls.radius[j]);
+            const Vec3 dp = (balls.position_at(j, now, aj) - p) + shift;
+            const double sigma = r + balls.radius[j];
+            lanes.set(lane, dp, balls.velocity_at(j, now, aj) - v, aj - a, sigma);
             lanes.order[lane] = j;
+            if (wakes && rest.asleep && resting_on(dp, sigma, std::min(gap, touch_gap(balls.radius[j]))))
+                lower(contact, {now, j, Kind::Wake}, balls.counter[j]);
         }
         auto solve = [&](std::size_t begin, std::size_t end) {
             if (begin == end) return;
@@ -424,13 +433,15 @@ void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome
     if (event.kind == Kind::BallBall) grid.prefetch(event.other);
     switch (event.kind) {
         case Kind::BallBall:
-            assert(contacts[s].event.kind == Kind::BallBall && contacts[s].event.other == event.other);
+        case Kind::Wake:
+            assert(contacts[s].event.kind == event.kind && contacts[s].event.other == event.other);
             if (balls.counter[event.other] != contacts[s].other_counter) {
                 save(s, out);  // the partner moved on: lazy invalidation
                 out.queue(s, predict(s, now));
                 return;
             }
-            collide_balls(s, event.other, now, out);
+            if (event.kind == Kind::Wake) wake_resting(s, event.other, now, out);
+            else collide_balls(s, event.other, now, out);
             return;
         case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
         case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
@@ -446,8 +457,15 @@ void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome
 
 void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
     if (!out.undoable) return;
-    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,           balls.position(s), balls.velocity(s), balls.t[s],
-                                                          balls.counter[s], balls.rest[s],   contacts[s]};
+    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,
+                                                          balls.position(s),
+                                                          balls.velocity(s),
+                                                          balls.t[s],
+                                                          balls.counter[s],
+                                                          balls.rest[s],
+                                                          balls.quiet_since[s],
+                                                          balls.quiet_events[s],
+                                                          contacts[s]};
 }
 
 void World::Impl::undo(const detail::Outcome& out) {
@@ -459,6 +477,8 @@ void World::Impl::undo(const detail::Outcome& out) {
         balls.t[old.slot] = old.t;
         balls.counter[old.slot] = old.counter;
         balls.rest[old.slot] = old.rest;
+        balls.quiet_since[old.slot] = old.quiet_since;
+        balls.quiet_events[old.slot] = old.quiet_events;
         contacts[old.slot] = old.contact;
     }
 }
@@ -490,7 +510,8 @@ void World::Impl::record(const detail::Outcome& out) {
             break;
     }
     event_overlap = std::max(event_overlap, out.overlap);
-    step_events.push_back(e);
+    if (step_events.size() < def.event_record_limit) step_events.push_back(e);
+    else ++step_events_unrecorded;
 }
 
 void World::Impl::requeue(std::uint32_t s, const Pending& event) {
@@ -535,21 +556,37 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     const Vec3 dv = balls.velocity(j) - balls.velocity(i);
     const double d = length(dp);
     const double u = -dot(dp, dv) / d;  // same sign as the kernel's gap derivative
+    // A sleeping ball (at most one: two cannot approach) stays asleep under a slow impact, which
+    // the sleeping pile carries as an immovable ball; a faster one wakes it, and it takes the
+    // impact with its true mass.
+    bool woke_j = false;
+    if (balls.asleep(i) || balls.asleep(j)) {
+        const std::uint32_t k = balls.asleep(i) ? i : j;
+        if (!(u <= def.sleep_speed)) {  // it moves: it is not quiet until it has been slow again
+            wake(k, now);
+            balls.quiet_since[k] = now;
+            balls.quiet_events[k] = 0;
+            woke_j = k == j;
+        }
+    }
     const bool pressed = dot(dp, balls.acceleration(j) - balls.acceleration(i)) < 0.0;
     const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
-    const double wi = balls.inv_mass[i], wj = balls.inv_mass[j];
+    const double wi = balls.asleep(i) ? 0.0 : balls.inv_mass[i], wj = balls.asleep(j) ? 0.0 : balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
         out.queue(i, predict(i, now));
+        if (woke_j) out.queue(j, predict(j, now));
         return;
     }
     const Vec3 n = dp / d;
     const double J = (u + s) / (wi + wj);
-    balls.set_velocity(i, balls.velocity(i) - n * (J * wi));
-    balls.set_velocity(j, balls.velocity(j) + n * (J * wj));
-    release_supports(i);
-    release_supports(j);
-    ++balls.counter[i];
-    ++balls.counter[j];
+    for (const auto& [ball, sign] : {std::pair{i, -1.0}, std::pair{j, 1.0}}) {
+        if (balls.asleep(ball)) continue;
+        balls.set_velocity(ball, balls.velocity(ball) + n * (sign * J * balls.inv_mass[ball]));
+        release_supports(ball);
+        ++balls.counter[ball];
+        note_quiet(ball, u, now);
+        try_sleep(ball, now);
+    }
     out.collided = true;
     out.virial = J * d;
     out.overlap = balls.radius[i] + balls.radius[j] - d;
@@ -588,6 +625,8 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         return;
     }
     ++balls.counter[i];
+    note_quiet(i, u, now);
+    try_sleep(i, now);
     const double gap = dot(n, balls.position(i) - plane.point);
     out.collided = true;
     out.overlap = balls.radius[i] - gap;
@@ -615,6 +654,8 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     balls.set_velocity(i, v + n * (u + s));
     release_supports(i);
     ++balls.counter[i];
+    note_quiet(i, u, now);
+    try_sleep(i, now);
     out.collided = true;
     out.overlap = c.radius + balls.radius[i] - d;
     out.event = {now, EventKind::BallCylinder, balls.id[i], BallId{}, k, balls.position(i) - n * (d - c.radius), -n, J};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -76,19 +77,20 @@ void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
 void detail::Rests::reset(Vec3 gravity) {
     table_.clear();
     index_.clear();
-    intern({kNoSupport, kNoSupport, kNoSupport}, gravity);
+    intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
 }
 
-std::uint32_t detail::Rests::intern(const Supports& supports, Vec3 acceleration) {
-    if (const auto found = index_.find(supports); found != index_.end()) return found->second;
+std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
+    const Key key{supports[0], supports[1], supports[2], asleep};
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
     const std::lock_guard lock(adding_);
-    if (const auto found = index_.find(supports); found != index_.end()) return found->second;
-    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, acceleration}) - table_.begin());
-    index_.emplace(supports, k);  // published only now that the entry is complete
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, asleep, acceleration}) - table_.begin());
+    index_.emplace(key, k);  // published only now that the entry is complete
     return k;
 }
 
-std::size_t detail::Rests::Hash::operator()(const Supports& s) const {
+std::size_t detail::Rests::Hash::operator()(const Key& s) const {
     std::uint64_t h = 0;
     for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
     return static_cast<std::size_t>(h ^ h >> 29);
@@ -96,10 +98,10 @@ std::size_t detail::Rests::Hash::operator()(const Supports& s) const {
 
 std::size_t detail::Rests::bytes() const {
     // An index node holds the key, the value and two links besides.
-    return table_.size() * (sizeof(Rest) + sizeof(Supports) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+    return table_.size() * (sizeof(Rest) + sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
 }
 
-void detail::Balls::push(const BallDef& def, double time, BallId handle) {
+void detail::Balls::push(const BallDef& def, double time, BallId handle, std::uint32_t quiet) {
     x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
     vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
     t.push_back(time);
@@ -107,6 +109,8 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle) {
     inv_mass.push_back(1.0 / def.mass);
     counter.push_back(0);
     rest.push_back(Rests::kNone);
+    quiet_since.push_back(time);
+    quiet_events.push_back(quiet);
     id.push_back(handle);
 }
 
@@ -125,7 +129,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 9 * sizeof(double) + sizeof(std::uint64_t) + sizeof(std::uint32_t) + sizeof(BallId);
+    return 10 * sizeof(double) + sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 double World::bytes_per_ball() const {
@@ -207,6 +211,11 @@ World::World(const WorldDef& def) {
     if (!(def.restitution >= 0.0 && def.restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(def.restitution));
     require_positive("world.rest_speed", def.rest_speed);
+    if (!(def.sleep_speed >= 0.0 && std::isfinite(def.sleep_speed)))
+        reject("world.sleep_speed", "must be a finite number >= 0, got " + show(def.sleep_speed));
+    if (!(def.sleep_time >= 0.0 && std::isfinite(def.sleep_time)))
+        reject("world.sleep_time", "must be a finite number >= 0, got " + show(def.sleep_time));
+    if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
     if (def.periodic) validate_box("world.periodic", *def.periodic);
     impl_ = std::make_unique<Impl>(def);
@@ -316,7 +325,9 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         for (std::size_t k = 0; k < defs.size(); ++k) {
             largest_before[k] = w.max_radius;
             const auto s = static_cast<std::uint32_t>(w.balls.size());
-            w.balls.push(defs[k], w.time, BallId{});
+            // A ball added at rest counts as quiet: a saved settled state sleeps again at once.
+            const bool at_rest = length(defs[k].velocity) <= w.def.sleep_speed;
+            w.balls.push(defs[k], w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
             if (!remake) {
                 w.grid.insert(s, w.grid.key_of(defs[k].position));
                 ++in_cells;
@@ -377,6 +388,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
 void World::remove_ball(BallId id) {
     Impl& w = *impl_;
     const std::uint32_t s = w.slot(id, "ball");
+    w.wake_touching(s);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -405,6 +417,7 @@ void World::step(double dt) {
     }
     if (!w.events_valid) w.rebuild_events();
     w.step_events.clear();
+    w.step_events_unrecorded = 0;
     w.run_until(end);
     w.time = end;
     Balls& b = w.balls;
@@ -428,6 +441,7 @@ void World::step(double dt) {
 void World::set_gravity(Vec3 gravity) {
     require_finite("world.gravity", gravity);
     Impl& w = *impl_;
+    w.wake_all();
     w.def.gravity = gravity;
     w.refresh_accelerations();
     w.events_valid = false;
@@ -436,7 +450,9 @@ void World::set_gravity(Vec3 gravity) {
 void World::set_restitution(double restitution) {
     if (!(restitution >= 0.0 && restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(restitution));
-    impl_->def.restitution = restitution;
+    Impl& w = *impl_;
+    w.def.restitution = restitution;
+    if (!w.sleeping_enabled()) w.wake_all();
 }
 
 double World::time() const { return impl_->time; }
@@ -463,7 +479,28 @@ BallState World::ball(BallId id) const {
     const Impl& w = *impl_;
     const std::uint32_t s = w.slot(id, "ball");
     return {id, w.balls.position_at(s, w.time), w.balls.velocity_at(s, w.time), w.balls.radius[s],
-            1.0 / w.balls.inv_mass[s]};
+            1.0 / w.balls.inv_mass[s], w.balls.asleep(s)};
+}
+
+bool World::sleeping(BallId id) const { return impl_->balls.asleep(impl_->slot(id, "ball")); }
+
+std::size_t World::sleeping_count() const {
+    const Balls& b = impl_->balls;
+    return impl_->parallel.reduce(
+        b.size(), std::size_t{0},
+        [&](std::size_t begin, std::size_t end) {
+            std::size_t n = 0;
+            for (std::size_t s = begin; s < end; ++s) n += b.asleep(s);
+            return n;
+        },
+        std::plus<>());
+}
+
+std::vector<std::uint8_t> World::sleeping_flags() const {
+    const Balls& b = impl_->balls;
+    std::vector<std::uint8_t> flags(b.size());
+    for (std::size_t s = 0; s < b.size(); ++s) flags[s] = b.asleep(s);
+    return flags;
 }
 
 BallView World::balls() const {
@@ -479,6 +516,7 @@ bool World::is_free(Vec3 position, double radius) const {
 }
 
 std::span<const CollisionEvent> World::events() const { return impl_->step_events; }
+std::uint64_t World::events_unrecorded() const { return impl_->step_events_unrecorded; }
 
 // ---------------------------------------------------------------------------------------------
 // Measurements

@@ -21,32 +21,34 @@ namespace ballistic::detail {
 inline constexpr std::int32_t kNoSupport = -1;
 using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSupport when unused
 
-// What balls rest on: each set of supports in use once, with the acceleration it leaves (g with
-// the support normals' components removed). A ball holds the index of its entry: 4 bytes instead
-// of 36 for its own supports and acceleration. Entries are added concurrently by parallel event
-// processing (an addition locks; looking up and reading do not) and never move or change until
-// reset().
+// What balls rest on: each set of supports in use once, asleep or awake, with the acceleration it
+// leaves (g with the support normals' components removed; zero for a sleeping ball). A ball holds
+// the index of its entry: 4 bytes instead of 36 for its own supports and acceleration. Entries
+// are added concurrently by parallel event processing (an addition locks; looking up and reading
+// do not) and never move or change until reset().
 class Rests {
 public:
     struct Rest {
         Supports supports;
+        bool asleep;
         Vec3 acceleration;
     };
-    static constexpr std::uint32_t kNone = 0;  // resting on nothing: the acceleration is g
+    static constexpr std::uint32_t kNone = 0;  // resting on nothing, awake: the acceleration is g
 
     void reset(Vec3 gravity);  // only kNone
     const Rest& operator[](std::uint32_t k) const { return table_[k]; }
     // The index of this entry, added if new.
-    std::uint32_t intern(const Supports& supports, Vec3 acceleration);
+    std::uint32_t intern(const Supports& supports, bool asleep, Vec3 acceleration);
     std::size_t size() const { return table_.size(); }
     std::size_t bytes() const;  // table and index, about
 
 private:
+    using Key = std::array<std::int32_t, 4>;  // the supports, then whether asleep
     struct Hash {
-        std::size_t operator()(const Supports& s) const;
+        std::size_t operator()(const Key& s) const;
     };
     tbb::concurrent_vector<Rest> table_;
-    tbb::concurrent_unordered_map<Supports, std::uint32_t, Hash> index_;
+    tbb::concurrent_unordered_map<Key, std::uint32_t, Hash> index_;
     std::mutex adding_;
 };
 
@@ -60,7 +62,10 @@ struct Balls {
     std::vector<double> radius;        // (warm, 8 B)
     std::vector<double> inv_mass;      // (warm, 8 B)
     std::vector<std::uint64_t> counter;  // events so far; invalidates partners' predictions (8 B)
-    std::vector<std::uint32_t> rest;   // its entry in `rests`: supports and acceleration (4 B)
+    std::vector<std::uint32_t> rest;   // its entry in `rests`: supports, asleep, acceleration (4 B)
+    // Since when, and for how many of its events, the ball has been slow (sleeping; cold, 12 B).
+    std::vector<double> quiet_since;
+    std::vector<std::uint32_t> quiet_events;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     Rests rests;
 
@@ -69,6 +74,7 @@ struct Balls {
     Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
+    bool asleep(std::size_t s) const { return rests[rest[s]].asleep; }
     // What position_at() and velocity_at() read, and the radius, as plain pointers (which a
     // loop that stores elsewhere need not reload).
     struct MotionColumns {
@@ -105,15 +111,17 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
-    // fn(column) for each per-ball column: x … inv_mass, counter, rest, id.
+    // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events, id.
     template <class Fn>
     void for_each_column(Fn&& fn) {
-        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass}) fn(*v);
+        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
         fn(counter);
         fn(rest);
+        fn(quiet_events);
         fn(id);
     }
-    void push(const BallDef& def, double time, BallId handle);  // resting on nothing
+    // Resting on nothing, with `quiet_events` slow events behind it (sleep.cpp).
+    void push(const BallDef& def, double time, BallId handle, std::uint32_t quiet_events);
     void reserve(std::size_t balls);
     void move(std::size_t from, std::size_t to);
     void pop();
@@ -137,6 +145,8 @@ struct Outcome {
         double t;
         std::uint64_t counter;
         std::uint32_t rest;
+        double quiet_since;
+        std::uint32_t quiet_events;
         Contact contact;
     };
     std::array<Saved, 2> saved{};
@@ -204,6 +214,7 @@ struct World::Impl {
     detail::EventQueue queue;
 
     std::vector<CollisionEvent> step_events;
+    std::uint64_t step_events_unrecorded = 0;  // beyond def.event_record_limit
 
     // Measurement window.
     EventCounts counts;
@@ -330,6 +341,27 @@ struct World::Impl {
     void release_supports(std::uint32_t slot);
     Vec3 along_supports(const Supports& supports, Vec3 v) const;
     void refresh_accelerations();
+
+    // --- sleep.cpp
+    bool sleeping_enabled() const;
+    // How far apart a ball of this radius and a body still touch, for sleeping (unit: length).
+    double touch_gap(double radius) const;
+    // Does a ball rest on a lower one (dp from the lower centre to the upper, sigma their radii)?
+    bool resting_on(Vec3 dp, double sigma, double gap) const;
+    // Can the statics and the still balls the ball touches at `now` (asleep, or awake and quiet)
+    // carry its weight and the pushes of the balls resting on it (each in the cone of their
+    // normals), with no moving ball under it?
+    bool can_stand(std::uint32_t slot, double now) const;
+    // Has the ball been slow at each of its events for sleep_time or sleep_events?
+    bool quiet(std::uint32_t slot, double now) const;
+    // After an event of the ball that approached at `approach`: is it still slow?
+    void note_quiet(std::uint32_t slot, double approach, double now);
+    bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may; true if so
+    void wake(std::uint32_t slot, double now);
+    void wake_all();                       // between steps
+    void wake_touching(std::uint32_t slot);  // the sleeping balls touching it, between steps
+    // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
+    void wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out);
 
     // --- reorder.cpp
     void reorder();

@@ -61,6 +61,30 @@ struct WorldDef {
     // bounds the work of resting contact and inelastic collapse (see engine/README.md).
     // (unit: length/time; must be > 0)
     double rest_speed = 1e-3;
+    // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
+    // restitution below one, a ball falls asleep at one of its collisions when
+    //   (1) it is quiet: slower than sleep_speed at each of its events for sleep_time or for
+    //       sleep_events events (a ball added slower than sleep_speed counts as quiet at once),
+    //   (2) it can stand: its weight, and the push of every ball resting on it, lie in the cone of
+    //       the contact normals of the statics and the still balls (asleep, or awake and quiet)
+    //       it touches, and no moving ball touches it from below.
+    // A sleeping ball stands still, costs no event, and is an obstacle for awake balls: the
+    // sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster one
+    // wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
+    // sleeping balls resting on it. Elastic worlds, worlds without gravity and worlds without
+    // planes never sleep.
+    // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
+    // slower than this may be stopped, and a push slower than this does not move a sleeping
+    // ball); 0 switches sleeping off. (unit: length/time; >= 0)
+    double sleep_speed = 0.05;
+    // How long a ball must have been slow (unit: time; >= 0) ...
+    double sleep_time = 0.1;
+    // ... or after how many slow events, which bounds the events a resting ball costs before it
+    // sleeps however small rest_speed is (>= 1).
+    std::uint32_t sleep_events = 256;
+    // The step's collisions recorded for events(): at most this many (the rest are counted by
+    // events_unrecorded()); 0 records none. Bounds the memory of a step whatever happens in it.
+    std::size_t event_record_limit = 1u << 20;
     // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
     // Results are bit-identical for every value.
     int threads = 0;
@@ -113,6 +137,7 @@ struct BallState {
     Vec3 velocity;
     double radius = 0.0;
     double mass = 0.0;
+    bool sleeping = false;
 };
 
 struct RayHit {
@@ -166,7 +191,7 @@ public:
     std::uint32_t add_cylinder(const CylinderDef& def);
 
     // Balls may be added and removed between steps. add_balls is all-or-nothing; error fields
-    // read "balls[i].field".
+    // read "balls[i].field". Removing a ball wakes the sleeping balls it touched.
     BallId add_ball(const BallDef& def);
     std::vector<BallId> add_balls(std::span<const BallDef> defs);
     void remove_ball(BallId id);
@@ -175,6 +200,8 @@ public:
     // time() + dt. The step's collisions are available from events() afterwards.
     void step(double dt);
 
+    // Both wake every sleeping ball (their supports' loads change); so does any restitution that
+    // switches sleeping off.
     void set_gravity(Vec3 gravity);
     void set_restitution(double restitution);
 
@@ -193,6 +220,13 @@ public:
     bool is_free(Vec3 position, double radius) const;
 
     std::span<const CollisionEvent> events() const;   // the last step's collisions
+    // Collisions of the last step beyond def().event_record_limit, counted but not recorded.
+    std::uint64_t events_unrecorded() const;
+
+    bool sleeping(BallId id) const;   // throws InvalidArgument for a stale or null id
+    std::size_t sleeping_count() const;
+    // One byte per ball in storage order (as balls()): 1 when it sleeps.
+    std::vector<std::uint8_t> sleeping_flags() const;
 
     // Measurements. Counters run from creation or from the last reset_measurements().
     EventCounts event_counts() const;
