@@ -211,6 +211,7 @@ void World::Impl::ensure_grid() {
 void World::Impl::rebuild_events() {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
+    sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
     contacts.assign(balls.size(), detail::Contact{});
     std::vector<Pending> events(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
@@ -465,6 +466,7 @@ void World::Impl::save(std::uint32_t s, detail::Outcome& out) const {
                                                           balls.rest[s],
                                                           balls.quiet_since[s],
                                                           balls.quiet_events[s],
+                                                          balls.instant[s],
                                                           contacts[s]};
 }
 
@@ -479,6 +481,7 @@ void World::Impl::undo(const detail::Outcome& out) {
         balls.rest[old.slot] = old.rest;
         balls.quiet_since[old.slot] = old.quiet_since;
         balls.quiet_events[old.slot] = old.quiet_events;
+        balls.instant[old.slot] = old.instant;
         contacts[old.slot] = old.contact;
     }
 }
@@ -539,9 +542,12 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
 namespace {
 // Separation speed after a contact approached at normal speed u (the robustness rules):
 // slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
-// pressing together leaves at no less than rest_speed (no endless zero-time events).
-double separation_speed(double u, bool pressed, double e, double rest_speed) {
-    double s = (u < rest_speed ? 1.0 : e) * u;
+// pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
+// contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
+// gaps between it and another obstacle would otherwise bounce between them for ever at one
+// instant; this way its speed towards them dies out.
+double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false) {
+    double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
     if (pressed && s < rest_speed) s = rest_speed;
     return s;
 }
@@ -550,6 +556,7 @@ double separation_speed(double u, bool pressed, double e, double rest_speed) {
 void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out) {
     save(i, out);
     save(j, out);
+    const bool same_instant[2] = {balls.t[i] == now, balls.t[j] == now};
     balls.advance(i, now);
     balls.advance(j, now);
     const Vec3 dp = min_image(balls.position(j) - balls.position(i));
@@ -570,7 +577,8 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
         }
     }
     const bool pressed = dot(dp, balls.acceleration(j) - balls.acceleration(i)) < 0.0;
-    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
+    const bool carried = balls.asleep(i) || balls.asleep(j);
+    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed, carried);
     const double wi = balls.asleep(i) ? 0.0 : balls.inv_mass[i], wj = balls.asleep(j) ? 0.0 : balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
         out.queue(i, predict(i, now));
@@ -584,7 +592,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
         balls.set_velocity(ball, balls.velocity(ball) + n * (sign * J * balls.inv_mass[ball]));
         release_supports(ball);
         ++balls.counter[ball];
-        note_quiet(ball, u, now);
+        note_quiet(ball, u, now, same_instant[ball == j]);
         try_sleep(ball, now);
     }
     out.collided = true;
@@ -597,6 +605,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
 
 void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
     save(i, out);
+    const bool same_instant = balls.t[i] == now;
     balls.advance(i, now);
     const PlaneDef& plane = planes[k];
     const Vec3 n = plane.normal;
@@ -625,7 +634,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         return;
     }
     ++balls.counter[i];
-    note_quiet(i, u, now);
+    note_quiet(i, u, now, same_instant);
     try_sleep(i, now);
     const double gap = dot(n, balls.position(i) - plane.point);
     out.collided = true;
@@ -636,6 +645,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
 
 void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
     save(i, out);
+    const bool same_instant = balls.t[i] == now;
     balls.advance(i, now);
     const CylinderDef& c = cylinders[k];
     auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
@@ -654,7 +664,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     balls.set_velocity(i, v + n * (u + s));
     release_supports(i);
     ++balls.counter[i];
-    note_quiet(i, u, now);
+    note_quiet(i, u, now, same_instant);
     try_sleep(i, now);
     out.collided = true;
     out.overlap = c.radius + balls.radius[i] - d;

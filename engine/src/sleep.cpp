@@ -12,6 +12,11 @@ namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
+constexpr std::uint32_t kInstantBudget = 64;  // collisions of a ball at one instant before it stops
+// A cluster sleeps when contact forces >= 0 leave every ball an unbalanced force below this
+// fraction of its weight, found within this many sweeps.
+constexpr double kBalance = 1e-2;
+constexpr int kBalanceSweeps = 200;
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -60,47 +65,175 @@ bool World::Impl::resting_on(Vec3 dp, double sigma, double gap) const {
     // dp from the lower ball's centre to the upper's: they touch, and the lower one's normal
     // force has an upward part (a contact side by side carries no weight).
     const double d = length(dp);
-    return d - sigma <= gap && dot(dp, -def.gravity) > 1e-6 * d * length(def.gravity);
+    return d - sigma <= gap && above(dp / d);
+}
+
+template <class Fn>
+void World::Impl::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
+    const Vec3 p = balls.position_at(s, now);
+    const double r = balls.radius[s];
+    const double gap = touch_gap(r);
+    for (const PlaneDef& plane : planes)
+        if (dot(plane.normal, p - plane.point) - r <= gap) fn(kFixed, plane.normal);
+    for (const CylinderDef& c : cylinders) {
+        const Vec3 d = p - c.point, w = d - c.axis * dot(d, c.axis);
+        const double len = length(w);
+        if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
+    }
+    grid.for_each_near(grid.key(s), [&](std::uint32_t j, const auto& shift) {
+        if (j == s) return;
+        Vec3 dp = p - balls.position_at(j, now);
+        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
+        const double d = length(dp);
+        if (d - r - balls.radius[j] <= std::min(gap, touch_gap(balls.radius[j])) && d > 0.0) fn(j, dp / d);
+    }, detail::Grid::kAllNear);
 }
 
 bool World::Impl::can_stand(std::uint32_t s, double now) const {
-    // The normals (towards the ball) of the statics and the still balls it touches (asleep, or
-    // awake and quiet), and the pushes of the balls resting on it. A ball that is not still and
-    // touches it from below means no.
+    // The normals (towards the ball) of the statics and the sleeping balls it touches, and the
+    // pushes of the balls resting on it. An awake ball under it means no: a ball falls asleep on
+    // its own only on supports known to stand (whole clusters fall asleep in sleep_islands()).
     Vec3 normals[kMaxContacts], loads[kMaxContacts];
     std::size_t m = 0, l = 0;
     auto add = [](Vec3* list, std::size_t& count, Vec3 n) {
         if (count < kMaxContacts) list[count++] = n;
     };
-    const Vec3 p = balls.position_at(s, now);
-    const double r = balls.radius[s];
-    const double gap = touch_gap(r);
-    for (const PlaneDef& plane : planes)
-        if (dot(plane.normal, p - plane.point) - r <= gap) add(normals, m, plane.normal);
-    for (const CylinderDef& c : cylinders) {
-        const Vec3 d = p - c.point, w = d - c.axis * dot(d, c.axis);
-        const double len = length(w);
-        if (len - c.radius - r <= gap && len > 0.0) add(normals, m, w / len);
-    }
-    bool moving_below = false;
-    grid.for_each_near(grid.key(s), [&](std::uint32_t j, const auto& shift) {
-        if (j == s || moving_below) return;
-        Vec3 dp = p - balls.position_at(j, now);
-        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
-        const double sigma = r + balls.radius[j], pair_gap = std::min(gap, touch_gap(balls.radius[j]));
-        const double d = length(dp);
-        if (!(d - sigma <= pair_gap && d > 0.0)) return;
-        if (resting_on(-dp, sigma, pair_gap)) add(loads, l, -dp / d);
-        if (balls.asleep(j) || quiet(j, now)) add(normals, m, dp / d);
-        else moving_below = resting_on(dp, sigma, pair_gap);
-    }, detail::Grid::kAllNear);
-    if (moving_below || !in_cone(normalize(-def.gravity), normals, m)) return false;
+    bool awake_below = false;
+    for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
+        if (j == kFixed || balls.asleep(j)) add(normals, m, n);
+        else if (above(n)) awake_below = true;
+        if (j != kFixed && above(-n)) add(loads, l, -n);
+    });
+    if (awake_below || !in_cone(normalize(-def.gravity), normals, m)) return false;
     for (std::size_t k = 0; k < l; ++k)
         if (!in_cone(loads[k], normals, m)) return false;
     return true;
 }
 
-void World::Impl::note_quiet(std::uint32_t s, double approach, double now) {
+bool World::Impl::above(Vec3 n) const {
+    // Does a contact with unit normal n (towards the ball) carry some of its weight?
+    return dot(n, -def.gravity) > 1e-6 * length(def.gravity);
+}
+
+std::uint32_t World::Impl::island_root(std::uint32_t s) {
+    std::vector<std::uint32_t>& parent = islands.parent;
+    while (parent[s] != s) s = parent[s] = parent[parent[s]];
+    return s;
+}
+
+void World::Impl::sleep_islands(double now) {
+    if (!sleeping_enabled() || !grid_valid) return;
+    Islands& is = islands;
+    const auto n = static_cast<std::uint32_t>(balls.size());
+    is.parent.assign(n, kFixed);
+    is.candidates.clear();
+    for (std::uint32_t s = 0; s < n; ++s) {
+        if (balls.asleep(s) || !quiet(s, now) || !(length(balls.velocity(s)) <= def.sleep_speed)) continue;
+        is.parent[s] = s;
+        is.candidates.push_back(s);
+    }
+    if (is.candidates.empty()) return;
+    // Contacts, clusters (union–find), and the clusters an awake ball that is not quiet touches.
+    is.disturbed.assign(n, 0);
+    is.contacts.clear();
+    for (const std::uint32_t s : is.candidates) {
+        for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
+            if (j == kFixed || balls.asleep(j)) {
+                is.contacts.push_back({s, kFixed, normal});
+            } else if (is.parent[j] == kFixed) {
+                if (above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
+            } else if (j > s) {
+                is.contacts.push_back({s, j, -normal});
+                const std::uint32_t a = island_root(s), b = island_root(j);
+                is.parent[std::max(a, b)] = std::min(a, b);
+            }
+        });
+    }
+    // Members and contacts grouped by cluster (its root), in slot and discovery order.
+    for (const std::uint32_t s : is.candidates) {
+        const std::uint32_t root = island_root(s);
+        is.parent[s] = root;
+        if (is.disturbed[s]) is.disturbed[root] = 1;
+    }
+    auto by_root = [&](std::uint32_t a, std::uint32_t b) {
+        const std::uint32_t ra = is.parent[a], rb = is.parent[b];  // the roots, set above
+        return ra != rb ? ra < rb : a < b;
+    };
+    std::sort(is.candidates.begin(), is.candidates.end(), by_root);
+    is.sorted = is.contacts;
+    std::stable_sort(is.sorted.begin(), is.sorted.end(),
+                     [&](const IslandContact& x, const IslandContact& y) { return is.parent[x.a] < is.parent[y.a]; });
+    is.local.resize(n);
+    std::size_t c = 0;
+    for (std::size_t first = 0; first < is.candidates.size();) {
+        const std::uint32_t root = is.parent[is.candidates[first]];
+        std::size_t last = first;
+        while (last < is.candidates.size() && is.parent[is.candidates[last]] == root) {
+            is.local[is.candidates[last]] = static_cast<std::uint32_t>(last - first);
+            ++last;
+        }
+        const std::size_t begin = c;
+        while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
+        const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
+        if (!is.disturbed[root] && balanced(members, std::span(is.sorted).subspan(begin, c - begin))) {
+            for (const std::uint32_t s : members) fall_asleep(s, now);
+            if (events_valid)
+                for (const std::uint32_t s : members) requeue(s, predict(s, now));
+        }
+        first = last;
+    }
+}
+
+bool World::Impl::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching) {
+    // Weighted least squares: each member's residual force counts relative to its weight, so
+    // that a light ball under a heavy one is held to the same standard.
+    Islands& is = islands;
+    const double g = length(def.gravity);
+    is.residual.resize(members.size());
+    is.weight.resize(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k) {
+        const double mass = 1.0 / balls.inv_mass[members[k]];
+        is.residual[k] = def.gravity * mass;
+        is.weight[k] = 1.0 / ((mass * g) * (mass * g));
+    }
+    is.lambda.assign(touching.size(), 0.0);
+    for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
+        for (std::size_t k = 0; k < touching.size(); ++k) {
+            const IslandContact& ct = touching[k];
+            Vec3& ra = is.residual[is.local[ct.a]];
+            double& lambda = is.lambda[k];
+            double next;
+            if (ct.b == kFixed) {
+                next = std::max(0.0, lambda - dot(ct.n, ra));
+                ra += ct.n * (next - lambda);
+            } else {
+                Vec3& rb = is.residual[is.local[ct.b]];
+                const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
+                next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
+                ra -= ct.n * (next - lambda);
+                rb += ct.n * (next - lambda);
+            }
+            lambda = next;
+        }
+        bool settled = true;
+        for (std::size_t k = 0; k < members.size() && settled; ++k)
+            settled = dot(is.residual[k], is.residual[k]) * is.weight[k] <= kBalance * kBalance;
+        if (settled) return true;
+    }
+    return false;
+}
+
+void World::Impl::note_quiet(std::uint32_t s, double approach, double now, bool same_instant) {
+    if (!sleeping_enabled()) return;
+    // Balls jammed at zero gaps between each other and the statics pass an impact around at one
+    // instant, again and again: slow contacts are elastic, and pressed ones leave at rest_speed.
+    // Past a budget of collisions at one instant a ball stops where it is jammed and sleeps.
+    balls.instant[s] = same_instant ? balls.instant[s] + 1 : 0;
+    if (balls.instant[s] > kInstantBudget) {
+        balls.instant[s] = 0;
+        fall_asleep(s, now);
+        return;
+    }
     const double v = length(balls.velocity(s));
     if (approach > def.sleep_speed || !(v <= def.sleep_speed)) {
         balls.quiet_since[s] = now;
@@ -118,11 +251,15 @@ bool World::Impl::try_sleep(std::uint32_t s, double now) {
     if (!sleeping_enabled() || balls.asleep(s) || !quiet(s, now)) return false;
     if (!(length(balls.velocity(s)) <= def.sleep_speed)) return false;
     if (!can_stand(s, now)) return false;
+    fall_asleep(s, now);
+    return true;
+}
+
+void World::Impl::fall_asleep(std::uint32_t s, double now) {
     balls.advance(s, now);
     balls.set_velocity(s, {});
     balls.rest[s] = balls.rests.intern(balls.supports(s), true, {});
     ++balls.counter[s];
-    return true;
 }
 
 void World::Impl::wake(std::uint32_t s, double now) {

@@ -111,6 +111,7 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     rest.push_back(Rests::kNone);
     quiet_since.push_back(time);
     quiet_events.push_back(quiet);
+    instant.push_back(0);
     id.push_back(handle);
 }
 
@@ -129,7 +130,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 10 * sizeof(double) + sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t) + sizeof(BallId);
+    return 10 * sizeof(double) + sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 double World::bytes_per_ball() const {
@@ -435,6 +436,7 @@ void World::step(double dt) {
                                         a[0], a[1], a[2], part(b.t)};
         detail::advance_batch_simd(lanes, end, 0, count);
     });
+    w.sleep_islands(end);
     if (w.def.periodic) w.temperature_time += temperature() * dt;
 }
 

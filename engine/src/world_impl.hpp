@@ -66,6 +66,8 @@ struct Balls {
     // Since when, and for how many of its events, the ball has been slow (sleeping; cold, 12 B).
     std::vector<double> quiet_since;
     std::vector<std::uint32_t> quiet_events;
+    // Collisions in a row at one instant (a ball jammed at zero gaps; cold, 4 B).
+    std::vector<std::uint32_t> instant;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     Rests rests;
 
@@ -111,13 +113,15 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
-    // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events, id.
+    // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events,
+    // instant, id.
     template <class Fn>
     void for_each_column(Fn&& fn) {
         for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
         fn(counter);
         fn(rest);
         fn(quiet_events);
+        fn(instant);
         fn(id);
     }
     // Resting on nothing, with `quiet_events` slow events behind it (sleep.cpp).
@@ -146,7 +150,7 @@ struct Outcome {
         std::uint64_t counter;
         std::uint32_t rest;
         double quiet_since;
-        std::uint32_t quiet_events;
+        std::uint32_t quiet_events, instant;
         Contact contact;
     };
     std::array<Saved, 2> saved{};
@@ -348,15 +352,45 @@ struct World::Impl {
     double touch_gap(double radius) const;
     // Does a ball rest on a lower one (dp from the lower centre to the upper, sigma their radii)?
     bool resting_on(Vec3 dp, double sigma, double gap) const;
-    // Can the statics and the still balls the ball touches at `now` (asleep, or awake and quiet)
-    // carry its weight and the pushes of the balls resting on it (each in the cone of their
-    // normals), with no moving ball under it?
+    bool above(Vec3 n) const;  // does a contact of unit normal n (towards the ball) carry weight?
+    // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
+    // or kFixed for a static, n the unit normal towards the ball.
+    template <class Fn>
+    void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
+    // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
+    // pushes of the balls resting on it (each in the cone of their normals), with no awake ball
+    // under it?
     bool can_stand(std::uint32_t slot, double now) const;
+    // End of a step (every ball at `now`): each cluster of touching quiet awake balls that non-
+    // negative contact forces can hold in equilibrium, against the statics and sleeping balls it
+    // touches, falls asleep at once.
+    void sleep_islands(double now);
+    struct IslandContact {
+        std::uint32_t a, b;  // b = kFixed: a static or a sleeping ball
+        Vec3 n;              // unit, the direction the contact pushes b (or a, when b is fixed)
+    };
+    static constexpr std::uint32_t kFixed = ~0u;
+    struct Islands {  // sleep_islands()' scratch, kept between steps
+        std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
+        std::vector<std::uint32_t> local;   // per slot: index among its island's members
+        std::vector<std::uint32_t> candidates;
+        std::vector<char> disturbed;        // per slot: an awake ball that is not quiet touches it
+        std::vector<IslandContact> contacts, sorted;
+        std::vector<std::uint32_t> first;   // per island: first of its contacts in `sorted`
+        std::vector<Vec3> residual;
+        std::vector<double> weight, lambda;
+    } islands;
+    std::uint32_t island_root(std::uint32_t slot);
+    // Solves for contact forces >= 0 balancing every member's weight (projected Gauss–Seidel, a
+    // bounded number of sweeps); true if every member's residual force is within the tolerance.
+    bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching);
     // Has the ball been slow at each of its events for sleep_time or sleep_events?
     bool quiet(std::uint32_t slot, double now) const;
-    // After an event of the ball that approached at `approach`: is it still slow?
-    void note_quiet(std::uint32_t slot, double approach, double now);
+    // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
+    // its collisions at one instant (`same_instant`: its previous event was at `now` too).
+    void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);
     bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may; true if so
+    void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
     void wake_all();                       // between steps
     void wake_touching(std::uint32_t slot);  // the sleeping balls touching it, between steps

@@ -1,0 +1,334 @@
+// Resting and sleeping: frictionless equilibrium, waking with the true masses, bounded work.
+#include <ballistic/generate.hpp>
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+using namespace ballistic;
+
+namespace {
+
+constexpr double kG = 9.81;
+
+WorldDef granular(double e = 0.5) {
+    WorldDef def;
+    def.gravity = {0, -kG, 0};
+    def.restitution = e;
+    def.threads = 1;
+    return def;
+}
+
+void add_floor(World& world) { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }
+
+BallId ball_at(World& world, Vec3 p, double r = 1.0, double m = 1.0) { return world.add_ball({p, {}, r, m}); }
+
+// Steps of 1/60 until every ball sleeps or `limit` has passed; returns whether all sleep.
+bool settle(World& world, double limit) {
+    while (world.time() < limit) {
+        world.step(1.0 / 60.0);
+        if (world.sleeping_count() == world.ball_count()) return true;
+    }
+    return false;
+}
+
+std::uint64_t events_so_far(const World& world) {
+    const EventCounts c = world.event_counts();
+    return c.collisions() + c.cell_crossings;
+}
+
+// Kinetic plus potential energy (height above y = 0).
+double energy(const World& world) {
+    double e = 0.0;
+    for (const BallId id : world.balls().id) {
+        const BallState b = world.ball(id);
+        e += b.mass * (0.5 * dot(b.velocity, b.velocity) + kG * b.position.y);
+    }
+    return e;
+}
+
+double distance(Vec3 a, Vec3 b) { return length(a - b); }
+
+// Three balls of radius 1 touching each other on the floor around the y axis, each held from
+// behind by a wall: a pocket whose supports cannot spread.
+struct Pocket {
+    static constexpr double kRho = 1.1547005383792515;      // 2/√3: centres from the axis
+    static constexpr double kTopY = 2.6329931618554521;     // 1 + √(4 − 4/3): the ball resting in it
+    std::vector<BallId> base;
+    explicit Pocket(World& world) {
+        add_floor(world);
+        for (int k = 0; k < 3; ++k) {
+            const double angle = M_PI / 2 + 2 * M_PI * k / 3;
+            const Vec3 out{std::cos(angle), 0, std::sin(angle)};
+            const Vec3 centre = Vec3{0, 1, 0} + out * kRho;
+            world.add_plane({centre + out, -out});
+            base.push_back(ball_at(world, centre));
+        }
+    }
+};
+
+}  // namespace
+
+TEST(Sleep, StackAtRestSleepsAtOnceAndCostsNothing) {
+    World world(granular());
+    add_floor(world);
+    std::vector<BallId> stack;
+    for (int k = 0; k < 3; ++k) stack.push_back(ball_at(world, {0, 1.0 + 2.0 * k, 0}));
+    ASSERT_TRUE(settle(world, 0.5));
+    EXPECT_LE(events_so_far(world), 3u * 3u);  // a few events per ball
+    const std::uint64_t before = events_so_far(world);
+    for (int k = 0; k < 120; ++k) world.step(1.0 / 60.0);
+    EXPECT_EQ(events_so_far(world), before);
+    for (int k = 0; k < 3; ++k) {
+        EXPECT_TRUE(world.sleeping(stack[static_cast<std::size_t>(k)]));
+        EXPECT_NEAR(world.ball(stack[static_cast<std::size_t>(k)]).position.y, 1.0 + 2.0 * k, 1e-12);
+    }
+}
+
+TEST(Sleep, BallDroppedIntoAPocketOfThreeRestsThere) {
+    World world(granular());
+    const Pocket pocket(world);
+    const BallId top = ball_at(world, {0, Pocket::kTopY + 0.5, 0});
+    ASSERT_TRUE(settle(world, 5.0)) << world.sleeping_count() << " of 4 sleep";
+    const Vec3 rest = world.ball(top).position;
+    EXPECT_LT(distance(rest, {0, Pocket::kTopY, 0}), 0.01);  // 1 % of its radius
+    const std::uint64_t before = events_so_far(world);
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+    EXPECT_EQ(events_so_far(world), before);
+    EXPECT_EQ(world.ball(top).position, rest);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+}
+
+TEST(Sleep, BallOffCentreOnASingleBallSlidesOff) {
+    World world(granular());
+    add_floor(world);
+    const BallId below = ball_at(world, {0, 1, 0});
+    const BallId top = ball_at(world, Vec3{0, 1, 0} + Vec3{std::sin(0.1), std::cos(0.1), 0} * 2.0);
+    for (int k = 0; k < 180; ++k) {
+        world.step(1.0 / 60.0);
+        if (world.ball(top).position.y > 2.0) {
+            EXPECT_FALSE(world.sleeping(top)) << "balanced at t = " << world.time();
+        }
+    }
+    const BallState t = world.ball(top), b = world.ball(below);
+    EXPECT_LT(t.position.y, 1.0 + 1e-6);  // on the floor
+    EXPECT_GE(distance(t.position, b.position), 2.0 - 1e-9);
+}
+
+TEST(Sleep, BallOnTwoFreeBallsPushesThemApartAndDrops) {
+    World world(granular());
+    add_floor(world);
+    const BallId left = ball_at(world, {-1, 1, 0}), right = ball_at(world, {1, 1, 0});
+    const BallId top = ball_at(world, {0, 1 + std::sqrt(3.0), 0});
+    for (int k = 0; k < 180; ++k) {
+        world.step(1.0 / 60.0);
+        if (world.ball(top).position.y > 1.5) {
+            EXPECT_FALSE(world.sleeping(left) || world.sleeping(right) || world.sleeping(top))
+                << "balanced on supports that cannot carry it, t = " << world.time();
+        }
+    }
+    EXPECT_LT(world.ball(top).position.y, 1.0 + 1e-6);  // on the floor, between them
+    EXPECT_GE(world.ball(right).position.x - world.ball(left).position.x, 4.0 - 1e-9);
+}
+
+TEST(Sleep, HeavyBallWakesTheSettledPileWithTheTrueMasses) {
+    const double e = 0.5, heavy_mass = 50.0, drop = 1.0;
+    World world(granular(e));
+    const Pocket pocket(world);
+    const BallId top = ball_at(world, {0, Pocket::kTopY, 0});
+    ASSERT_TRUE(settle(world, 1.0));
+    const double before = world.time();
+    const double top_y = world.ball(top).position.y;  // asleep: it stays there until hit
+    const BallId heavy = world.add_ball({{0, top_y + 2.0 + drop, 0}, {}, 1.0, heavy_mass});
+    bool hit = false;
+    while (!hit && world.time() < before + 1.0) {
+        world.step(1.0 / 240.0);
+        for (const CollisionEvent& event : world.events()) {
+            if (event.kind != EventKind::BallBall || (event.ball != heavy && event.other != heavy)) continue;
+            ASSERT_TRUE(event.ball == top || event.other == top);
+            // The closed form for two free balls, head-on: J = (1 + e) u m M / (m + M).
+            const double u = std::sqrt(2.0 * kG * drop);
+            const double expected = (1.0 + e) * u * heavy_mass / (1.0 + heavy_mass);
+            EXPECT_NEAR(event.impulse, expected, 1e-9 * expected);
+            hit = true;
+            break;
+        }
+    }
+    ASSERT_TRUE(hit);
+    // The splash settles again, the heavy ball on top.
+    ASSERT_TRUE(settle(world, world.time() + 10.0)) << world.sleeping_count() << " of 5 sleep";
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    EXPECT_EQ(world.escaped_count(), 0u);
+}
+
+TEST(Sleep, PerfectlyInelasticStackInANarrowWellSettles) {
+    World world(granular(0.0));
+    add_floor(world);
+    const double half = 0.5005;  // a well barely wider than the balls
+    world.add_plane({{-half, 0, 0}, {1, 0, 0}});
+    world.add_plane({{half, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, 0, -half}, {0, 0, 1}});
+    world.add_plane({{0, 0, half}, {0, 0, -1}});
+    for (int k = 0; k < 20; ++k) world.add_ball({{0, 0.5 + 1.5 * k, 0}, {}, 0.5, 1.0});
+    ASSERT_TRUE(settle(world, 10.0)) << world.sleeping_count() << " of 20 sleep";
+    EXPECT_LT(events_so_far(world), 20u * 4000u);  // no inelastic collapse
+    EXPECT_LT(world.max_overlap(), 1e-9);
+}
+
+TEST(Sleep, ExtremeParametersSettleInBoundedWork) {
+    // With e = 0.999 a bounce of 2 m/s takes about 2 u / (g (1 − e)) ≈ 450 s to die out: that
+    // stack cannot settle in 20 s, but its work stays bounded.
+    struct Case {
+        const char* name;
+        double e, rest_speed, mass_ratio;
+        bool settles;
+    };
+    for (const Case c : {Case{"tiny rest speed", 0.5, 1e-12, 1.0, true}, Case{"e close to one", 0.999, 1e-3, 1.0, false},
+                         Case{"mass ratio 1e24", 0.5, 1e-3, 1e24, true}, Case{"e = 0", 0.0, 1e-3, 1.0, true}}) {
+        WorldDef def = granular(c.e);
+        def.rest_speed = c.rest_speed;
+        World world(def);
+        add_floor(world);
+        for (int k = 0; k < 5; ++k)
+            world.add_ball({{0, 0.5 + 1.25 * k, 0}, {}, 0.5, k == 4 ? c.mass_ratio : 1.0});
+        const double start = energy(world);
+        const bool settled = settle(world, 20.0);
+        if (c.settles) {
+            EXPECT_TRUE(settled) << c.name << ": " << world.sleeping_count() << " of 5 sleep";
+        }
+        EXPECT_LE(energy(world), start * (1.0 + 1e-9)) << c.name;
+        EXPECT_LT(events_so_far(world), 5u * 4000u) << c.name;
+        EXPECT_EQ(world.escaped_count(), 0u) << c.name;
+    }
+}
+
+TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
+    std::uint64_t hash = 0;
+    std::size_t sleeping = 0;
+    for (const int threads : {1, 2}) {
+        for (const std::size_t batch_from : {std::size_t{500000}, std::size_t{0}}) {
+            WorldDef def = granular(0.5);
+            def.threads = threads;
+            def.parallel_events_min_balls = batch_from;  // 0: the parallel batches too
+            World world(def);
+            // A well two balls wide: the frictionless column packs against its walls and
+            // settles (on a wide floor frictionless balls keep sliding for a long time).
+            const Vec3 lo{0, 0, 0}, hi{2.05, 30, 2.05};
+            world.add_plane({lo, {1, 0, 0}});
+            world.add_plane({hi, {-1, 0, 0}});
+            world.add_plane({lo, {0, 1, 0}});
+            world.add_plane({lo, {0, 0, 1}});
+            world.add_plane({hi, {0, 0, -1}});
+            GenerateDef gen;
+            gen.count = 24;
+            gen.radius = 0.5;
+            gen.region = {{0, 2, 0}, hi};
+            gen.speed = 1.0;
+            gen.seed = 5;
+            world.add_balls(generate_balls(world, gen));
+            const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
+            double highest = energy(world);
+            for (int k = 0; k < 300; ++k) {  // 5 s
+                world.step(1.0 / 60.0);
+                const double now = energy(world);
+                EXPECT_LE(now, highest + slack + 1e-9 * highest) << "t = " << world.time();
+                highest = std::max(highest, now);
+            }
+            EXPECT_LT(world.max_overlap(), 1e-9);
+            EXPECT_EQ(world.escaped_count(), 0u);
+            if (hash == 0) {
+                hash = world.state_hash();
+                sleeping = world.sleeping_count();
+                EXPECT_EQ(sleeping, world.ball_count());
+            } else {
+                EXPECT_EQ(world.state_hash(), hash) << threads << " threads, batches from " << batch_from;
+                EXPECT_EQ(world.sleeping_count(), sleeping);
+            }
+        }
+    }
+}
+
+TEST(Sleep, RemovingASupportWakesWhatRestedOnIt) {
+    World world(granular());
+    add_floor(world);
+    const BallId below = ball_at(world, {0, 1, 0}), top = ball_at(world, {0, 3, 0});
+    ASSERT_TRUE(settle(world, 0.5));
+    world.remove_ball(below);
+    EXPECT_FALSE(world.sleeping(top));
+    ASSERT_TRUE(settle(world, world.time() + 3.0));
+    EXPECT_NEAR(world.ball(top).position.y, 1.0, 0.01);
+    // A ball added beside a sleeping one leaves it asleep; one dropped on it wakes it.
+    world.add_ball({{5, 1, 0}, {}, 1.0, 1.0});
+    world.step(1.0 / 60.0);
+    EXPECT_TRUE(world.sleeping(top));
+    world.add_ball({{0, 6, 0}, {}, 1.0, 1.0});
+    bool woke = false;
+    for (int k = 0; k < 60 && !woke; ++k) {
+        world.step(1.0 / 60.0);
+        woke = !world.sleeping(top);
+    }
+    EXPECT_TRUE(woke);
+}
+
+TEST(Sleep, SavedSettledPileSleepsAgainWithinAFewEventsPerBall) {
+    World first(granular());
+    const Pocket pocket(first);
+    ball_at(first, {0, Pocket::kTopY + 0.3, 0});
+    ASSERT_TRUE(settle(first, 5.0));
+    // As `--state` writes it: positions, zero velocities.
+    World again(granular());
+    const Pocket same(again);
+    for (const BallId id : first.balls().id) {
+        const BallState b = first.ball(id);
+        if (b.position.y > 2.0) again.add_ball({b.position, {}, b.radius, b.mass});
+    }
+    ASSERT_TRUE(settle(again, 1.0));
+    EXPECT_LE(events_so_far(again), 4u * again.ball_count());
+}
+
+TEST(Sleep, ElasticWorldsNeverSleep) {
+    World world(granular(1.0));
+    add_floor(world);
+    ball_at(world, {0, 1, 0});
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+    EXPECT_EQ(world.sleeping_count(), 0u);
+}
+
+TEST(Sleep, GravityChangeWakesEveryBall) {
+    World world(granular());
+    const Pocket pocket(world);
+    ball_at(world, {0, Pocket::kTopY, 0});
+    ASSERT_TRUE(settle(world, 1.0));
+    world.set_gravity({-kG, 0, 0});
+    EXPECT_EQ(world.sleeping_count(), 0u);
+}
+
+TEST(Sleep, EventRecordIsBounded) {
+    WorldDef def = granular(1.0);
+    def.event_record_limit = 3;
+    World world(def);
+    add_floor(world);
+    for (int k = 0; k < 10; ++k) world.add_ball({{3.0 * k, 1, 0}, {0, -5, 0}, 1.0, 1.0});
+    world.step(0.5);
+    EXPECT_EQ(world.events().size(), 3u);
+    EXPECT_EQ(world.events_unrecorded(), world.event_counts().collisions() - 3u);
+}
+
+TEST(Sleep, SettingsAreValidated) {
+    WorldDef def = granular();
+    def.sleep_speed = -1.0;
+    EXPECT_THROW(World{def}, InvalidArgument);
+    def = granular();
+    def.sleep_time = std::nan("");
+    EXPECT_THROW(World{def}, InvalidArgument);
+    def = granular();
+    def.sleep_events = 0;
+    try {
+        World world(def);
+        FAIL();
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "world.sleep_events");
+    }
+}
