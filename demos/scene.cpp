@@ -267,6 +267,10 @@ World make_world(const json& root, int threads) {
     if (const json* v = optional_key(root, "gravity")) def.gravity = read_vec3(*v, "gravity");
     if (const json* v = optional_key(root, "restitution")) def.restitution = read_number(*v, "restitution");
     if (const json* v = optional_key(root, "rest_speed")) def.rest_speed = read_number(*v, "rest_speed");
+    if (const json* v = optional_key(root, "sleep_speed")) def.sleep_speed = read_number(*v, "sleep_speed");
+    if (const json* v = optional_key(root, "sleep_time")) def.sleep_time = read_number(*v, "sleep_time");
+    if (const json* v = optional_key(root, "sleep_events"))
+        def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "periodic")) def.periodic = read_box(*v, "periodic");
     def.threads = threads;
     try {
@@ -400,7 +404,8 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 
 Scene build_scene(const json& root, int threads) {
     expect_keys(root, "",
-                {"gravity", "restitution", "rest_speed", "periodic", "box", "planes", "cylinders", "balls", "generate"});
+                {"gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "periodic", "box",
+                 "planes", "cylinders", "balls", "generate"});
     Scene scene{make_world(root, threads), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
@@ -558,6 +563,7 @@ RunStats run_scene(Scene& scene, double duration) {
     if (world.def().periodic) stats.pressure = world.pressure();
     stats.max_overlap = world.max_overlap();
     stats.escaped = world.escaped_count();
+    stats.sleeping = world.sleeping_count();
     stats.threads = effective_threads(world.def().threads);
     stats.state_hash = world.state_hash();
     return stats;
@@ -581,6 +587,7 @@ std::string stats_json(const RunStats& stats) {
         {"pressure", stats.pressure ? ordered(*stats.pressure) : ordered(nullptr)},
         {"max_overlap", stats.max_overlap},
         {"escaped", stats.escaped},
+        {"sleeping", stats.sleeping},
         {"threads", stats.threads},
         {"wall_seconds", stats.wall_seconds},
         {"events_per_second", stats.events_per_second()},
@@ -613,6 +620,7 @@ std::string summary_text(const RunStats& stats) {
         << format("%.3g", stats.relative_energy_drift()) << "\n"
         << "max overlap       " << format("%.3g", stats.max_overlap) << "\n"
         << "escaped           " << stats.escaped << "\n"
+        << "sleeping          " << stats.sleeping << "\n"
         << "state hash        " << hex64(stats.state_hash) << "\n";
     return out.str();
 }

@@ -61,6 +61,7 @@ struct RunStats {
     std::optional<double> pressure;   // periodic worlds only
     double max_overlap = 0.0;
     std::size_t escaped = 0;
+    std::size_t sleeping = 0;         // balls asleep at the end
     int threads = 0;                  // effective worker count
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;

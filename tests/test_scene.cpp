@@ -54,11 +54,15 @@ TEST(SceneFile, EmptyObjectIsAnEmptyWorldWithDefaults) {
 
 TEST(SceneFile, ReadsWorldSettings) {
     const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "rest_speed": 0.01,
+                                 "sleep_speed": 0.2, "sleep_time": 0.5, "sleep_events": 1e3,
                                  "periodic": {"min": [-5, -6, -7], "max": [5, 6, 7]}})");
     const WorldDef& def = scene.world.def();
     EXPECT_EQ(def.gravity, (Vec3{0.5, -9.81, 2}));
     EXPECT_EQ(def.restitution, 0.75);
     EXPECT_EQ(def.rest_speed, 0.01);
+    EXPECT_EQ(def.sleep_speed, 0.2);
+    EXPECT_EQ(def.sleep_time, 0.5);
+    EXPECT_EQ(def.sleep_events, 1000u);
     ASSERT_TRUE(def.periodic.has_value());
     EXPECT_EQ(def.periodic->min, (Vec3{-5, -6, -7}));
     EXPECT_EQ(def.periodic->max, (Vec3{5, 6, 7}));
@@ -303,6 +307,22 @@ TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
                     "balls[0].mass", "");
     expect_rejected(R"({"restitution": 1.5})", "restitution", "");
     expect_rejected(R"({"rest_speed": 0})", "rest_speed", "");
+    expect_rejected(R"({"sleep_speed": -1})", "sleep_speed", "");
+    expect_rejected(R"({"sleep_time": "long"})", "sleep_time", "expected a number");
+    expect_rejected(R"({"sleep_events": 0})", "sleep_events", "");
+    expect_rejected(R"({"sleep_events": 1e10})", "sleep_events", "");
+}
+
+TEST(SceneRun, ASettledStackSleepsAndTheStatisticsSaySo) {
+    Scene scene = load(R"({"gravity": [0, -9.81, 0], "restitution": 0.5, "sleep_time": 0.2,
+                           "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+                           "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1},
+                                     {"position": [0, 3, 0], "velocity": [0, 0, 0], "radius": 1},
+                                     {"position": [0, 5.5, 0], "velocity": [0, 0, 0], "radius": 1}]})");
+    const RunStats stats = run_scene(scene, 3.0);
+    EXPECT_EQ(stats.sleeping, 3u);
+    EXPECT_EQ(json::parse(stats_json(stats))["sleeping"].get<std::size_t>(), 3u);
+    EXPECT_NE(summary_text(stats).find("sleeping          3"), std::string::npos);
 }
 
 TEST(SceneErrors, GenerateErrorsNameTheEntry) {
@@ -422,7 +442,7 @@ TEST(SceneRun, StatsCoverTheRunAndSerialiseEveryKey) {
 
     const json document = json::parse(stats_json(stats));
     for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "energy", "momentum",
-                            "temperature", "pressure", "max_overlap", "escaped", "threads", "wall_seconds",
+                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "threads", "wall_seconds",
                             "events_per_second", "state_hash"}) {
         EXPECT_TRUE(document.contains(key)) << key;
     }

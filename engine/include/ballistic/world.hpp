@@ -62,15 +62,19 @@ struct WorldDef {
     // (unit: length/time; must be > 0)
     double rest_speed = 1e-3;
     // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
-    // restitution below one, a ball falls asleep at one of its collisions when
-    //   (1) it is quiet: slower than sleep_speed at each of its events for sleep_time or for
-    //       sleep_events events (a ball added slower than sleep_speed counts as quiet at once),
-    //   (2) it can stand: its weight, and the push of every ball resting on it, lie in the cone of
-    //       the contact normals of the statics and the still balls (asleep, or awake and quiet)
-    //       it touches, and no moving ball touches it from below.
-    // A sleeping ball stands still, costs no event, and is an obstacle for awake balls: the
-    // sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster one
-    // wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
+    // restitution below one, a ball is quiet once it has been slower than sleep_speed at each of
+    // its events for sleep_time or for sleep_events events (a ball added slower than sleep_speed
+    // is quiet at once). Quiet balls fall asleep when their weight is justified:
+    //   - alone, at one of its collisions, when its weight and the push of every ball resting on
+    //     it lie in the cone of the contact normals of the statics and sleeping balls it touches,
+    //     and no awake ball is under it;
+    //   - as a cluster, at the end of every step (and before the first event of a loaded world),
+    //     when non-negative contact forces between its touching quiet balls, the statics and the
+    //     sleeping balls hold every ball's weight to 1 % and no moving ball is under it.
+    // A ball jammed at zero gaps that collides more than 64 times at one instant also stops and
+    // sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
+    // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
+    // one wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
     // sleeping balls resting on it. Elastic worlds, worlds without gravity and worlds without
     // planes never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
