@@ -374,9 +374,8 @@ struct World::Impl {
         std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
         std::vector<std::uint32_t> local;   // per slot: index among its island's members
         std::vector<std::uint32_t> candidates;
-        std::vector<char> disturbed;        // per slot: an awake ball that is not quiet touches it
+        std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it
         std::vector<IslandContact> contacts, sorted;
-        std::vector<std::uint32_t> first;   // per island: first of its contacts in `sorted`
         std::vector<Vec3> residual;
         std::vector<double> weight, lambda;
     } islands;
