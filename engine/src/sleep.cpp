@@ -128,7 +128,7 @@ void World::Impl::sleep_islands(double now) {
     is.parent.assign(n, kFixed);
     is.candidates.clear();
     for (std::uint32_t s = 0; s < n; ++s) {
-        if (balls.asleep(s) || !quiet(s, now) || !(length(balls.velocity(s)) <= def.sleep_speed)) continue;
+        if (!may_sleep(s, now)) continue;
         is.parent[s] = s;
         is.candidates.push_back(s);
     }
@@ -247,10 +247,12 @@ bool World::Impl::quiet(std::uint32_t s, double now) const {
     return now - balls.quiet_since[s] >= def.sleep_time || balls.quiet_events[s] >= def.sleep_events;
 }
 
+bool World::Impl::may_sleep(std::uint32_t s, double now) const {
+    return !balls.asleep(s) && quiet(s, now) && length(balls.velocity(s)) <= def.sleep_speed;
+}
+
 bool World::Impl::try_sleep(std::uint32_t s, double now) {
-    if (!sleeping_enabled() || balls.asleep(s) || !quiet(s, now)) return false;
-    if (!(length(balls.velocity(s)) <= def.sleep_speed)) return false;
-    if (!can_stand(s, now)) return false;
+    if (!sleeping_enabled() || !may_sleep(s, now) || !can_stand(s, now)) return false;
     fall_asleep(s, now);
     return true;
 }

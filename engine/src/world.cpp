@@ -51,6 +51,12 @@ void require_positive(const Name& field, double value) {
     if (!(std::isfinite(value) && value > 0.0)) reject(name_of(field), "must be a finite number > 0, got " + show(value));
 }
 
+template <class Name>
+void require_non_negative(const Name& field, double value) {
+    if (!(std::isfinite(value) && value >= 0.0))
+        reject(name_of(field), "must be a finite number >= 0, got " + show(value));
+}
+
 void require_nonzero(const std::string& field, Vec3 v) {
     require_finite(field, v);
     if (!(length(v) > 0.0)) reject(field, "must not be the zero vector, got " + show(v));
@@ -212,10 +218,8 @@ World::World(const WorldDef& def) {
     if (!(def.restitution >= 0.0 && def.restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(def.restitution));
     require_positive("world.rest_speed", def.rest_speed);
-    if (!(def.sleep_speed >= 0.0 && std::isfinite(def.sleep_speed)))
-        reject("world.sleep_speed", "must be a finite number >= 0, got " + show(def.sleep_speed));
-    if (!(def.sleep_time >= 0.0 && std::isfinite(def.sleep_time)))
-        reject("world.sleep_time", "must be a finite number >= 0, got " + show(def.sleep_time));
+    require_non_negative("world.sleep_speed", def.sleep_speed);
+    require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
     if (def.periodic) validate_box("world.periodic", *def.periodic);

@@ -388,6 +388,8 @@ struct World::Impl {
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
     // its collisions at one instant (`same_instant`: its previous event was at `now` too).
     void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);
+    // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
+    bool may_sleep(std::uint32_t slot, double now) const;
     bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may; true if so
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
