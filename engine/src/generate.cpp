@@ -13,9 +13,10 @@
 // rounded, so they are identical wherever the math library is (every glibc build, for one).
 #include <ballistic/generate.hpp>
 
+#include "validate.hpp"
+
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -26,6 +27,12 @@
 namespace ballistic {
 namespace {
 
+using detail::reject;
+using detail::require_box;
+using detail::require_non_negative;
+using detail::require_positive;
+using detail::show;
+
 // Relative clearance between generated balls and from the region's faces: positions are rounded
 // to doubles, and neighbours placed exactly 2r apart could come out touching or overlapping.
 constexpr double kClearance = 1e-9;
@@ -35,31 +42,6 @@ constexpr std::size_t kMaxCount = std::numeric_limits<std::uint32_t>::max();
 // of free sites is a step function of the spacing, so more precision buys nothing visible.
 constexpr double kSpacingTolerance = 1e-6;
 
-std::string format_number(double value) {
-    std::array<char, 32> buffer{};
-    auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-    (void)error;  // 32 characters always hold the shortest round-trip form of a double
-    return std::string(buffer.data(), end);
-}
-
-std::string format_vec(Vec3 v) {
-    return "[" + format_number(v.x) + ", " + format_number(v.y) + ", " + format_number(v.z) + "]";
-}
-
-[[noreturn]] void reject(const std::string& field, const std::string& what) {
-    throw InvalidArgument(field, field + ": " + what);
-}
-
-void require_positive(const std::string& field, double value) {
-    if (!std::isfinite(value)) reject(field, "must be finite, got " + format_number(value));
-    if (!(value > 0.0)) reject(field, "must be > 0, got " + format_number(value));
-}
-
-void require_non_negative(const std::string& field, double value) {
-    if (!std::isfinite(value)) reject(field, "must be finite, got " + format_number(value));
-    if (!(value >= 0.0)) reject(field, "must be >= 0, got " + format_number(value));
-}
-
 void validate(const GenerateDef& def, const std::string& field) {
     if (def.count > kMaxCount) {
         reject(field + ".count", "must be at most " + std::to_string(kMaxCount) + ", got " +
@@ -67,18 +49,7 @@ void validate(const GenerateDef& def, const std::string& field) {
     }
     require_positive(field + ".radius", def.radius);
     require_positive(field + ".mass", def.mass);
-    if (!is_finite(def.region.min)) {
-        reject(field + ".min", "must be finite, got " + format_vec(def.region.min));
-    }
-    if (!is_finite(def.region.max)) {
-        reject(field + ".max", "must be finite, got " + format_vec(def.region.max));
-    }
-    const Vec3 lo = def.region.min;
-    const Vec3 hi = def.region.max;
-    if (!(lo.x < hi.x && lo.y < hi.y && lo.z < hi.z)) {
-        reject(field + ".max", "must be greater than min on every axis, got min " + format_vec(lo) +
-                                   " and max " + format_vec(hi));
-    }
+    require_box(field, def.region, field + ".max");
     if (def.velocity != GenerateDef::Velocity::Speed &&
         def.velocity != GenerateDef::Velocity::Temperature) {
         reject(field + ".velocity", "unknown velocity mode");
@@ -320,7 +291,7 @@ std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
         free_sites(world, make_lattice(box, smallest), box, def.radius, def.count).size();
     if (fit < def.count) {
         reject(field + ".count", "only " + std::to_string(fit) + " balls of radius " +
-                                     format_number(def.radius) + " fit in the region, asked for " +
+                                     show(def.radius) + " fit in the region, asked for " +
                                      std::to_string(def.count));
     }
     const double largest = largest_spacing_by_total(box, def.count, smallest);

@@ -3,7 +3,7 @@
 // testing the balls of the cells around each; the walk stops as soon as no later cell can
 // hold a nearer hit.
 #include "toi.hpp"
-#include "format.hpp"
+#include "validate.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -18,13 +18,12 @@ using detail::ray_sphere;
 namespace {
 
 void validate(const Ray& ray, const std::string& field) {
-    if (!is_finite(ray.origin)) throw InvalidArgument(field + ".origin", field + ".origin: must be finite");
+    detail::require_finite(field + ".origin", ray.origin);
     // |d|² must be an ordinary double: the hit distances are computed from it.
     if (!std::isnormal(dot(ray.direction, ray.direction)))
-        throw InvalidArgument(field + ".direction", field + ".direction: must be finite, not zero and of ordinary size, got " +
-                                                        detail::show(ray.direction));
+        detail::reject(field + ".direction", "must be finite, not zero and of ordinary size, got " + detail::show(ray.direction));
     if (!(ray.max_distance > 0.0))
-        throw InvalidArgument(field + ".max_distance", field + ".max_distance: must be > 0");
+        detail::reject(field + ".max_distance", "must be > 0, got " + detail::show(ray.max_distance));
 }
 
 }  // namespace
@@ -40,22 +39,23 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
         best = RayHit{target, t, o + d * t, normal, ball, index};
     };
 
+    const std::vector<PlaneDef>& planes = statics.planes();
+    const std::vector<CylinderDef>& cylinders = statics.cylinders();
     for (std::uint32_t k = 0; k < planes.size(); ++k) {
         const PlaneDef& plane = planes[k];
         const double denom = dot(d, plane.normal);
-        if (denom < 0.0 && dot(plane.normal, o - plane.point) >= 0.0)
-            offer(dot(plane.normal, plane.point - o) / denom, RayHit::Target::Plane, plane.normal, {}, k);
+        const double height = detail::height(plane, o);
+        if (denom < 0.0 && height >= 0.0) offer(-height / denom, RayHit::Target::Plane, plane.normal, {}, k);
     }
     for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
         const CylinderDef& c = cylinders[k];
-        auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
-        const Vec3 w0 = across(o - c.point), w1 = across(d);
+        const Vec3 w0 = detail::from_axis(c, o), w1 = detail::across(c, d);
         const double a = dot(w1, w1), b = dot(w0, w1), cc = dot(w0, w0) - c.radius * c.radius;
         if (!(a > 0.0) || cc < 0.0 || b >= 0.0) continue;
         const double disc = b * b - a * cc;
         if (disc < 0.0) continue;
         const double t = cc / (-b + std::sqrt(disc));
-        offer(t, RayHit::Target::Cylinder, normalize(across(o + d * t - c.point)), {}, k);
+        offer(t, RayHit::Target::Cylinder, normalize(detail::from_axis(c, o + d * t)), {}, k);
     }
 
     if (balls.size() == 0) return best;
@@ -150,8 +150,8 @@ std::optional<RayHit> World::ray_cast(const Ray& ray) const {
 
 void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>> hits) const {
     if (hits.size() != rays.size())
-        throw InvalidArgument("hits", "hits: must have one entry per ray (" + std::to_string(rays.size()) +
-                                          "), got " + std::to_string(hits.size()));
+        detail::reject("hits", "must have one entry per ray (" + std::to_string(rays.size()) + "), got " +
+                                   std::to_string(hits.size()));
     for (std::size_t k = 0; k < rays.size(); ++k) validate(rays[k], "rays[" + std::to_string(k) + "]");
     Impl& w = *impl_;
     Box bounds;

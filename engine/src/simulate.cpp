@@ -82,7 +82,7 @@ Vec3 World::Impl::acceleration_for(Supports& supports) const {
         changed = false;
         for (std::size_t k = 0; k < 3; ++k) {
             if (pressing[k] || supports[k] == detail::kNoSupport) continue;
-            const Vec3 n = planes[static_cast<std::size_t>(supports[k])].normal;
+            const Vec3 n = statics.planes()[static_cast<std::size_t>(supports[k])].normal;
             if (!(dot(a, n) < 0.0)) continue;
             pressing[k] = true;
             Vec3 e = n;
@@ -123,7 +123,7 @@ void World::Impl::release_supports(std::uint32_t s) {
     for (auto& k : sup) {
         if (k == detail::kNoSupport) continue;
         const Vec3 v = balls.velocity(s);
-        const double vn = dot(v, planes[static_cast<std::size_t>(k)].normal);
+        const double vn = dot(v, statics.planes()[static_cast<std::size_t>(k)].normal);
         if (off_plane(vn, v, def.rest_speed)) {
             k = detail::kNoSupport;
             changed = true;
@@ -140,7 +140,7 @@ Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
     int active = 0;
     for (std::int32_t k : supports) {
         if (k == detail::kNoSupport) continue;
-        Vec3 e = planes[static_cast<std::size_t>(k)].normal;
+        Vec3 e = statics.planes()[static_cast<std::size_t>(k)].normal;
         for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
         const double len = length(e);
         if (len < 1e-9) continue;
@@ -247,6 +247,8 @@ Pending World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
     // A sleeping ball stands still: only awake balls can meet it.
     const bool still = !shared_gravity() && balls.asleep(i);
     const Supports& sup = balls.supports(i);
+    const std::vector<PlaneDef>& planes = statics.planes();
+    const std::vector<CylinderDef>& cylinders = statics.cylinders();
     for (std::uint32_t k = 0; k < planes.size() && !still; ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
@@ -607,7 +609,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
     save(i, out);
     const bool same_instant = balls.t[i] == now;
     balls.advance(i, now);
-    const PlaneDef& plane = planes[k];
+    const PlaneDef& plane = statics.planes()[k];
     const Vec3 n = plane.normal;
     const Vec3 v = balls.velocity(i);
     const double u = -dot(v, n);
@@ -636,7 +638,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
     ++balls.counter[i];
     note_quiet(i, u, now, same_instant);
     try_sleep(i, now);
-    const double gap = dot(n, balls.position(i) - plane.point);
+    const double gap = detail::height(plane, balls.position(i));
     out.collided = true;
     out.overlap = balls.radius[i] - gap;
     out.event = {now, EventKind::BallPlane, balls.id[i], BallId{}, k, balls.position(i) - n * gap, -n, J};
@@ -647,9 +649,9 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     save(i, out);
     const bool same_instant = balls.t[i] == now;
     balls.advance(i, now);
-    const CylinderDef& c = cylinders[k];
-    auto across = [&](Vec3 w) { return w - c.axis * dot(w, c.axis); };
-    const Vec3 w = across(balls.position(i) - c.point);  // from the axis to the centre
+    const CylinderDef& c = statics.cylinders()[k];
+    auto across = [&](Vec3 w) { return detail::across(c, w); };
+    const Vec3 w = detail::from_axis(c, balls.position(i));  // from the axis to the centre
     const Vec3 v = balls.velocity(i);
     const double d = length(w);
     const double u = -dot(w, across(v)) / d;

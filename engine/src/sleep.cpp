@@ -52,7 +52,7 @@ bool in_cone(Vec3 u, const Vec3* n, std::size_t m) {
 }  // namespace
 
 bool World::Impl::sleeping_enabled() const {
-    return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && !planes.empty();
+    return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && !statics.planes().empty();
 }
 
 double World::Impl::touch_gap(double radius) const {
@@ -73,10 +73,10 @@ void World::Impl::for_each_touching(std::uint32_t s, double now, Fn&& fn) const 
     const Vec3 p = balls.position_at(s, now);
     const double r = balls.radius[s];
     const double gap = touch_gap(r);
-    for (const PlaneDef& plane : planes)
-        if (dot(plane.normal, p - plane.point) - r <= gap) fn(kFixed, plane.normal);
-    for (const CylinderDef& c : cylinders) {
-        const Vec3 d = p - c.point, w = d - c.axis * dot(d, c.axis);
+    for (const PlaneDef& plane : statics.planes())
+        if (detail::clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
+    for (const CylinderDef& c : statics.cylinders()) {
+        const Vec3 w = detail::from_axis(c, p);
         const double len = length(w);
         if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     }

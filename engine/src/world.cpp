@@ -1,6 +1,7 @@
 // Ballistic — the World API: creation, validation, handles, stepping and measurements.
 #include "format.hpp"
 #include "toi_simd.hpp"
+#include "validate.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
@@ -15,59 +16,20 @@ namespace ballistic {
 using detail::axis;
 using detail::CellKey;
 
+using detail::kTouchTolerance;
+using detail::reject;
+using detail::require_finite;
+using detail::require_non_negative;
+using detail::require_positive;
 using detail::show;
 
 namespace {
 
-// Touching (within this fraction of the contact distance) is allowed at creation: a Newton's
-// cradle is built from exactly touching balls, and decimal inputs round.
-constexpr double kTouchTolerance = 1e-12;
 // Cells are a hair wider than the largest diameter, so rounding at a cell face never hides a
 // contact.
 constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
-
-
-[[noreturn]] void reject(const std::string& field, const std::string& what) {
-    throw InvalidArgument(field, field + ": " + what);
-}
-
-// A field's name: a string, or a function that makes it, for checks of many items whose names
-// are only made when one fails.
-template <class Name>
-std::string name_of(const Name& name) {
-    if constexpr (std::is_invocable_v<const Name&>) return name();
-    else return name;
-}
-
-template <class Name>
-void require_finite(const Name& field, Vec3 v) {
-    if (!is_finite(v)) reject(name_of(field), "must be finite, got " + show(v));
-}
-
-template <class Name>
-void require_positive(const Name& field, double value) {
-    if (!(std::isfinite(value) && value > 0.0)) reject(name_of(field), "must be a finite number > 0, got " + show(value));
-}
-
-template <class Name>
-void require_non_negative(const Name& field, double value) {
-    if (!(std::isfinite(value) && value >= 0.0))
-        reject(name_of(field), "must be a finite number >= 0, got " + show(value));
-}
-
-void require_nonzero(const std::string& field, Vec3 v) {
-    require_finite(field, v);
-    if (!(length(v) > 0.0)) reject(field, "must not be the zero vector, got " + show(v));
-}
-
-void validate_box(const std::string& field, const Box& box) {
-    require_finite(field + ".min", box.min);
-    require_finite(field + ".max", box.max);
-    if (!(box.min.x < box.max.x && box.min.y < box.max.y && box.min.z < box.max.z))
-        reject(field, "min must be below max on every axis, got min " + show(box.min) + " max " + show(box.max));
-}
 
 // Periodicity wraps all three axes, so a ball would wrap around behind any wall or column.
 void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
@@ -169,18 +131,7 @@ Vec3 World::Impl::min_image(Vec3 d) const {
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
                                   double largest) const {
-    for (std::size_t k = 0; k < planes.size(); ++k) {
-        const double gap = dot(planes[k].normal, p - planes[k].point) - r;
-        if (gap < -kTouchTolerance * r)
-            return "overlaps planes[" + std::to_string(k) + "] by " + show(-gap);
-    }
-    for (std::size_t k = 0; k < cylinders.size(); ++k) {
-        const CylinderDef& c = cylinders[k];
-        const Vec3 w = p - c.point;
-        const double gap = length(w - c.axis * dot(w, c.axis)) - c.radius - r;
-        if (gap < -kTouchTolerance * (r + c.radius))
-            return "overlaps cylinders[" + std::to_string(k) + "] by " + show(-gap);
-    }
+    if (std::string found = statics.overlapped(p, r); !found.empty()) return found;
     if (def.periodic) {
         for (int d = 0; d < 3; ++d)
             if (!(axis(p, d) >= axis(def.periodic->min, d) && axis(p, d) < axis(def.periodic->max, d)))
@@ -222,7 +173,7 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
-    if (def.periodic) validate_box("world.periodic", *def.periodic);
+    if (def.periodic) detail::require_box("world.periodic", *def.periodic, "world.periodic");
     impl_ = std::make_unique<Impl>(def);
 }
 
@@ -232,40 +183,34 @@ World& World::operator=(World&&) noexcept = default;
 
 std::uint32_t World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
-    const std::string field = "planes[" + std::to_string(w.planes.size()) + "]";
+    const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    require_finite(field + ".point", def.point);
-    require_nonzero(field + ".normal", def.normal);
-    const PlaneDef plane{def.point, normalize(def.normal)};
-    for (std::size_t s = 0; s < w.balls.size(); ++s) {
-        const double gap = dot(plane.normal, w.balls.position(s) - plane.point) - w.balls.radius[s];
-        if (gap < -kTouchTolerance * w.balls.radius[s])
-            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " + show(-gap));
-    }
-    w.planes.push_back(plane);
+    const PlaneDef unit = detail::Statics::checked(def, field);
+    for (std::size_t s = 0; s < w.balls.size(); ++s)
+        if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
+            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
+                              show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
+    w.plane_counters.reserve(w.plane_counters.size() + 1);
+    const std::uint32_t index = w.statics.add(unit);
     w.plane_counters.emplace_back();
     w.events_valid = false;
-    return static_cast<std::uint32_t>(w.planes.size() - 1);
+    return index;
 }
 
 std::uint32_t World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
-    const std::string field = "cylinders[" + std::to_string(w.cylinders.size()) + "]";
+    const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    require_finite(field + ".point", def.point);
-    require_nonzero(field + ".axis", def.axis);
-    require_positive(field + ".radius", def.radius);
-    const CylinderDef cylinder{def.point, normalize(def.axis), def.radius};
-    for (std::size_t s = 0; s < w.balls.size(); ++s) {
-        const Vec3 d = w.balls.position(s) - cylinder.point;
-        const double gap = length(d - cylinder.axis * dot(d, cylinder.axis)) - cylinder.radius - w.balls.radius[s];
-        if (gap < -kTouchTolerance * (cylinder.radius + w.balls.radius[s]))
-            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " + show(-gap));
-    }
-    w.cylinders.push_back(cylinder);
+    const CylinderDef unit = detail::Statics::checked(def, field);
+    for (std::size_t s = 0; s < w.balls.size(); ++s)
+        if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
+            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
+                              show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
+    w.cylinder_counters.reserve(w.cylinder_counters.size() + 1);
+    const std::uint32_t index = w.statics.add(unit);
     w.cylinder_counters.emplace_back();
     w.events_valid = false;
-    return static_cast<std::uint32_t>(w.cylinders.size() - 1);
+    return index;
 }
 
 BallId World::add_ball(const BallDef& def) {
@@ -464,15 +409,15 @@ void World::set_restitution(double restitution) {
 double World::time() const { return impl_->time; }
 const WorldDef& World::def() const { return impl_->def; }
 std::size_t World::ball_count() const { return impl_->balls.size(); }
-std::size_t World::plane_count() const { return impl_->planes.size(); }
-std::size_t World::cylinder_count() const { return impl_->cylinders.size(); }
+std::size_t World::plane_count() const { return impl_->statics.planes().size(); }
+std::size_t World::cylinder_count() const { return impl_->statics.cylinders().size(); }
 const PlaneDef& World::plane(std::uint32_t index) const {
-    if (index >= impl_->planes.size()) reject("plane", "no plane with index " + std::to_string(index));
-    return impl_->planes[index];
+    if (index >= impl_->statics.planes().size()) reject("plane", "no plane with index " + std::to_string(index));
+    return impl_->statics.planes()[index];
 }
 const CylinderDef& World::cylinder(std::uint32_t index) const {
-    if (index >= impl_->cylinders.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
-    return impl_->cylinders[index];
+    if (index >= impl_->statics.cylinders().size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
+    return impl_->statics.cylinders()[index];
 }
 
 bool World::contains(BallId id) const {
@@ -577,11 +522,7 @@ double World::max_overlap() const {
         for (std::size_t s = begin; s < end; ++s) {
             const Vec3 p = b.position_at(s, w.time);
             const double r = b.radius[s];
-            for (const PlaneDef& plane : w.planes) worst = std::max(worst, r - dot(plane.normal, p - plane.point));
-            for (const CylinderDef& c : w.cylinders) {
-                const Vec3 d = p - c.point;
-                worst = std::max(worst, c.radius + r - length(d - c.axis * dot(d, c.axis)));
-            }
+            worst = std::max(worst, w.statics.deepest_overlap(p, r));
             w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
                 const double d = length(w.min_image(b.position_at(j, w.time) - p));
@@ -599,14 +540,7 @@ std::size_t World::escaped_count() const {
     return w.parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
         std::size_t escaped = 0;
         for (std::size_t s = begin; s < end; ++s) {
-            const Vec3 p = b.position_at(s, w.time);
-            bool out = false;
-            for (const PlaneDef& plane : w.planes) out = out || dot(plane.normal, p - plane.point) < 0.0;
-            for (const CylinderDef& c : w.cylinders) {
-                const Vec3 d = p - c.point;
-                out = out || length(d - c.axis * dot(d, c.axis)) < c.radius;
-            }
-            escaped += out ? 1 : 0;
+            escaped += w.statics.inside(b.position_at(s, w.time)) ? 1 : 0;
         }
         return escaped;
     }, [](std::size_t a, std::size_t c) { return a + c; });

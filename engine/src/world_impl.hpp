@@ -7,6 +7,7 @@
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "parallel.hpp"
+#include "statics.hpp"
 
 #include <tbb/concurrent_unordered_map.h>
 #include <tbb/concurrent_vector.h>
@@ -198,8 +199,7 @@ struct World::Impl {
     WorldDef def;
     double time = 0.0;
 
-    std::vector<PlaneDef> planes;        // unit normals
-    std::vector<CylinderDef> cylinders;  // unit axes
+    detail::Statics statics;
 
     Balls balls;
     std::vector<std::uint32_t> slot_of;     // per handle index
@@ -249,7 +249,7 @@ struct World::Impl {
     Motion motion(std::uint32_t slot, double now) const;
     // Without planes or without gravity no ball ever rests on a plane, so every ball's
     // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
-    bool shared_gravity() const { return planes.empty() || def.gravity == Vec3{}; }
+    bool shared_gravity() const { return statics.planes().empty() || def.gravity == Vec3{}; }
     detail::Pending crossing(const detail::CellKey& key, const Motion& m, double now) const;
     // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
     // and stores it as the ball's contact.
