@@ -1,18 +1,16 @@
-// Ballistic — the one seam to oneTBB. Every parallel phase goes through Parallel.
+// Ballistic — the engine's parallel patterns over the world's TaskSystem.
 //
 // Work is cut into fixed blocks whose boundaries depend only on the item count, never on the
-// thread count, and reductions combine the per-block results in block order: results are
-// bit-identical for any number of threads.
+// concurrency, and reductions combine the per-block results in block order: results are
+// bit-identical for any task system and any number of threads.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
+#include <ballistic/task_system.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace ballistic::detail {
@@ -21,41 +19,33 @@ class Parallel {
 public:
     static constexpr std::size_t kBlock = 4096;
 
-    explicit Parallel(int threads)
-        : threads_(threads), arena_(threads > 0 ? threads : tbb::task_arena::automatic) {}
+    explicit Parallel(std::shared_ptr<TaskSystem> tasks)
+        : tasks_(std::move(tasks)), concurrency_(tasks_->concurrency()) {}
+    // oneTBB with `threads` threads (0: all).
+    explicit Parallel(int threads) : Parallel(make_tbb_task_system(threads)) {}
 
-    int concurrency() { return threads_ == 1 ? 1 : arena_.max_concurrency(); }
+    int concurrency() const { return concurrency_; }
 
     // fn(begin, end) over fixed blocks of [0, count).
     template <class Fn>
     void for_blocks(std::size_t count, Fn&& fn) {
         const std::size_t blocks = (count + kBlock - 1) / kBlock;
-        if (threads_ == 1 || blocks <= 1) {
-            for (std::size_t b = 0; b < blocks; ++b) fn(b * kBlock, std::min(count, (b + 1) * kBlock));
+        auto block = [&](std::size_t b) { fn(b * kBlock, std::min(count, (b + 1) * kBlock)); };
+        if (concurrency_ == 1 || blocks <= 1) {
+            for (std::size_t b = 0; b < blocks; ++b) block(b);
             return;
         }
-        arena_.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, blocks, 1),
-                              [&](const tbb::blocked_range<std::size_t>& r) {
-                                  for (std::size_t b = r.begin(); b != r.end(); ++b)
-                                      fn(b * kBlock, std::min(count, (b + 1) * kBlock));
-                              });
-        });
+        tasks_->run(blocks, block);
     }
 
     // fn(k) for k in [0, count), one task each: for a few coarse independent items.
     template <class Fn>
     void for_each(std::size_t count, Fn&& fn) {
-        if (threads_ == 1) {
+        if (concurrency_ == 1 || count <= 1) {
             for (std::size_t k = 0; k < count; ++k) fn(k);
             return;
         }
-        arena_.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1),
-                              [&](const tbb::blocked_range<std::size_t>& r) {
-                                  for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
-                              });
-        });
+        tasks_->run(count, fn);
     }
 
     // Deterministic reduction: block(begin, end) -> T per block, then combine(acc, part) in
@@ -64,28 +54,41 @@ public:
     T reduce(std::size_t count, T identity, Block&& block, Combine&& combine) {
         const std::size_t blocks = (count + kBlock - 1) / kBlock;
         std::vector<T> parts(blocks, identity);
-        for_blocks(count, [&](std::size_t begin, std::size_t end) {
-            parts[begin / kBlock] = block(begin, end);
-        });
+        for_blocks(count, [&](std::size_t begin, std::size_t end) { parts[begin / kBlock] = block(begin, end); });
         T total = identity;
         for (const T& part : parts) total = combine(total, part);
         return total;
     }
 
-    // Sorts [first, last) by operator<. The elements must be distinct (unique keys), so that the
-    // order, unlike the work, does not depend on the thread count.
-    template <class It>
-    void sort(It first, It last) {
-        if (threads_ == 1) {
-            std::sort(first, last);
+    // Sorts by operator<: one run per task, then rounds of pairwise merges. The elements must be
+    // distinct (unique keys), so that the order, unlike the work, does not depend on the
+    // concurrency.
+    template <class T>
+    void sort(std::vector<T>& items) {
+        const std::size_t runs = std::min<std::size_t>(static_cast<std::size_t>(concurrency_), items.size() / kBlock);
+        if (runs <= 1) {
+            std::sort(items.begin(), items.end());
             return;
         }
-        arena_.execute([&] { tbb::parallel_sort(first, last); });
+        auto bound = [&](std::size_t r) {
+            return items.begin() + static_cast<std::ptrdiff_t>(std::min(r, runs) * items.size() / runs);
+        };
+        for_each(runs, [&](std::size_t r) { std::sort(bound(r), bound(r + 1)); });
+        std::vector<T> merged(items.size());
+        for (std::size_t width = 1; width < runs; width *= 2) {
+            // Runs [2kw, 2kw + w) and [2kw + w, 2kw + 2w) of `items` become one run of `merged`.
+            for_each((runs + 2 * width - 1) / (2 * width), [&](std::size_t k) {
+                const std::size_t first = 2 * k * width;
+                std::merge(bound(first), bound(first + width), bound(first + width), bound(first + 2 * width),
+                           merged.begin() + (bound(first) - items.begin()));
+            });
+            items.swap(merged);
+        }
     }
 
 private:
-    int threads_;
-    tbb::task_arena arena_;
+    std::shared_ptr<TaskSystem> tasks_;
+    int concurrency_;
 };
 
 }  // namespace ballistic::detail

@@ -55,7 +55,7 @@ void World::Impl::reorder() {
             keyed[s] = {code, static_cast<std::uint32_t>(s)};
         }
     });
-    parallel.sort(keyed.begin(), keyed.end());
+    parallel.sort(keyed);
     std::vector<std::uint32_t> order(n);  // new slot -> old slot
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) order[s] = keyed[s].second;

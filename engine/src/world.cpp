@@ -173,6 +173,8 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
+    if (def.task_system && def.task_system->concurrency() < 1)
+        reject("world.task_system", "concurrency must be >= 1, got " + std::to_string(def.task_system->concurrency()));
     if (def.periodic) detail::require_box("world.periodic", *def.periodic, "world.periodic");
     impl_ = std::make_unique<Impl>(def);
 }

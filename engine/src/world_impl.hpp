@@ -194,7 +194,10 @@ using detail::Balls;
 using detail::Supports;
 
 struct World::Impl {
-    explicit Impl(const WorldDef& d) : def(d), parallel(d.threads) { balls.rests.reset(d.gravity); }
+    explicit Impl(const WorldDef& d)
+        : def(d), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
+        balls.rests.reset(d.gravity);
+    }
 
     WorldDef def;
     double time = 0.0;

@@ -5,6 +5,7 @@
 // but must be consistent; field comments give them as length, time and mass.
 #pragma once
 
+#include <ballistic/task_system.hpp>
 #include <ballistic/vec3.hpp>
 
 #include <cstddef>
@@ -90,8 +91,12 @@ struct WorldDef {
     // events_unrecorded()); 0 records none. Bounds the memory of a step whatever happens in it.
     std::size_t event_record_limit = 1u << 20;
     // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
-    // Results are bit-identical for every value.
+    // Results are bit-identical for every value. Ignored when task_system is set.
     int threads = 0;
+    // The task system the parallel phases run on (ballistic/task_system.hpp): an embedder's own
+    // job system, shared by any number of worlds. Null: oneTBB with `threads` threads. Results
+    // are bit-identical for every task system.
+    std::shared_ptr<TaskSystem> task_system;
     // Worlds with at least this many balls (and more than one thread) process their events in
     // parallel batches (engine/README.md); smaller ones process them serially, because a batch's
     // bookkeeping and hand-overs between threads cost more than a small world's batch saves (on

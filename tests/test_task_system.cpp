@@ -1,0 +1,174 @@
+// The task system is injectable (WorldDef::task_system) and the results are the same bits for
+// every one: oneTBB at any thread count, serial, tasks run backwards, and an embedder's own pool
+// of std::threads.
+#include "parallel.hpp"
+
+#include <ballistic/generate.hpp>
+#include <ballistic/task_system.hpp>
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+using namespace ballistic;
+
+namespace {
+
+// Claims four threads and runs every task on the caller, last index first.
+class Backwards final : public TaskSystem {
+public:
+    int concurrency() const override { return 4; }
+    void run(std::size_t count, TaskFunction task) override {
+        for (std::size_t k = count; k > 0; --k) task(k - 1);
+    }
+};
+
+// An embedder's job system: the caller and two std::threads take indices from a shared counter.
+class ThreadPool final : public TaskSystem {
+public:
+    int concurrency() const override { return 3; }
+    void run(std::size_t count, TaskFunction task) override {
+        std::atomic<std::size_t> next{0};
+        std::exception_ptr error;
+        std::mutex error_lock;
+        auto work = [&] {
+            for (std::size_t k; (k = next.fetch_add(1)) < count;) {
+                try {
+                    task(k);
+                } catch (...) {
+                    const std::lock_guard lock(error_lock);
+                    if (!error) error = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> helpers;
+        for (int h = 0; h < concurrency() - 1; ++h) helpers.emplace_back(work);
+        work();
+        for (std::thread& helper : helpers) helper.join();
+        if (error) std::rethrow_exception(error);
+    }
+};
+
+std::vector<std::shared_ptr<TaskSystem>> task_systems() {
+    return {make_tbb_task_system(1), make_tbb_task_system(2), make_tbb_task_system(0), make_serial_task_system(),
+            std::make_shared<Backwards>(), std::make_shared<ThreadPool>()};
+}
+
+// Enough balls for several blocks of every parallel phase, and batches of events processed in
+// parallel slabs (parallel_events_min_balls lowered).
+std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {60, 60, 60}};
+    def.task_system = std::move(tasks);
+    def.parallel_events_min_balls = 1000;
+    World world(def);
+    GenerateDef gen;
+    gen.count = 9000;
+    gen.radius = 0.5;
+    gen.region = *def.periodic;
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = 1.0;
+    world.add_balls(generate_balls(world, gen));
+    world.step(0.4);
+    world.step(0.4);
+    return world.state_hash();
+}
+
+std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
+    WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    def.restitution = 0.6;
+    def.task_system = std::move(tasks);
+    def.parallel_events_min_balls = 1000;
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_plane({{-12, 0, 0}, {1, 0, 0}});
+    world.add_plane({{12, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, 0, -12}, {0, 0, 1}});
+    world.add_plane({{0, 0, 12}, {0, 0, -1}});
+    GenerateDef gen;
+    gen.count = 5000;
+    gen.radius = 0.3;
+    gen.region = {{-12, 0, -12}, {12, 12, 12}};
+    gen.speed = 1.0;
+    world.add_balls(generate_balls(world, gen));
+    for (int k = 0; k < 4; ++k) world.step(0.25);
+    EXPECT_GT(world.event_counts().collisions(), 20000u);
+    return world.state_hash();
+}
+
+}  // namespace
+
+TEST(TaskSystem, EveryTaskSystemGivesTheSameGas) {
+    const std::uint64_t reference = gas_hash(nullptr);
+    for (const auto& tasks : task_systems()) EXPECT_EQ(gas_hash(tasks), reference) << tasks->concurrency();
+}
+
+TEST(TaskSystem, EveryTaskSystemGivesTheSamePour) {
+    const std::uint64_t reference = pour_hash(nullptr);
+    for (const auto& tasks : task_systems()) EXPECT_EQ(pour_hash(tasks), reference) << tasks->concurrency();
+}
+
+TEST(TaskSystem, OneTaskSystemServesManyWorlds) {
+    const auto pool = std::make_shared<ThreadPool>();
+    const std::uint64_t first = gas_hash(pool), second = gas_hash(pool);
+    EXPECT_EQ(first, second);
+}
+
+TEST(TaskSystem, ConcurrencyBelowOneIsRefused) {
+    class Broken final : public TaskSystem {
+    public:
+        int concurrency() const override { return 0; }
+        void run(std::size_t, TaskFunction) override {}
+    };
+    WorldDef def;
+    def.task_system = std::make_shared<Broken>();
+    try {
+        World world(def);
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "world.task_system");
+    }
+}
+
+TEST(TaskSystem, RunsEveryIndexOnceAndRethrows) {
+    ThreadPool pool;
+    std::vector<std::atomic<int>> seen(1000);
+    pool.run(seen.size(), [&](std::size_t k) { ++seen[k]; });
+    for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+    auto tbb = make_tbb_task_system(2);
+    std::vector<std::atomic<int>> seen_tbb(1000);
+    tbb->run(seen_tbb.size(), [&](std::size_t k) { ++seen_tbb[k]; });
+    for (const auto& s : seen_tbb) EXPECT_EQ(s.load(), 1);
+    EXPECT_THROW(tbb->run(10, [](std::size_t k) {
+        if (k == 7) throw std::runtime_error("task 7");
+    }), std::runtime_error);
+}
+
+// Parallel::sort: sorted runs merged pairwise; the same order as std::sort for any concurrency.
+TEST(TaskSystem, ParallelSortMatchesStdSort) {
+    std::mt19937_64 random(7);
+    for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{4096 * 3 + 17}, std::size_t{100000}}) {
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> items(n);
+        for (std::size_t k = 0; k < n; ++k) items[k] = {random() % 1000, static_cast<std::uint32_t>(k)};
+        auto expected = items;
+        std::sort(expected.begin(), expected.end());
+        for (const auto& tasks : task_systems()) {
+            auto sorted = items;
+            detail::Parallel(tasks).sort(sorted);
+            EXPECT_EQ(sorted, expected) << n << " items, concurrency " << tasks->concurrency();
+        }
+    }
+}
