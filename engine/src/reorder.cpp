@@ -4,7 +4,6 @@
 // reference code and far more at 10⁵–10⁶ balls.
 #include "world_impl.hpp"
 
-#include <functional>
 
 namespace ballistic {
 
@@ -22,17 +21,6 @@ std::uint64_t spread(std::uint64_t v) {
 }
 
 }  // namespace
-
-void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
-    std::vector<std::function<void()>> columns;  // one task per column
-    for_each_column([&](auto& column) {
-        columns.emplace_back([&column, &order] {
-            const auto copy = column;
-            for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
-        });
-    });
-    parallel.for_each(columns.size(), [&](std::size_t c) { columns[c](); });
-}
 
 void World::Impl::reorder() {
     const std::size_t n = balls.size();
@@ -62,7 +50,7 @@ void World::Impl::reorder() {
     });
     balls.permute(order, parallel);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) slot_of[balls.id[s].index()] = static_cast<std::uint32_t>(s);
+        for (std::size_t s = begin; s < end; ++s) handles.moved(balls.id[s], static_cast<std::uint32_t>(s));
     });
     if (!events_valid) {  // rebuild_events() comes next and makes the cells from the positions
         grid_valid = false;

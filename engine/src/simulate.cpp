@@ -495,28 +495,8 @@ void World::Impl::commit(const detail::Outcome& out) {
 }
 
 void World::Impl::record(const detail::Outcome& out) {
-    if (out.crossing) ++counts.cell_crossings;
-    if (!out.collided) return;
-    const CollisionEvent& e = out.event;
-    switch (e.kind) {
-        case EventKind::BallBall:
-            ++counts.ball_ball;
-            virial += out.virial;
-            break;
-        case EventKind::BallPlane:
-            ++counts.ball_plane;
-            plane_counters[e.static_index].hits += 1;
-            plane_counters[e.static_index].impulse += e.impulse;
-            break;
-        case EventKind::BallCylinder:
-            ++counts.ball_cylinder;
-            cylinder_counters[e.static_index].hits += 1;
-            cylinder_counters[e.static_index].impulse += e.impulse;
-            break;
-    }
-    event_overlap = std::max(event_overlap, out.overlap);
-    if (step_events.size() < def.event_record_limit) step_events.push_back(e);
-    else ++step_events_unrecorded;
+    if (out.crossing) measurements.count_crossing();
+    if (out.collided) measurements.count(out.event, out.virial, out.overlap, def.event_record_limit);
 }
 
 void World::Impl::requeue(std::uint32_t s, const Pending& event) {

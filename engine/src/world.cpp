@@ -42,71 +42,12 @@ void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
 // ---------------------------------------------------------------------------------------------
 // Balls storage
 
-void detail::Rests::reset(Vec3 gravity) {
-    table_.clear();
-    index_.clear();
-    intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
-}
-
-std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
-    const Key key{supports[0], supports[1], supports[2], asleep};
-    if (const auto found = index_.find(key); found != index_.end()) return found->second;
-    const std::lock_guard lock(adding_);
-    if (const auto found = index_.find(key); found != index_.end()) return found->second;
-    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, asleep, acceleration}) - table_.begin());
-    index_.emplace(key, k);  // published only now that the entry is complete
-    return k;
-}
-
-std::size_t detail::Rests::Hash::operator()(const Key& s) const {
-    std::uint64_t h = 0;
-    for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
-    return static_cast<std::size_t>(h ^ h >> 29);
-}
-
-std::size_t detail::Rests::bytes() const {
-    // An index node holds the key, the value and two links besides.
-    return table_.size() * (sizeof(Rest) + sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
-}
-
-void detail::Balls::push(const BallDef& def, double time, BallId handle, std::uint32_t quiet) {
-    x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
-    vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
-    t.push_back(time);
-    radius.push_back(def.radius);
-    inv_mass.push_back(1.0 / def.mass);
-    counter.push_back(0);
-    rest.push_back(Rests::kNone);
-    quiet_since.push_back(time);
-    quiet_events.push_back(quiet);
-    instant.push_back(0);
-    id.push_back(handle);
-}
-
-void detail::Balls::reserve(std::size_t balls) {
-    if (balls <= x.capacity()) return;
-    balls = std::max(balls, 2 * x.capacity());  // geometric, for callers adding one ball at a time
-    for_each_column([&](auto& column) { column.reserve(balls); });
-}
-
-void detail::Balls::move(std::size_t from, std::size_t to) {
-    for_each_column([&](auto& column) { column[to] = column[from]; });
-}
-
-void detail::Balls::pop() {
-    for_each_column([](auto& column) { column.pop_back(); });
-}
-
-std::size_t detail::Balls::bytes_per_ball() const {
-    return 10 * sizeof(double) + sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
-}
-
 double World::bytes_per_ball() const {
     const Impl& w = *impl_;
     const std::size_t n = w.balls.size();
     if (n == 0) return 0.0;
     const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
-                                 detail::EventQueue::kBytesPerEntry + 2 * sizeof(std::uint32_t);  // handle tables
+                                 detail::EventQueue::kBytesPerEntry + detail::Handles::kBytesPerBall;
     return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
 }
 
@@ -114,13 +55,6 @@ double World::bytes_per_ball() const {
 // Impl helpers
 
 double World::Impl::cell_width_for(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
-
-std::uint32_t World::Impl::slot(BallId id, const char* field) const {
-    const std::uint32_t index = id.index();
-    if (!id || index >= generation.size() || generation[index] != id.generation() || (id.generation() & 1u) == 0)
-        reject(field, "no such ball (null or removed handle " + std::to_string(id.value) + ")");
-    return slot_of[index];
-}
 
 Vec3 World::Impl::min_image(Vec3 d) const {
     if (!def.periodic) return d;
@@ -192,9 +126,9 @@ std::uint32_t World::add_plane(const PlaneDef& def) {
         if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
             reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
                               show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
-    w.plane_counters.reserve(w.plane_counters.size() + 1);
+    w.measurements.plane_counters.reserve(w.measurements.plane_counters.size() + 1);
     const std::uint32_t index = w.statics.add(unit);
-    w.plane_counters.emplace_back();
+    w.measurements.plane_counters.emplace_back();
     w.events_valid = false;
     return index;
 }
@@ -208,9 +142,9 @@ std::uint32_t World::add_cylinder(const CylinderDef& def) {
         if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
             reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
                               show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
-    w.cylinder_counters.reserve(w.cylinder_counters.size() + 1);
+    w.measurements.cylinder_counters.reserve(w.measurements.cylinder_counters.size() + 1);
     const std::uint32_t index = w.statics.add(unit);
-    w.cylinder_counters.emplace_back();
+    w.measurements.cylinder_counters.emplace_back();
     w.events_valid = false;
     return index;
 }
@@ -273,6 +207,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     std::string found;
     try {
         std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
+        w.handles.reserve(defs.size());
         w.balls.reserve(first_slot + defs.size());
         for (std::size_t k = 0; k < defs.size(); ++k) {
             largest_before[k] = w.max_radius;
@@ -313,25 +248,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     std::vector<BallId> ids;
     ids.reserve(defs.size());
     for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
-        std::uint32_t index;
-        if (!w.free_handles.empty()) {
-            index = w.free_handles.back();
-            w.free_handles.pop_back();
-            ++w.generation[index];  // even (dead) -> odd (live)
-        } else {
-            index = static_cast<std::uint32_t>(w.generation.size());
-            if (index == 0) {  // index 0 with generation 0 would be the null handle
-                w.generation.push_back(0);
-                w.slot_of.push_back(0);
-                index = 1;
-            }
-            w.generation.push_back(1);
-            w.slot_of.push_back(0);
-        }
-        w.slot_of[index] = s;
-        const BallId id{(std::uint64_t{w.generation[index]} << 32) | index};
-        w.balls.id[s] = id;
-        ids.push_back(id);
+        w.balls.id[s] = w.handles.issue(s);
+        ids.push_back(w.balls.id[s]);
     }
     w.events_valid = false;
     return ids;
@@ -339,18 +257,17 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
 
 void World::remove_ball(BallId id) {
     Impl& w = *impl_;
-    const std::uint32_t s = w.slot(id, "ball");
+    const std::uint32_t s = w.handles.slot(id, "ball");
     w.wake_touching(s);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
         w.balls.move(last, s);
-        w.slot_of[w.balls.id[s].index()] = s;
+        w.handles.moved(w.balls.id[s], s);
         if (w.grid_valid) w.grid.renumber(last, s);
     }
     w.balls.pop();
-    ++w.generation[id.index()];  // odd (live) -> even (dead)
-    w.free_handles.push_back(id.index());
+    w.handles.release(id);
     w.events_valid = false;
 }
 
@@ -362,14 +279,13 @@ void World::step(double dt) {
     // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
     // balls have had about four collisions each since the last sort: O(N log N) then,
     // amortised O(log N) per collision.
-    const std::uint64_t collisions = w.counts.collisions() + w.collisions_before_reset;
+    const std::uint64_t collisions = w.measurements.lifetime_collisions();
     if (!w.events_valid || collisions - w.collisions_at_reorder > 4 * w.balls.size()) {
         if (w.grid_valid) w.reorder();
         w.collisions_at_reorder = collisions;
     }
     if (!w.events_valid) w.rebuild_events();
-    w.step_events.clear();
-    w.step_events_unrecorded = 0;
+    w.measurements.begin_step();
     w.run_until(end);
     w.time = end;
     Balls& b = w.balls;
@@ -388,7 +304,7 @@ void World::step(double dt) {
         detail::advance_batch_simd(lanes, end, 0, count);
     });
     w.sleep_islands(end);
-    if (w.def.periodic) w.temperature_time += temperature() * dt;
+    if (w.def.periodic) w.measurements.temperature_time += temperature() * dt;
 }
 
 void World::set_gravity(Vec3 gravity) {
@@ -422,20 +338,16 @@ const CylinderDef& World::cylinder(std::uint32_t index) const {
     return impl_->statics.cylinders()[index];
 }
 
-bool World::contains(BallId id) const {
-    const Impl& w = *impl_;
-    const std::uint32_t index = id.index();
-    return id && index < w.generation.size() && w.generation[index] == id.generation() && (id.generation() & 1u);
-}
+bool World::contains(BallId id) const { return impl_->handles.contains(id); }
 
 BallState World::ball(BallId id) const {
     const Impl& w = *impl_;
-    const std::uint32_t s = w.slot(id, "ball");
+    const std::uint32_t s = w.handles.slot(id, "ball");
     return {id, w.balls.position_at(s, w.time), w.balls.velocity_at(s, w.time), w.balls.radius[s],
             1.0 / w.balls.inv_mass[s], w.balls.asleep(s)};
 }
 
-bool World::sleeping(BallId id) const { return impl_->balls.asleep(impl_->slot(id, "ball")); }
+bool World::sleeping(BallId id) const { return impl_->balls.asleep(impl_->handles.slot(id, "ball")); }
 
 std::size_t World::sleeping_count() const {
     const Balls& b = impl_->balls;
@@ -468,15 +380,15 @@ bool World::is_free(Vec3 position, double radius) const {
     return w.conflict(position, radius, UINT32_MAX, static_cast<std::uint32_t>(w.balls.size()), w.max_radius).empty();
 }
 
-std::span<const CollisionEvent> World::events() const { return impl_->step_events; }
-std::uint64_t World::events_unrecorded() const { return impl_->step_events_unrecorded; }
+std::span<const CollisionEvent> World::events() const { return impl_->measurements.step_events; }
+std::uint64_t World::events_unrecorded() const { return impl_->measurements.step_events_unrecorded; }
 
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-EventCounts World::event_counts() const { return impl_->counts; }
-std::span<const StaticCounters> World::plane_counters() const { return impl_->plane_counters; }
-std::span<const StaticCounters> World::cylinder_counters() const { return impl_->cylinder_counters; }
+EventCounts World::event_counts() const { return impl_->measurements.counts; }
+std::span<const StaticCounters> World::plane_counters() const { return impl_->measurements.plane_counters; }
+std::span<const StaticCounters> World::cylinder_counters() const { return impl_->measurements.cylinder_counters; }
 
 detail::Moments World::Impl::moments() {
     return parallel.reduce(balls.size(), detail::Moments{}, [&](std::size_t begin, std::size_t end) {
@@ -507,12 +419,13 @@ double World::temperature() const {
 
 double World::pressure() const {
     const Impl& w = *impl_;
-    const double window = w.time - w.window_start;
+    const detail::Measurements& m = w.measurements;
+    const double window = w.time - m.window_start;
     if (!w.def.periodic || !(window > 0.0)) return std::nan("");
     const Vec3 side = w.def.periodic->max - w.def.periodic->min;
     const double volume = side.x * side.y * side.z;
     const double density = static_cast<double>(w.balls.size()) / volume;
-    return density * (w.temperature_time / window) + w.virial / (3.0 * volume * window);
+    return density * (m.temperature_time / window) + m.virial / (3.0 * volume * window);
 }
 
 double World::max_overlap() const {
@@ -533,7 +446,7 @@ double World::max_overlap() const {
         }
         return worst;
     }, [](double a, double c) { return std::max(a, c); });
-    return std::max(now, w.event_overlap);
+    return std::max(now, w.measurements.event_overlap);
 }
 
 std::size_t World::escaped_count() const {
@@ -558,25 +471,13 @@ std::uint64_t World::state_hash() const {
             hash *= 0x100000001b3ull;
         }
     };
-    for (std::uint32_t index = 0; index < w.generation.size(); ++index) {
-        if ((w.generation[index] & 1u) == 0) continue;
-        const std::uint32_t s = w.slot_of[index];
+    w.handles.for_each_live([&](std::uint32_t s) {
         const Vec3 p = w.balls.position_at(s, w.time), v = w.balls.velocity_at(s, w.time);
         for (double value : {p.x, p.y, p.z, v.x, v.y, v.z}) mix(value);
-    }
+    });
     return hash;
 }
 
-void World::reset_measurements() {
-    Impl& w = *impl_;
-    w.collisions_before_reset += w.counts.collisions();
-    w.counts = {};
-    std::fill(w.plane_counters.begin(), w.plane_counters.end(), StaticCounters{});
-    std::fill(w.cylinder_counters.begin(), w.cylinder_counters.end(), StaticCounters{});
-    w.window_start = w.time;
-    w.virial = 0.0;
-    w.temperature_time = 0.0;
-    w.event_overlap = 0.0;
-}
+void World::reset_measurements() { impl_->measurements.reset(impl_->time); }
 
 }  // namespace ballistic

@@ -4,136 +4,19 @@
 
 #include <ballistic/world.hpp>
 
+#include "balls.hpp"
 #include "event_queue.hpp"
 #include "grid.hpp"
+#include "handles.hpp"
+#include "measurements.hpp"
 #include "parallel.hpp"
 #include "statics.hpp"
 
-#include <tbb/concurrent_unordered_map.h>
-#include <tbb/concurrent_vector.h>
-
 #include <array>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 namespace ballistic::detail {
-
-inline constexpr std::int32_t kNoSupport = -1;
-using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSupport when unused
-
-// What balls rest on: each set of supports in use once, asleep or awake, with the acceleration it
-// leaves (g with the support normals' components removed; zero for a sleeping ball). A ball holds
-// the index of its entry: 4 bytes instead of 36 for its own supports and acceleration. Entries
-// are added concurrently by parallel event processing (an addition locks; looking up and reading
-// do not) and never move or change until reset().
-class Rests {
-public:
-    struct Rest {
-        Supports supports;
-        bool asleep;
-        Vec3 acceleration;
-    };
-    static constexpr std::uint32_t kNone = 0;  // resting on nothing, awake: the acceleration is g
-
-    void reset(Vec3 gravity);  // only kNone
-    const Rest& operator[](std::uint32_t k) const { return table_[k]; }
-    // The index of this entry, added if new.
-    std::uint32_t intern(const Supports& supports, bool asleep, Vec3 acceleration);
-    std::size_t size() const { return table_.size(); }
-    std::size_t bytes() const;  // table and index, about
-
-private:
-    using Key = std::array<std::int32_t, 4>;  // the supports, then whether asleep
-    struct Hash {
-        std::size_t operator()(const Key& s) const;
-    };
-    tbb::concurrent_vector<Rest> table_;
-    tbb::concurrent_unordered_map<Key, std::uint32_t, Hash> index_;
-    std::mutex adding_;
-};
-
-// Structure of arrays, one slot per live ball, dense (removal moves the last slot into the
-// hole). A ball's path from its local time t is p + v τ + ½ a τ², τ = T − t: balls are only
-// advanced when an event touches them (and all of them at the end of a step).
-struct Balls {
-    std::vector<double> x, y, z;       // centre at local time t (hot, 8 B each)
-    std::vector<double> vx, vy, vz;    // velocity at local time t (hot, 8 B each)
-    std::vector<double> t;             // local time (hot, 8 B)
-    std::vector<double> radius;        // (warm, 8 B)
-    std::vector<double> inv_mass;      // (warm, 8 B)
-    std::vector<std::uint64_t> counter;  // events so far; invalidates partners' predictions (8 B)
-    std::vector<std::uint32_t> rest;   // its entry in `rests`: supports, asleep, acceleration (4 B)
-    // Since when, and for how many of its events, the ball has been slow (sleeping; cold, 12 B).
-    std::vector<double> quiet_since;
-    std::vector<std::uint32_t> quiet_events;
-    // Collisions in a row at one instant (a ball jammed at zero gaps; cold, 4 B).
-    std::vector<std::uint32_t> instant;
-    std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
-    Rests rests;
-
-    std::size_t size() const { return x.size(); }
-    Vec3 position(std::size_t s) const { return {x[s], y[s], z[s]}; }
-    Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
-    Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
-    const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
-    bool asleep(std::size_t s) const { return rests[rest[s]].asleep; }
-    // What position_at() and velocity_at() read, and the radius, as plain pointers (which a
-    // loop that stores elsewhere need not reload).
-    struct MotionColumns {
-        std::array<const double*, 8> column;
-        void prefetch(std::size_t s) const {
-            for (const double* c : column) __builtin_prefetch(c + s);
-        }
-    };
-    MotionColumns motion_columns() const {
-        return {{t.data(), x.data(), y.data(), z.data(), vx.data(), vy.data(), vz.data(), radius.data()}};
-    }
-    // Starts loading a ball's motion and radius.
-    void prefetch_motion(std::size_t s) const { motion_columns().prefetch(s); }
-    void set_position(std::size_t s, Vec3 p) { x[s] = p.x; y[s] = p.y; z[s] = p.z; }
-    void set_velocity(std::size_t s, Vec3 v) { vx[s] = v.x; vy[s] = v.y; vz[s] = v.z; }
-    // State at world time T. advance() stores exactly these values, which keeps predictions and
-    // the processing of the predicted event bit-consistent.
-    Vec3 position_at(std::size_t s, double T) const { return position_at(s, T, acceleration(s)); }
-    Vec3 velocity_at(std::size_t s, double T) const { return velocity_at(s, T, acceleration(s)); }
-    // The same with the ball's acceleration `a` given by a caller that knows it.
-    Vec3 position_at(std::size_t s, double T, Vec3 a) const {
-        const double tau = T - t[s];
-        return {x[s] + (vx[s] + 0.5 * a.x * tau) * tau, y[s] + (vy[s] + 0.5 * a.y * tau) * tau,
-                z[s] + (vz[s] + 0.5 * a.z * tau) * tau};
-    }
-    Vec3 velocity_at(std::size_t s, double T, Vec3 a) const {
-        const double tau = T - t[s];
-        return {vx[s] + a.x * tau, vy[s] + a.y * tau, vz[s] + a.z * tau};
-    }
-    void advance(std::size_t s, double T) {
-        if (t[s] == T) return;
-        const Vec3 p = position_at(s, T), v = velocity_at(s, T);
-        set_position(s, p);
-        set_velocity(s, v);
-        t[s] = T;
-    }
-    // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events,
-    // instant, id.
-    template <class Fn>
-    void for_each_column(Fn&& fn) {
-        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
-        fn(counter);
-        fn(rest);
-        fn(quiet_events);
-        fn(instant);
-        fn(id);
-    }
-    // Resting on nothing, with `quiet_events` slow events behind it (sleep.cpp).
-    void push(const BallDef& def, double time, BallId handle, std::uint32_t quiet_events);
-    void reserve(std::size_t balls);
-    void move(std::size_t from, std::size_t to);
-    void pop();
-    // Slot s takes the ball of order[s]; one task per column.
-    void permute(const std::vector<std::uint32_t>& order, Parallel& parallel);
-    std::size_t bytes_per_ball() const;
-};
 
 // A ball's earliest collision found for its current trajectory (simulate.cpp, "Prediction").
 struct Contact {
@@ -205,9 +88,7 @@ struct World::Impl {
     detail::Statics statics;
 
     Balls balls;
-    std::vector<std::uint32_t> slot_of;     // per handle index
-    std::vector<std::uint32_t> generation;  // per handle index; odd = live
-    std::vector<std::uint32_t> free_handles;
+    detail::Handles handles;
     double max_radius = 0.0;
 
     detail::Grid grid;
@@ -220,16 +101,7 @@ struct World::Impl {
     std::vector<detail::Contact> contacts;
     detail::EventQueue queue;
 
-    std::vector<CollisionEvent> step_events;
-    std::uint64_t step_events_unrecorded = 0;  // beyond def.event_record_limit
-
-    // Measurement window.
-    EventCounts counts;
-    std::vector<StaticCounters> plane_counters, cylinder_counters;
-    double window_start = 0.0;
-    double virial = 0.0;                // Σ J σ over ball–ball collisions
-    double temperature_time = 0.0;      // ∫ kT dt sampled at step ends
-    double event_overlap = 0.0;         // largest overlap met at a collision
+    detail::Measurements measurements;
 
     detail::Parallel parallel;
 
@@ -404,11 +276,9 @@ struct World::Impl {
     // --- reorder.cpp
     void reorder();
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
-    std::uint64_t collisions_before_reset = 0;  // collisions before reset_measurements()
 
     // --- world.cpp
     double cell_width_for(double radius) const;
-    std::uint32_t slot(BallId id, const char* field) const;
     // Overlap of a ball at p with radius r against the statics and the balls in slots below
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in

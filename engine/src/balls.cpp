@@ -1,0 +1,79 @@
+// Ballistic — the ball store (balls.hpp).
+#include "balls.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace ballistic {
+
+void detail::Rests::reset(Vec3 gravity) {
+    table_.clear();
+    index_.clear();
+    intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
+}
+
+std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
+    const Key key{supports[0], supports[1], supports[2], asleep};
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    const std::lock_guard lock(adding_);
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, asleep, acceleration}) - table_.begin());
+    index_.emplace(key, k);  // published only now that the entry is complete
+    return k;
+}
+
+std::size_t detail::Rests::Hash::operator()(const Key& s) const {
+    std::uint64_t h = 0;
+    for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ h >> 29);
+}
+
+std::size_t detail::Rests::bytes() const {
+    // An index node holds the key, the value and two links besides.
+    return table_.size() * (sizeof(Rest) + sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+}
+
+void detail::Balls::push(const BallDef& def, double time, BallId handle, std::uint32_t quiet) {
+    x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
+    vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
+    t.push_back(time);
+    radius.push_back(def.radius);
+    inv_mass.push_back(1.0 / def.mass);
+    counter.push_back(0);
+    rest.push_back(Rests::kNone);
+    quiet_since.push_back(time);
+    quiet_events.push_back(quiet);
+    instant.push_back(0);
+    id.push_back(handle);
+}
+
+void detail::Balls::reserve(std::size_t balls) {
+    if (balls <= x.capacity()) return;
+    balls = std::max(balls, 2 * x.capacity());  // geometric, for callers adding one ball at a time
+    for_each_column([&](auto& column) { column.reserve(balls); });
+}
+
+void detail::Balls::move(std::size_t from, std::size_t to) {
+    for_each_column([&](auto& column) { column[to] = column[from]; });
+}
+
+void detail::Balls::pop() {
+    for_each_column([](auto& column) { column.pop_back(); });
+}
+
+std::size_t detail::Balls::bytes_per_ball() const {
+    return 10 * sizeof(double) + sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+}
+
+void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
+    std::vector<std::function<void()>> columns;  // one task per column
+    for_each_column([&](auto& column) {
+        columns.emplace_back([&column, &order] {
+            const auto copy = column;
+            for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
+        });
+    });
+    parallel.for_each(columns.size(), [&](std::size_t c) { columns[c](); });
+}
+
+}  // namespace ballistic

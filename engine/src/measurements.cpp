@@ -1,0 +1,41 @@
+// Ballistic — what a world measures (measurements.hpp).
+#include "measurements.hpp"
+
+#include <algorithm>
+
+namespace ballistic::detail {
+
+void Measurements::count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit) {
+    switch (e.kind) {
+        case EventKind::BallBall:
+            ++counts.ball_ball;
+            virial += virial_term;
+            break;
+        case EventKind::BallPlane:
+            ++counts.ball_plane;
+            plane_counters[e.static_index].hits += 1;
+            plane_counters[e.static_index].impulse += e.impulse;
+            break;
+        case EventKind::BallCylinder:
+            ++counts.ball_cylinder;
+            cylinder_counters[e.static_index].hits += 1;
+            cylinder_counters[e.static_index].impulse += e.impulse;
+            break;
+    }
+    event_overlap = std::max(event_overlap, overlap);
+    if (step_events.size() < record_limit) step_events.push_back(e);
+    else ++step_events_unrecorded;
+}
+
+void Measurements::reset(double now) {
+    collisions_before_reset += counts.collisions();
+    counts = {};
+    std::fill(plane_counters.begin(), plane_counters.end(), StaticCounters{});
+    std::fill(cylinder_counters.begin(), cylinder_counters.end(), StaticCounters{});
+    window_start = now;
+    virial = 0.0;
+    temperature_time = 0.0;
+    event_overlap = 0.0;
+}
+
+}  // namespace ballistic::detail
