@@ -415,7 +415,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
 // is the same for any thread count.
 
 void World::Impl::run_until(double end) {
-    const bool batched = regions > 1;
+    const bool batched = slabs.count() > 1;
     detail::Outcome single;
     single.undoable = false;
     while (!queue.empty()) {
@@ -500,10 +500,10 @@ void World::Impl::record(const detail::Outcome& out) {
 }
 
 void World::Impl::requeue(std::uint32_t s, const Pending& event) {
-    if (regions == 1) return queue.update(s, event);
-    const std::uint32_t part = region_of(grid.key(s));
-    if (part == queue.part_of(s)) queue.update(s, event);
-    else queue.update(s, event, part);
+    if (slabs.count() == 1) return queue.update(s, event);
+    const std::uint32_t slab = slabs.slab_of(grid.key(s));
+    if (slab == queue.part_of(s)) queue.update(s, event);
+    else queue.update(s, event, slab);
 }
 
 void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out) {

@@ -5,10 +5,12 @@
 #include <ballistic/world.hpp>
 
 #include "balls.hpp"
+#include "batch.hpp"
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
 #include "measurements.hpp"
+#include "outcome.hpp"
 #include "parallel.hpp"
 #include "statics.hpp"
 
@@ -17,51 +19,6 @@
 #include <vector>
 
 namespace ballistic::detail {
-
-// A ball's earliest collision found for its current trajectory (simulate.cpp, "Prediction").
-struct Contact {
-    Pending event;
-    std::uint64_t other_counter = 0;  // a ball–ball partner's event counter at prediction
-};
-
-// What processing one event did, kept apart from the shared state (queue, cells, counters, the
-// event list) so that events can be computed in parallel, then committed in order or undone.
-struct Outcome {
-    struct Saved {  // a touched ball's state before the event
-        std::uint32_t slot;
-        Vec3 position, velocity;
-        double t;
-        std::uint64_t counter;
-        std::uint32_t rest;
-        double quiet_since;
-        std::uint32_t quiet_events, instant;
-        Contact contact;
-    };
-    std::array<Saved, 2> saved{};
-    int n_saved = 0;
-    // Balls with a new pending event and that event, in update order: the queue learns it at the
-    // commit (and never, when undone).
-    std::array<std::uint32_t, 2> requeue{};
-    std::array<Pending, 2> next{};
-    int n_requeue = 0;
-    void queue(std::uint32_t slot, const Pending& pending) {
-        requeue[static_cast<std::size_t>(n_requeue)] = slot;
-        next[static_cast<std::size_t>(n_requeue++)] = pending;
-    }
-    bool collided = false;
-    CollisionEvent event;
-    double virial = 0.0;   // J·|Δp| of a ball–ball collision
-    double overlap = 0.0;  // overlap met at the collision
-    bool crossing = false;
-    CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
-    // Whether undo() may be asked for: the serial loop never undoes, and does not save.
-    bool undoable = true;
-    void clear() {  // what the next event reads; the rest is written before it is read
-        n_saved = n_requeue = 0;
-        collided = crossing = false;
-        virial = overlap = 0.0;
-    }
-};
 
 struct Moments {
     double mass = 0.0;
@@ -142,75 +99,11 @@ struct World::Impl {
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out);
 
-    // Parallel event processing (parallel_events.cpp). Space is cut into slabs, one per thread,
-    // and the queue into one part per slab. A batch is the leading run of the slabs' earliest
-    // events, merged in queue order, in which no event lies within kIndependentCells cells of an
-    // earlier event of another slab. Each slab takes its candidates, computes its events in order
-    // and updates its part of the queue in one task; the batch is committed in order up to the
-    // first event that an earlier one has overtaken. Worlds smaller than
-    // def.parallel_events_min_balls are processed serially.
-    static constexpr std::int64_t kIndependentCells = 3;
-    static constexpr std::size_t kMinBatch = 32, kMaxBatch = 1024;
-    static constexpr std::size_t kTouchCapacity = 4 * kMaxBatch;  // a power of two
-    // Thinner slabs would put most of their events near a boundary.
-    static constexpr std::int64_t kMinSlabCells = 8;
-    // An event's cells lie within one cell of its ball's: an event whose ball is farther than this
-    // from every slab boundary cannot conflict with an event of another slab.
-    static constexpr std::int64_t kBoundaryReach = kIndependentCells + 1;
-    struct Candidate {
-        std::uint32_t slot;
-        detail::Pending event;
-        detail::CellKey cells[3];  // its balls' cells and a crossing's new cell
-        std::uint8_t n_cells;
-        bool dense;                // its cells and their neighbours are dense cells
-        bool near;                 // within kBoundaryReach cells of a slab boundary
-        std::uint32_t region;      // slab of its ball's cell
-    };
-    struct BatchEvent {
-        const Candidate* candidate;
-        // A ball an earlier event of the batch touches: its event is only a leftover copy if that
-        // event (batch index `toucher`) re-predicts the ball; it is not computed.
-        bool leftover;
-        std::uint32_t toucher;
-    };
-    struct BoundaryCell {  // a cell of a batch event near a slab boundary
-        detail::CellKey cell;
-        std::uint32_t region;
-    };
-    // Slots the batch touches -> index of the first batch event touching them (open addressing).
-    struct Touch {
-        std::uint32_t slot = ~0u, event = 0;
-        bool requeued = false;
-        detail::Pending next;  // its new pending event (of the last committed event requeueing it)
-    };
-    struct Slab {  // one slab's share of a batch
-        std::vector<detail::EventQueue::Queued> queued;
-        bool more = false;                  // the slab has events after its candidates
-        std::vector<Candidate> candidates;
-        std::vector<std::uint32_t> events;  // batch indices in order
-        std::vector<std::uint32_t> updates; // balls whose queue entry (in this part) changes, as
-                                            // positions in batch_touched
-    };
-    std::size_t regions = 1;                  // slabs (1: serial processing)
-    int region_axis = 0;
-    std::vector<std::int64_t> region_bounds;  // first cell of every slab after the first, ascending
-    std::size_t batch_size = kMinBatch;       // candidates per batch, adapted to how many commit
-    std::vector<Slab> slabs;
-    std::vector<BatchEvent> batch_events;
-    std::vector<BoundaryCell> batch_boundary;
-    std::vector<Touch> batch_touched;
-    std::vector<std::uint32_t> batch_touched_at;  // its used positions, to clear
-    std::vector<char> batch_computed;             // per batch event
-    std::vector<std::uint32_t> batch_moves;       // the same for entries changing part
-    std::vector<std::size_t> batch_merge_at;      // per slab: next candidate to merge
-    std::vector<detail::Outcome> batch_outcomes;
-    void plan_regions();  // sets regions, region_axis, region_bounds
+    // Parallel event processing (parallel_events.cpp, batch.hpp).
+    detail::SlabPlan slabs;
+    detail::Batch batch;
     void build_queue(const std::vector<detail::Pending>& events);  // plans the slabs, builds the queue
-    std::uint32_t region_of(const detail::CellKey& key) const;
-    bool near_region_boundary(const detail::CellKey& key) const;
-    // Marks `slot` as touched by batch event `event`; returns its entry.
-    Touch& touch(std::uint32_t slot, std::uint32_t event);
-    void select_candidates(Slab& slab, std::size_t region, std::size_t count);
+    void select_candidates(detail::Batch::Slab& slab, std::size_t index, std::size_t count);
     // Queues the new event of a ball (in the part of its slab).
     void requeue(std::uint32_t slot, const detail::Pending& event);
     Vec3 acceleration_for(Supports& supports) const;

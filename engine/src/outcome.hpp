@@ -1,0 +1,60 @@
+// Ballistic — what predicting and processing an event produce: a ball's contact, and an event's
+// outcome, which parallel processing commits in order or undoes.
+#pragma once
+
+#include <ballistic/world.hpp>
+
+#include "event_queue.hpp"
+#include "grid.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace ballistic::detail {
+
+// A ball's earliest collision found for its current trajectory (simulate.cpp, "Prediction").
+struct Contact {
+    Pending event;
+    std::uint64_t other_counter = 0;  // a ball–ball partner's event counter at prediction
+};
+
+// What processing one event did, kept apart from the shared state (queue, cells, counters, the
+// event list) so that events can be computed in parallel, then committed in order or undone.
+struct Outcome {
+    struct Saved {  // a touched ball's state before the event
+        std::uint32_t slot;
+        Vec3 position, velocity;
+        double t;
+        std::uint64_t counter;
+        std::uint32_t rest;
+        double quiet_since;
+        std::uint32_t quiet_events, instant;
+        Contact contact;
+    };
+    std::array<Saved, 2> saved{};
+    int n_saved = 0;
+    // Balls with a new pending event and that event, in update order: the queue learns it at the
+    // commit (and never, when undone).
+    std::array<std::uint32_t, 2> requeue{};
+    std::array<Pending, 2> next{};
+    int n_requeue = 0;
+    void queue(std::uint32_t slot, const Pending& pending) {
+        requeue[static_cast<std::size_t>(n_requeue)] = slot;
+        next[static_cast<std::size_t>(n_requeue++)] = pending;
+    }
+    bool collided = false;
+    CollisionEvent event;
+    double virial = 0.0;   // J·|Δp| of a ball–ball collision
+    double overlap = 0.0;  // overlap met at the collision
+    bool crossing = false;
+    CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
+    // Whether undo() may be asked for: the serial loop never undoes, and does not save.
+    bool undoable = true;
+    void clear() {  // what the next event reads; the rest is written before it is read
+        n_saved = n_requeue = 0;
+        collided = crossing = false;
+        virial = overlap = 0.0;
+    }
+};
+
+}  // namespace ballistic::detail
