@@ -8,15 +8,15 @@
 
 namespace ballistic {
 
+using detail::IslandContact;
+using detail::Islands;
+using detail::kFixed;
+
 namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
 constexpr std::uint32_t kInstantBudget = 64;  // collisions of a ball at one instant before it stops
-// A cluster sleeps when contact forces >= 0 leave every ball an unbalanced force below this
-// fraction of its weight, found within this many sweeps.
-constexpr double kBalance = 1e-2;
-constexpr int kBalanceSweeps = 200;
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -115,11 +115,6 @@ bool World::Impl::above(Vec3 n) const {
     return dot(n, -def.gravity) > 1e-6 * length(def.gravity);
 }
 
-std::uint32_t World::Impl::island_root(std::uint32_t s) {
-    std::vector<std::uint32_t>& parent = islands.parent;
-    while (parent[s] != s) s = parent[s] = parent[parent[s]];
-    return s;
-}
 
 void World::Impl::sleep_islands(double now) {
     if (!sleeping_enabled() || !grid_valid) return;
@@ -144,14 +139,14 @@ void World::Impl::sleep_islands(double now) {
                 if (above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
             } else if (j > s) {
                 is.contacts.push_back({s, j, -normal});
-                const std::uint32_t a = island_root(s), b = island_root(j);
+                const std::uint32_t a = islands.root(s), b = islands.root(j);
                 is.parent[std::max(a, b)] = std::min(a, b);
             }
         });
     }
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
     for (const std::uint32_t s : is.candidates) {
-        const std::uint32_t root = island_root(s);
+        const std::uint32_t root = islands.root(s);
         is.parent[s] = root;
         if (is.disturbed[s]) is.disturbed[root] = 1;
     }
@@ -175,52 +170,13 @@ void World::Impl::sleep_islands(double now) {
         const std::size_t begin = c;
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
         const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
-        if (!is.disturbed[root] && balanced(members, std::span(is.sorted).subspan(begin, c - begin))) {
+        if (!is.disturbed[root] && is.balanced(members, std::span(is.sorted).subspan(begin, c - begin), balls.inv_mass, def.gravity)) {
             for (const std::uint32_t s : members) fall_asleep(s, now);
             if (events_valid)
                 for (const std::uint32_t s : members) requeue(s, predict(s, now));
         }
         first = last;
     }
-}
-
-bool World::Impl::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching) {
-    // Weighted least squares: each member's residual force counts relative to its weight, so
-    // that a light ball under a heavy one is held to the same standard.
-    Islands& is = islands;
-    const double g = length(def.gravity);
-    is.residual.resize(members.size());
-    is.weight.resize(members.size());
-    for (std::size_t k = 0; k < members.size(); ++k) {
-        const double mass = 1.0 / balls.inv_mass[members[k]];
-        is.residual[k] = def.gravity * mass;
-        is.weight[k] = 1.0 / ((mass * g) * (mass * g));
-    }
-    is.lambda.assign(touching.size(), 0.0);
-    for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
-        for (std::size_t k = 0; k < touching.size(); ++k) {
-            const IslandContact& ct = touching[k];
-            Vec3& ra = is.residual[is.local[ct.a]];
-            double& lambda = is.lambda[k];
-            double next;
-            if (ct.b == kFixed) {
-                next = std::max(0.0, lambda - dot(ct.n, ra));
-                ra += ct.n * (next - lambda);
-            } else {
-                Vec3& rb = is.residual[is.local[ct.b]];
-                const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
-                next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
-                ra -= ct.n * (next - lambda);
-                rb += ct.n * (next - lambda);
-            }
-            lambda = next;
-        }
-        bool settled = true;
-        for (std::size_t k = 0; k < members.size() && settled; ++k)
-            settled = dot(is.residual[k], is.residual[k]) * is.weight[k] <= kBalance * kBalance;
-        if (settled) return true;
-    }
-    return false;
 }
 
 void World::Impl::note_quiet(std::uint32_t s, double approach, double now, bool same_instant) {

@@ -9,6 +9,7 @@
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
+#include "islands.hpp"
 #include "measurements.hpp"
 #include "outcome.hpp"
 #include "parallel.hpp"
@@ -133,24 +134,7 @@ struct World::Impl {
     // negative contact forces can hold in equilibrium, against the statics and sleeping balls it
     // touches, falls asleep at once.
     void sleep_islands(double now);
-    struct IslandContact {
-        std::uint32_t a, b;  // b = kFixed: a static or a sleeping ball
-        Vec3 n;              // unit, the direction the contact pushes b (or a, when b is fixed)
-    };
-    static constexpr std::uint32_t kFixed = ~0u;
-    struct Islands {  // sleep_islands()' scratch, kept between steps
-        std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
-        std::vector<std::uint32_t> local;   // per slot: index among its island's members
-        std::vector<std::uint32_t> candidates;
-        std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it
-        std::vector<IslandContact> contacts, sorted;
-        std::vector<Vec3> residual;
-        std::vector<double> weight, lambda;
-    } islands;
-    std::uint32_t island_root(std::uint32_t slot);
-    // Solves for contact forces >= 0 balancing every member's weight (projected Gauss–Seidel, a
-    // bounded number of sweeps); true if every member's residual force is within the tolerance.
-    bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching);
+    detail::Islands islands;  // sleep_islands()' scratch, kept between steps
     // Has the ball been slow at each of its events for sleep_time or sleep_events?
     bool quiet(std::uint32_t slot, double now) const;
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds

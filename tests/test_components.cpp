@@ -1,0 +1,139 @@
+// The engine's components on their own: handles, statics, measurements and the island
+// equilibrium test, each against its invariants and closed forms.
+#include "handles.hpp"
+#include "islands.hpp"
+#include "measurements.hpp"
+#include "statics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+using namespace ballistic;
+using namespace ballistic::detail;
+
+TEST(Handles, IssueReleaseAndReuseWithANewGeneration) {
+    Handles handles;
+    EXPECT_FALSE(handles.contains(BallId{}));
+    const BallId a = handles.issue(0), b = handles.issue(1);
+    EXPECT_NE(a.index(), 0u);  // index 0 is never handed out
+    EXPECT_TRUE(a && b && a != b);
+    EXPECT_EQ(handles.slot(b, "ball"), 1u);
+    handles.moved(b, 0);
+    EXPECT_EQ(handles.slot(b, "ball"), 0u);
+    handles.release(a);
+    EXPECT_FALSE(handles.contains(a));
+    try {
+        handles.slot(a, "ball");
+        ADD_FAILURE() << "a stale handle was accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "ball");
+    }
+    const BallId c = handles.issue(5);  // reuses a's index, never a's id
+    EXPECT_EQ(c.index(), a.index());
+    EXPECT_NE(c, a);
+    EXPECT_FALSE(handles.contains(a));
+    EXPECT_EQ(handles.slot(c, "ball"), 5u);
+    std::vector<std::uint32_t> live;
+    handles.for_each_live([&](std::uint32_t slot) { live.push_back(slot); });
+    EXPECT_EQ(live, (std::vector<std::uint32_t>{5, 0}));  // handle-index order
+}
+
+TEST(Statics, UnitDirectionsAndDistances) {
+    Statics statics;
+    const PlaneDef floor = Statics::checked(PlaneDef{{0, 1, 0}, {0, 5, 0}}, "planes[0]");
+    EXPECT_DOUBLE_EQ(length(floor.normal), 1.0);
+    statics.add(floor);
+    const CylinderDef column = Statics::checked(CylinderDef{{10, 3, 0}, {0, 0, 3}, 2.0}, "cylinders[0]");
+    EXPECT_DOUBLE_EQ(length(column.axis), 1.0);
+    statics.add(column);
+    EXPECT_DOUBLE_EQ(height(floor, {3, 4, 7}), 3.0);
+    EXPECT_DOUBLE_EQ(clearance(floor, {3, 4, 7}, 0.5), 2.5);
+    EXPECT_DOUBLE_EQ(clearance(column, {10, 8, -40}, 1.0), 2.0);  // 5 from the axis, radii 2 + 1
+    EXPECT_FALSE(overlaps(floor, {0, 2, 0}, 1.0));                // exactly touching
+    EXPECT_TRUE(overlaps(floor, {0, 1.5, 0}, 1.0));
+    EXPECT_EQ(statics.overlapped({0, 2, 0}, 1.0), "");
+    EXPECT_EQ(statics.overlapped({0, 1.5, 0}, 1.0), "overlaps planes[0] by 0.5");
+    EXPECT_EQ(statics.overlapped({11, 3, 5}, 0.5), "overlaps cylinders[0] by 1.5");
+    EXPECT_DOUBLE_EQ(statics.deepest_overlap({11, 3, 5}, 0.5), 1.5);
+    EXPECT_DOUBLE_EQ(statics.deepest_overlap({0, 50, 0}, 0.5), 0.0);
+    EXPECT_TRUE(statics.inside({0, 0.5, 0}));   // behind the floor
+    EXPECT_TRUE(statics.inside({10.5, 3, 3}));  // inside the column
+    EXPECT_FALSE(statics.inside({0, 3, 0}));
+}
+
+TEST(Statics, BadDefinitionsNameTheField) {
+    try {
+        Statics::checked(PlaneDef{{0, 0, 0}, {0, 0, 0}}, "planes[2]");
+        ADD_FAILURE();
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "planes[2].normal");
+    }
+    try {
+        Statics::checked(CylinderDef{{0, 0, 0}, {0, 1, 0}, -1.0}, "cylinders[1]");
+        ADD_FAILURE();
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "cylinders[1].radius");
+        EXPECT_STREQ(error.what(), "cylinders[1].radius: must be > 0, got -1");
+    }
+}
+
+TEST(Measurements, CountsRecordsUpToTheLimitAndResets) {
+    Measurements m;
+    m.plane_counters.resize(2);
+    m.cylinder_counters.resize(1);
+    CollisionEvent ball_ball{1.0, EventKind::BallBall, {}, {}, 0, {}, {}, 2.0};
+    CollisionEvent plane{1.5, EventKind::BallPlane, {}, {}, 1, {}, {}, 3.0};
+    m.begin_step();
+    m.count(ball_ball, 0.25, 1e-12, 2);
+    m.count(plane, 0.0, 0.0, 2);
+    m.count(plane, 0.0, 2e-12, 2);
+    m.count_crossing();
+    EXPECT_EQ(m.counts.ball_ball, 1u);
+    EXPECT_EQ(m.counts.ball_plane, 2u);
+    EXPECT_EQ(m.counts.cell_crossings, 1u);
+    EXPECT_EQ(m.plane_counters[1].hits, 2u);
+    EXPECT_DOUBLE_EQ(m.plane_counters[1].impulse, 6.0);
+    EXPECT_DOUBLE_EQ(m.virial, 0.25);
+    EXPECT_DOUBLE_EQ(m.event_overlap, 2e-12);
+    EXPECT_EQ(m.step_events.size(), 2u);  // the limit
+    EXPECT_EQ(m.step_events_unrecorded, 1u);
+    m.reset(7.0);
+    EXPECT_EQ(m.counts.collisions(), 0u);
+    EXPECT_EQ(m.lifetime_collisions(), 3u);
+    EXPECT_EQ(m.plane_counters[1].hits, 0u);
+    EXPECT_DOUBLE_EQ(m.window_start, 7.0);
+    m.begin_step();
+    EXPECT_TRUE(m.step_events.empty());
+    EXPECT_EQ(m.step_events_unrecorded, 0u);
+}
+
+namespace {
+// One island of `n` members (slots 0..n-1), unit masses.
+bool balanced(std::size_t n, const std::vector<IslandContact>& contacts) {
+    Islands islands;
+    islands.local.resize(n);
+    std::vector<std::uint32_t> members(n);
+    for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
+    const std::vector<double> inv_mass(n, 1.0);
+    return islands.balanced(members, contacts, inv_mass, {0, -9.81, 0});
+}
+}  // namespace
+
+TEST(Islands, BalancedOnlyWhenNonNegativeForcesHoldTheWeight) {
+    const Vec3 up{0, 1, 0};
+    EXPECT_TRUE(balanced(1, {{0, kFixed, up}}));  // on a floor
+    // On one fixed ball, off centre: the normal cannot cancel gravity's tangential part.
+    EXPECT_FALSE(balanced(1, {{0, kFixed, normalize(Vec3{0.3, 1, 0})}}));
+    // In a pocket of three fixed balls (normals 35° off vertical, 120° apart).
+    const double s = std::sin(0.6), c = std::cos(0.6);
+    EXPECT_TRUE(balanced(1, {{0, kFixed, {s, c, 0}},
+                             {0, kFixed, {-0.5 * s, c, 0.866025403784 * s}},
+                             {0, kFixed, {-0.5 * s, c, -0.866025403784 * s}}}));
+    // A stack of two on a floor: the contact between them pushes the upper one (b = 1) up.
+    EXPECT_TRUE(balanced(2, {{0, kFixed, up}, {0, 1, up}}));
+    // Two balls side by side on nothing: no force can hold them.
+    EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}));
+}
