@@ -21,7 +21,7 @@
 // max_overlap (World::max_overlap() over the timed steps: an exact engine keeps it at rounding
 // size). The label carries the step and the state hash after warm-up (`warm`, independent of the
 // iteration count, so runs and machines can be compared) and after the timed steps (`end`).
-#include "scenes.hpp"
+#include <ballistic/scene/builders.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -10,7 +10,7 @@
 // After the run a summary prints, per N, both costs and their ratio, measured in this run
 // (process CPU time of the timed loops).
 #include "lesson_reference.hpp"
-#include "scenes.hpp"
+#include <ballistic/scene/builders.hpp>
 
 #include <benchmark/benchmark.h>
 

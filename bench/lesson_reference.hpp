@@ -23,7 +23,7 @@
 //     step is finished without further events and counted in `stalled_steps`.
 #pragma once
 
-#include "scenes.hpp"
+#include <ballistic/scene/builders.hpp>
 
 #include <ballistic/vec3.hpp>
 

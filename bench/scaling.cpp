@@ -6,7 +6,7 @@
 //
 // With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
 // run of each is kept: on a shared machine other tenants only ever slow a run down.
-#include "scenes.hpp"
+#include <ballistic/scene/builders.hpp>
 
 #include <CLI/CLI.hpp>
 #include <tbb/info.h>

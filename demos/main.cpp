@@ -7,7 +7,7 @@
 //   ballistic view SCENE.json [...]    the interactive window (renderer builds only)
 //
 // Exit status: 0 success, 2 bad input (scene, options), 1 anything else.
-#include "scene.hpp"
+#include <ballistic/scene/scene.hpp>
 #ifdef BALLISTIC_WITH_RENDERER
 #include "render_commands.hpp"
 #endif

@@ -2,7 +2,7 @@
 // ballistic::renderer (built only with BALLISTIC_BUILD_RENDERER).
 #pragma once
 
-#include "scene.hpp"
+#include <ballistic/scene/scene.hpp>
 
 #include <string>
 

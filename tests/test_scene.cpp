@@ -1,6 +1,6 @@
 // Scene files: every key read into the world, every kind of bad input named by its JSON path,
 // and the run statistics helpers.
-#include "scene.hpp"
+#include <ballistic/scene/scene.hpp>
 
 #include <ballistic/generate.hpp>
 

@@ -1,5 +1,5 @@
 // Ballistic — scene files and run statistics.
-#include "scene.hpp"
+#include <ballistic/scene/scene.hpp>
 
 #include <ballistic/generate.hpp>
 

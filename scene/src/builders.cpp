@@ -1,5 +1,5 @@
 // Ballistic — scenes shared by the benchmarks and the demos.
-#include "scenes.hpp"
+#include <ballistic/scene/builders.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
-// Ballistic — scenes shared by the benchmarks and the demos.
+// Ballistic — ready-made scenes (the gas, the closed box, the lesson room) built in code, shared
+// by the benchmarks, the tests and the demos.
 //
 // A Scene is a plain description (world definition, statics, balls, suggested step) so that the
 // same scene can be handed to Ballistic (make_world) and to other simulators (the lesson's

@@ -1,4 +1,5 @@
-// Ballistic — scene files and run statistics, shared by the `ballistic` program and its tests.
+// Ballistic — scene files and run statistics, shared by the `ballistic` program, the benchmarks
+// and the tests.
 //
 // A scene file is JSON (format in README.md, "Scene files"). Every bad input — an unreadable
 // file, a JSON syntax error, an unknown key, a wrong type or an invalid value — throws
