@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -171,4 +172,44 @@ TEST(TaskSystem, ParallelSortMatchesStdSort) {
             EXPECT_EQ(sorted, expected) << n << " items, concurrency " << tasks->concurrency();
         }
     }
+}
+
+// Const queries never change the world, so threads may ask them together, also right after
+// balls larger than every earlier one were added (no cache is rebuilt behind the caller's back).
+TEST(TaskSystem, ConstQueriesFromManyThreads) {
+    WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    GenerateDef small;
+    small.count = 3000;
+    small.radius = 0.2;
+    small.region = {{0, 0, 0}, {30, 10, 30}};
+    world.add_balls(generate_balls(world, small));
+    GenerateDef large = small;
+    large.count = 50;
+    large.radius = 1.5;
+    large.region = {{0, 12, 0}, {30, 20, 30}};
+    world.add_balls(generate_balls(world, large));
+    std::vector<Ray> rays;
+    for (int k = 0; k < 200; ++k) rays.push_back({{0.15 * k, 30, 0.1 * k}, {0.01, -1, 0.02}});
+    auto answers = [&] {
+        std::vector<std::optional<RayHit>> hits(rays.size());
+        world.ray_cast(rays, hits);
+        std::vector<double> out;
+        for (const auto& hit : hits) out.push_back(hit ? hit->distance : -1.0);
+        out.push_back(world.max_overlap());
+        out.push_back(world.is_free({15, 16, 15}, 1.0) ? 1.0 : 0.0);
+        out.push_back(world.kinetic_energy());
+        return out;
+    };
+    const std::uint64_t hash = world.state_hash();
+    const std::vector<double> expected = answers();
+    std::vector<std::vector<double>> got(4);
+    std::vector<std::thread> readers;
+    for (auto& g : got) readers.emplace_back([&] { g = answers(); });
+    for (std::thread& reader : readers) reader.join();
+    for (const auto& g : got) EXPECT_EQ(g, expected);
+    EXPECT_EQ(world.state_hash(), hash);
+    EXPECT_GT(std::count_if(expected.begin(), expected.begin() + 200, [](double d) { return d > 0.0; }), 100);
 }

@@ -9,7 +9,9 @@
 
 #include "parallel.hpp"
 
-#include <ballistic/world.hpp>
+#include <ballistic/box.hpp>
+
+#include <optional>
 
 #include <algorithm>
 #include <array>

@@ -28,7 +28,7 @@ public:
 
     // fn(begin, end) over fixed blocks of [0, count).
     template <class Fn>
-    void for_blocks(std::size_t count, Fn&& fn) {
+    void for_blocks(std::size_t count, Fn&& fn) const {
         const std::size_t blocks = (count + kBlock - 1) / kBlock;
         auto block = [&](std::size_t b) { fn(b * kBlock, std::min(count, (b + 1) * kBlock)); };
         if (concurrency_ == 1 || blocks <= 1) {
@@ -40,7 +40,7 @@ public:
 
     // fn(k) for k in [0, count), one task each: for a few coarse independent items.
     template <class Fn>
-    void for_each(std::size_t count, Fn&& fn) {
+    void for_each(std::size_t count, Fn&& fn) const {
         if (concurrency_ == 1 || count <= 1) {
             for (std::size_t k = 0; k < count; ++k) fn(k);
             return;
@@ -51,7 +51,7 @@ public:
     // Deterministic reduction: block(begin, end) -> T per block, then combine(acc, part) in
     // block order.
     template <class T, class Block, class Combine>
-    T reduce(std::size_t count, T identity, Block&& block, Combine&& combine) {
+    T reduce(std::size_t count, T identity, Block&& block, Combine&& combine) const {
         const std::size_t blocks = (count + kBlock - 1) / kBlock;
         std::vector<T> parts(blocks, identity);
         for_blocks(count, [&](std::size_t begin, std::size_t end) { parts[begin / kBlock] = block(begin, end); });
@@ -64,7 +64,7 @@ public:
     // distinct (unique keys), so that the order, unlike the work, does not depend on the
     // concurrency.
     template <class T>
-    void sort(std::vector<T>& items) {
+    void sort(std::vector<T>& items) const {
         const std::size_t runs = std::min<std::size_t>(static_cast<std::size_t>(concurrency_), items.size() / kBlock);
         if (runs <= 1) {
             std::sort(items.begin(), items.end());

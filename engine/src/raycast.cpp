@@ -28,7 +28,7 @@ void validate(const Ray& ray, const std::string& field) {
 
 }  // namespace
 
-std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
+std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
     const Vec3 o = ray.origin, d = ray.direction;
     std::optional<RayHit> best;
     double limit = ray.max_distance;
@@ -120,7 +120,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) {
     return best;
 }
 
-Box World::Impl::ball_bounds() {
+Box World::Impl::ball_bounds() const {
     struct Bounds {
         Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
     };
@@ -142,9 +142,8 @@ Box World::Impl::ball_bounds() {
 
 std::optional<RayHit> World::ray_cast(const Ray& ray) const {
     validate(ray, "ray");
-    Impl& w = *impl_;
+    const Impl& w = *impl_;
     if (w.balls.size() == 0) return w.cast(ray, Box{});
-    w.ensure_grid();
     return w.cast(ray, w.ball_bounds());
 }
 
@@ -153,12 +152,8 @@ void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>>
         detail::reject("hits", "must have one entry per ray (" + std::to_string(rays.size()) + "), got " +
                                    std::to_string(hits.size()));
     for (std::size_t k = 0; k < rays.size(); ++k) validate(rays[k], "rays[" + std::to_string(k) + "]");
-    Impl& w = *impl_;
-    Box bounds;
-    if (w.balls.size() > 0) {
-        w.ensure_grid();
-        bounds = w.ball_bounds();
-    }
+    const Impl& w = *impl_;
+    const Box bounds = w.balls.size() > 0 ? w.ball_bounds() : Box{};
     w.parallel.for_blocks(rays.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k], bounds);
     });

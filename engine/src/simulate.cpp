@@ -204,10 +204,6 @@ void World::Impl::fit_grid(const std::vector<CellKey>& keys) {
     grid.fit_dense(lo, hi);
 }
 
-void World::Impl::ensure_grid() {
-    if (!grid_valid || grid.min_width() < cell_width_for(max_radius)) rebuild_grid(max_radius);
-}
-
 void World::Impl::rebuild_events() {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);

@@ -243,6 +243,18 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         roll_back();
         reject("balls[" + std::to_string(first_bad) + "].position", show(defs[first_bad].position) + " " + found);
     }
+    // Between calls the cells are at least as wide as the largest ball: the const queries
+    // (is_free, max_overlap, ray_cast) read them and never change the world.
+    if (!remake && w.grid.min_width() < w.cell_width_for(w.max_radius)) {
+        try {
+            w.rebuild_grid(w.max_radius);
+        } catch (...) {
+            in_cells = 0;  // the cells are remade, not edited
+            roll_back();
+            w.rebuild_grid(old_max_radius);
+            throw;
+        }
+    }
 
     // Only now, with nothing left to fail, hand out handles.
     std::vector<BallId> ids;
@@ -374,9 +386,8 @@ BallView World::balls() const {
 }
 
 bool World::is_free(Vec3 position, double radius) const {
-    Impl& w = *impl_;
+    const Impl& w = *impl_;
     if (!is_finite(position) || !(radius > 0.0) || !std::isfinite(radius)) return false;
-    if (w.balls.size() > 0 && !w.grid_valid) w.rebuild_grid(w.max_radius);  // no event pending then
     return w.conflict(position, radius, UINT32_MAX, static_cast<std::uint32_t>(w.balls.size()), w.max_radius).empty();
 }
 
@@ -390,7 +401,7 @@ EventCounts World::event_counts() const { return impl_->measurements.counts; }
 std::span<const StaticCounters> World::plane_counters() const { return impl_->measurements.plane_counters; }
 std::span<const StaticCounters> World::cylinder_counters() const { return impl_->measurements.cylinder_counters; }
 
-detail::Moments World::Impl::moments() {
+detail::Moments World::Impl::moments() const {
     return parallel.reduce(balls.size(), detail::Moments{}, [&](std::size_t begin, std::size_t end) {
         detail::Moments m;
         for (std::size_t s = begin; s < end; ++s) {
@@ -429,9 +440,8 @@ double World::pressure() const {
 }
 
 double World::max_overlap() const {
-    Impl& w = *impl_;
+    const Impl& w = *impl_;
     const Balls& b = w.balls;
-    if (b.size() > 0) w.ensure_grid();
     const double now = w.parallel.reduce(b.size(), 0.0, [&](std::size_t begin, std::size_t end) {
         double worst = 0.0;
         for (std::size_t s = begin; s < end; ++s) {
@@ -450,7 +460,7 @@ double World::max_overlap() const {
 }
 
 std::size_t World::escaped_count() const {
-    Impl& w = *impl_;
+    const Impl& w = *impl_;
     const Balls& b = w.balls;
     return w.parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
         std::size_t escaped = 0;

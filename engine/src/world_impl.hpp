@@ -50,7 +50,9 @@ struct World::Impl {
     double max_radius = 0.0;
 
     detail::Grid grid;
-    bool grid_valid = false;    // every ball is in its cell
+    // Every ball is in its cell. Between calls this holds whenever there are balls, with cells at
+    // least cell_width_for(max_radius) wide: the const queries rely on it.
+    bool grid_valid = false;
     bool events_valid = false;  // every ball has its earliest event queued
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
@@ -68,7 +70,6 @@ struct World::Impl {
     void fit_grid(const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
-    void ensure_grid();  // cells wide enough for the largest ball (invalidates events if rebuilt)
     void rebuild_events();
     // A ball's new contact, stored, and its new pending event, returned.
     detail::Pending predict(std::uint32_t slot, double now);
@@ -161,12 +162,12 @@ struct World::Impl {
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
     // the current call.
     std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest) const;
-    detail::Moments moments();
+    detail::Moments moments() const;
 
     // --- raycast.cpp
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.
-    std::optional<RayHit> cast(const Ray& ray, const Box& bounds);
-    Box ball_bounds();
+    std::optional<RayHit> cast(const Ray& ray, const Box& bounds) const;
+    Box ball_bounds() const;
     Vec3 min_image(Vec3 d) const;
 };
 

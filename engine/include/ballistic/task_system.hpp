@@ -36,8 +36,8 @@ public:
     virtual int concurrency() const = 0;
     // Runs task(k) exactly once for every k in [0, count), in any order, on any threads, and
     // returns when every task has returned. If tasks throw, rethrows one of their exceptions
-    // once none is running. The engine calls run() from one thread at a time per world, and
-    // never from inside a task.
+    // once none is running. run() is called from several threads at once when they read one
+    // world (or step different worlds) together, and never from inside a task.
     virtual void run(std::size_t count, TaskFunction task) = 0;
 };
 

@@ -5,6 +5,7 @@
 // but must be consistent; field comments give them as length, time and mass.
 #pragma once
 
+#include <ballistic/box.hpp>
 #include <ballistic/task_system.hpp>
 #include <ballistic/vec3.hpp>
 
@@ -43,12 +44,6 @@ struct BallId {
     constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
     constexpr explicit operator bool() const { return value != 0; }
     friend constexpr bool operator==(BallId, BallId) = default;
-};
-
-// Axis-aligned box, min < max on every axis.
-struct Box {
-    Vec3 min;  // (unit: length)
-    Vec3 max;  // (unit: length)
 };
 
 struct WorldDef {
@@ -186,6 +181,10 @@ struct BallView {
     std::span<const BallId> id;
 };
 
+// Thread safety: the const methods never change the world (no cache is rebuilt behind the
+// caller's back), so any number of threads may call them at once; a non-const method needs the
+// world to itself. Different worlds are independent. Every parallel phase runs on the world's
+// TaskSystem, from the calling thread.
 class World {
 public:
     explicit World(const WorldDef& def = {});
