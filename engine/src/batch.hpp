@@ -48,6 +48,20 @@ private:
     std::vector<std::int64_t> bounds_;  // first cell of every slab after the first
 };
 
+// The earliest of the events a run of batch events produced (queue order: time, then slot).
+struct Earliest {
+    Pending event;
+    std::uint32_t slot = 0;
+    // Is the event of `s` later than this (so an event this early may change it)?
+    bool precedes(const Pending& e, std::uint32_t s) const { return before(event, slot, e, s); }
+    void lower(const Pending& e, std::uint32_t s) {
+        if (before(e, s, event, slot)) {
+            event = e;
+            slot = s;
+        }
+    }
+};
+
 // A batch's scratch, kept between batches.
 struct Batch {
     static constexpr std::size_t kMinSize = 32, kMaxSize = 1024;

@@ -132,33 +132,25 @@ bool World::Impl::run_batch(double end) {
     parallel.for_each(slab_count, [&](std::size_t r) {
         // A slab stops at its first event that an earlier event of the slab has overtaken: the
         // commit stops there anyway.
-        Pending earliest;
-        std::uint32_t earliest_slot = 0;
+        detail::Earliest earliest;
         for (const std::uint32_t k : b.slabs[r].events) {
             const Candidate& c = *b.events[k].candidate;
-            if (detail::before(earliest, earliest_slot, c.event, c.slot)) break;
+            if (earliest.precedes(c.event, c.slot)) break;
             detail::Outcome& out = b.outcomes[k];
             compute(c.slot, c.event, out);
             queue.warm(r);  // the next take moves the next buckets of this slab's part into its front
             b.computed[k] = 1;
-            for (int i = 0; i < out.n_requeue; ++i) {
-                const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
-                const Pending& next = out.next[static_cast<std::size_t>(i)];
-                if (detail::before(next, slot, earliest, earliest_slot)) {
-                    earliest = next;
-                    earliest_slot = slot;
-                }
-            }
+            for (int i = 0; i < out.n_requeue; ++i)
+                earliest.lower(out.next[static_cast<std::size_t>(i)], out.requeue[static_cast<std::size_t>(i)]);
         }
     });
 
-    Pending earliest_new;  // earliest event produced by the committed part of the batch
-    std::uint32_t earliest_slot = 0;
+    detail::Earliest earliest_new;  // earliest event produced by the committed part of the batch
     std::size_t k = 0;
     for (; k < n; ++k) {
         const detail::Batch::Event& e = b.events[k];
         const Candidate& c = *e.candidate;
-        if (detail::before(earliest_new, earliest_slot, c.event, c.slot)) break;
+        if (earliest_new.precedes(c.event, c.slot)) break;
         if (e.leftover) {
             const detail::Outcome& by = b.outcomes[e.toucher];
             const auto* requeued = by.requeue.begin() + by.n_requeue;
@@ -171,10 +163,7 @@ bool World::Impl::run_batch(double end) {
         for (int i = 0; i < out.n_requeue; ++i) {
             const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
             const Pending& next = out.next[static_cast<std::size_t>(i)];
-            if (detail::before(next, slot, earliest_new, earliest_slot)) {
-                earliest_new = next;
-                earliest_slot = slot;
-            }
+            earliest_new.lower(next, slot);
             Touch& t = b.touch(slot, 0);
             t.requeued = true;
             t.next = next;

@@ -531,12 +531,15 @@ double separation_speed(double u, bool pressed, double e, double rest_speed, boo
 }
 }  // namespace
 
-void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out) {
+bool World::Impl::meet(std::uint32_t i, double now, detail::Outcome& out) {
     save(i, out);
-    save(j, out);
-    const bool same_instant[2] = {balls.t[i] == now, balls.t[j] == now};
+    const bool same_instant = balls.t[i] == now;
     balls.advance(i, now);
-    balls.advance(j, now);
+    return same_instant;
+}
+
+void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out) {
+    const bool same_instant[2] = {meet(i, now, out), meet(j, now, out)};
     const Vec3 dp = min_image(balls.position(j) - balls.position(i));
     const Vec3 dv = balls.velocity(j) - balls.velocity(i);
     const double d = length(dp);
@@ -582,9 +585,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
 }
 
 void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
-    save(i, out);
-    const bool same_instant = balls.t[i] == now;
-    balls.advance(i, now);
+    const bool same_instant = meet(i, now, out);
     const PlaneDef& plane = statics.planes()[k];
     const Vec3 n = plane.normal;
     const Vec3 v = balls.velocity(i);
@@ -611,20 +612,25 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         out.queue(i, predict(i, now));
         return;
     }
-    ++balls.counter[i];
-    note_quiet(i, u, now, same_instant);
-    try_sleep(i, now);
     const double gap = detail::height(plane, balls.position(i));
+    static_collided(i, u, now, same_instant,
+                    {now, EventKind::BallPlane, balls.id[i], BallId{}, k, balls.position(i) - n * gap, -n, J},
+                    balls.radius[i] - gap, out);
+}
+
+void World::Impl::static_collided(std::uint32_t i, double approach, double now, bool same_instant,
+                                  const CollisionEvent& event, double overlap, detail::Outcome& out) {
+    ++balls.counter[i];
+    note_quiet(i, approach, now, same_instant);
+    try_sleep(i, now);
     out.collided = true;
-    out.overlap = balls.radius[i] - gap;
-    out.event = {now, EventKind::BallPlane, balls.id[i], BallId{}, k, balls.position(i) - n * gap, -n, J};
+    out.overlap = overlap;
+    out.event = event;
     out.queue(i, predict(i, now));
 }
 
 void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
-    save(i, out);
-    const bool same_instant = balls.t[i] == now;
-    balls.advance(i, now);
+    const bool same_instant = meet(i, now, out);
     const CylinderDef& c = statics.cylinders()[k];
     auto across = [&](Vec3 w) { return detail::across(c, w); };
     const Vec3 w = detail::from_axis(c, balls.position(i));  // from the axis to the centre
@@ -641,13 +647,9 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     const double J = (u + s) / balls.inv_mass[i];
     balls.set_velocity(i, v + n * (u + s));
     release_supports(i);
-    ++balls.counter[i];
-    note_quiet(i, u, now, same_instant);
-    try_sleep(i, now);
-    out.collided = true;
-    out.overlap = c.radius + balls.radius[i] - d;
-    out.event = {now, EventKind::BallCylinder, balls.id[i], BallId{}, k, balls.position(i) - n * (d - c.radius), -n, J};
-    out.queue(i, predict(i, now));
+    static_collided(i, u, now, same_instant,
+                    {now, EventKind::BallCylinder, balls.id[i], BallId{}, k, balls.position(i) - n * (d - c.radius), -n, J},
+                    c.radius + balls.radius[i] - d, out);
 }
 
 }  // namespace ballistic

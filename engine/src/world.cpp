@@ -117,36 +117,31 @@ World::~World() = default;
 World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;
 
+template <class Def>
+std::uint32_t World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters) {
+    for (std::size_t s = 0; s < balls.size(); ++s)
+        if (detail::overlaps(unit, balls.position(s), balls.radius[s]))
+            reject(field, "overlaps the ball with handle " + std::to_string(balls.id[s].value) + " by " +
+                              show(-detail::clearance(unit, balls.position(s), balls.radius[s])));
+    counters.reserve(counters.size() + 1);
+    const std::uint32_t index = statics.add(unit);
+    counters.emplace_back();
+    events_valid = false;
+    return index;
+}
+
 std::uint32_t World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    const PlaneDef unit = detail::Statics::checked(def, field);
-    for (std::size_t s = 0; s < w.balls.size(); ++s)
-        if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
-            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
-                              show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
-    w.measurements.plane_counters.reserve(w.measurements.plane_counters.size() + 1);
-    const std::uint32_t index = w.statics.add(unit);
-    w.measurements.plane_counters.emplace_back();
-    w.events_valid = false;
-    return index;
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters);
 }
 
 std::uint32_t World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    const CylinderDef unit = detail::Statics::checked(def, field);
-    for (std::size_t s = 0; s < w.balls.size(); ++s)
-        if (detail::overlaps(unit, w.balls.position(s), w.balls.radius[s]))
-            reject(field, "overlaps the ball with handle " + std::to_string(w.balls.id[s].value) + " by " +
-                              show(-detail::clearance(unit, w.balls.position(s), w.balls.radius[s])));
-    w.measurements.cylinder_counters.reserve(w.measurements.cylinder_counters.size() + 1);
-    const std::uint32_t index = w.statics.add(unit);
-    w.measurements.cylinder_counters.emplace_back();
-    w.events_valid = false;
-    return index;
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters);
 }
 
 BallId World::add_ball(const BallDef& def) {

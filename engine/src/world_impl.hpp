@@ -96,9 +96,15 @@ struct World::Impl {
     void record(const detail::Outcome& out);   // counters, statistics, the event list
     void save(std::uint32_t slot, detail::Outcome& out) const;
     void undo(const detail::Outcome& out);
+    // A collision's first touch of ball i: saved and brought to `now`; true if its previous event
+    // was at `now` too.
+    bool meet(std::uint32_t i, double now, detail::Outcome& out);
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out);
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
+    // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
+    void static_collided(std::uint32_t i, double approach, double now, bool same_instant, const CollisionEvent& event,
+                         double overlap, detail::Outcome& out);
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out);
 
     // Parallel event processing (parallel_events.cpp, batch.hpp).
@@ -157,6 +163,9 @@ struct World::Impl {
 
     // --- world.cpp
     double cell_width_for(double radius) const;
+    // Adds a checked static (unit direction) that overlaps no ball, with its counters.
+    template <class Def>
+    std::uint32_t add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters);
     // Overlap of a ball at p with radius r against the statics and the balls in slots below
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
