@@ -1,7 +1,6 @@
 // Ballistic — memory locality: ball storage is periodically re-sorted along a Morton
 // (Z-order) curve of the balls' cells, so that the neighbours a prediction reads share cache
-// lines. Event-driven codes are memory bound: re-sorting by cell is worth +16–20% in the
-// reference code and far more at 10⁵–10⁶ balls.
+// lines (event-driven codes are memory bound; engine/README.md, "Memory").
 #include "world_impl.hpp"
 
 

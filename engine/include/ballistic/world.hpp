@@ -93,11 +93,11 @@ struct WorldDef {
     // are bit-identical for every task system.
     std::shared_ptr<TaskSystem> task_system;
     // Worlds with at least this many balls (and more than one thread) process their events in
-    // parallel batches (engine/README.md); smaller ones process them serially, because a batch's
-    // bookkeeping and hand-overs between threads cost more than a small world's batch saves (on
-    // two cores: 0.65–0.7× at 10⁵ balls, 0.86–1.03× at 3·10⁵, 1.1–1.2× at 5·10⁵). The other
-    // parallel phases (end of step, measurements, ray batches) run at any size. Results are
-    // bit-identical for every value.
+    // parallel batches; smaller ones process them serially, because a batch's bookkeeping and
+    // hand-overs between threads cost more than a small world's batch saves (engine/README.md,
+    // "Parallel event processing", has the measurements). The other parallel phases (end of
+    // step, measurements, ray batches) run at any size. Results are bit-identical for every
+    // value.
     std::size_t parallel_events_min_balls = 500000;
 };
 
