@@ -2,7 +2,7 @@
 // what balls rest on.
 #pragma once
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include "parallel.hpp"
 

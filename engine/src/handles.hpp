@@ -1,7 +1,7 @@
 // Ballistic — ball handles: generation-checked ids that map to storage slots.
 #pragma once
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include <cstdint>
 #include <vector>

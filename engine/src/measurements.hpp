@@ -2,7 +2,7 @@
 // behind pressure and temperature over the measurement window, and the step's event record.
 #pragma once
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include <cstdint>
 #include <vector>

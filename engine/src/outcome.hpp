@@ -2,7 +2,7 @@
 // outcome, which parallel processing commits in order or undoes.
 #pragma once
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include "event_queue.hpp"
 #include "grid.hpp"

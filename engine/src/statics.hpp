@@ -3,7 +3,7 @@
 // engine (prediction aside, which the time-of-impact kernels compute) is one of these functions.
 #pragma once
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include <cstdint>
 #include <string>

@@ -5,7 +5,7 @@
 
 #include "format.hpp"
 
-#include <ballistic/world.hpp>
+#include <ballistic/types.hpp>
 
 #include <cmath>
 #include <string>

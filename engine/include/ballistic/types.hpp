@@ -1,0 +1,181 @@
+// Ballistic — the value types of the public API: definitions, handles, events, states, rays,
+// counters and the error every rejected call throws (world.hpp has the World that uses them).
+// Units are free but must be consistent; field comments give them as length, time and mass.
+#pragma once
+
+#include <ballistic/box.hpp>
+#include <ballistic/task_system.hpp>
+#include <ballistic/vec3.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace ballistic {
+
+// Every rejected call throws this. The message names the field, the index (when the field
+// belongs to an element of a list) and the offending value; a rejected call leaves the world
+// exactly as it was.
+class InvalidArgument : public std::invalid_argument {
+public:
+    InvalidArgument(std::string field, std::string message)
+        : std::invalid_argument(message), field_(std::move(field)) {}
+    // Dotted path of the offending field, e.g. "balls[3].radius".
+    const std::string& field() const noexcept { return field_; }
+
+private:
+    std::string field_;
+};
+
+// Generation-checked handle of a ball: stays valid while storage is compacted or reordered and
+// becomes stale (never silently re-targeted) when the ball is removed. Zero is the null handle.
+struct BallId {
+    std::uint64_t value = 0;
+
+    constexpr std::uint32_t index() const { return static_cast<std::uint32_t>(value & 0xffffffffu); }
+    constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
+    constexpr explicit operator bool() const { return value != 0; }
+    friend constexpr bool operator==(BallId, BallId) = default;
+};
+
+struct WorldDef {
+    Vec3 gravity{0.0, 0.0, 0.0};  // shared by every ball (unit: length/time²)
+    double restitution = 1.0;     // default coefficient of restitution e, in [0, 1]
+    // Periodic box: balls leaving through one face re-enter through the opposite one. Every side
+    // must be at least three cell widths (a cell is one largest ball diameter wide).
+    std::optional<Box> periodic;
+    // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
+    // plane its acceleration pushes it into this slowly settles on it and slides. This is what
+    // bounds the work of resting contact and inelastic collapse (see engine/README.md).
+    // (unit: length/time; must be > 0)
+    double rest_speed = 1e-3;
+    // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
+    // restitution below one, a ball is quiet once it has been slower than sleep_speed at each of
+    // its events for sleep_time or for sleep_events events (a ball added slower than sleep_speed
+    // is quiet at once). Quiet balls fall asleep when their weight is justified:
+    //   - alone, at one of its collisions, when its weight and the push of every ball resting on
+    //     it lie in the cone of the contact normals of the statics and sleeping balls it touches,
+    //     and no awake ball is under it;
+    //   - as a cluster, at the end of every step (and before the first event of a loaded world),
+    //     when non-negative contact forces between its touching quiet balls, the statics and the
+    //     sleeping balls hold every ball's weight to 1 % and no moving ball is under it.
+    // A ball jammed at zero gaps that collides more than 64 times at one instant also stops and
+    // sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
+    // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
+    // one wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
+    // sleeping balls resting on it. Elastic worlds, worlds without gravity and worlds without
+    // planes never sleep.
+    // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
+    // slower than this may be stopped, and a push slower than this does not move a sleeping
+    // ball); 0 switches sleeping off. (unit: length/time; >= 0)
+    double sleep_speed = 0.05;
+    // How long a ball must have been slow (unit: time; >= 0) ...
+    double sleep_time = 0.1;
+    // ... or after how many slow events, which bounds the events a resting ball costs before it
+    // sleeps however small rest_speed is (>= 1).
+    std::uint32_t sleep_events = 256;
+    // The step's collisions recorded for events(): at most this many (the rest are counted by
+    // events_unrecorded()); 0 records none. Bounds the memory of a step whatever happens in it.
+    std::size_t event_record_limit = 1u << 20;
+    // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
+    // Results are bit-identical for every value. Ignored when task_system is set.
+    int threads = 0;
+    // The task system the parallel phases run on (ballistic/task_system.hpp): an embedder's own
+    // job system, shared by any number of worlds. Null: oneTBB with `threads` threads. Results
+    // are bit-identical for every task system.
+    std::shared_ptr<TaskSystem> task_system;
+    // Worlds with at least this many balls (and more than one thread) process their events in
+    // parallel batches; smaller ones process them serially, because a batch's bookkeeping and
+    // hand-overs between threads cost more than a small world's batch saves (engine/README.md,
+    // "Parallel event processing", has the measurements). The other parallel phases (end of
+    // step, measurements, ray batches) run at any size. Results are bit-identical for every
+    // value.
+    std::size_t parallel_events_min_balls = 500000;
+};
+
+// One-sided infinite wall: balls live on the side the normal points to.
+struct PlaneDef {
+    Vec3 point;                   // any point on the plane (unit: length)
+    Vec3 normal{0.0, 1.0, 0.0};   // need not be unit length; must not be zero
+};
+
+// Infinite column; balls live outside it.
+struct CylinderDef {
+    Vec3 point;                 // any point on the axis (unit: length)
+    Vec3 axis{0.0, 1.0, 0.0};   // direction of the axis; need not be unit length; not zero
+    double radius = 1.0;        // (unit: length; > 0)
+};
+
+struct BallDef {
+    Vec3 position;         // centre (unit: length)
+    Vec3 velocity;         // (unit: length/time)
+    double radius = 0.5;   // (unit: length; > 0)
+    double mass = 1.0;     // (unit: mass; > 0)
+};
+
+enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2 };
+
+// One collision, as processed. Events of a step come in time order.
+struct CollisionEvent {
+    double time = 0.0;            // world time of impact (unit: time)
+    EventKind kind = EventKind::BallBall;
+    BallId ball;                  // the ball (for ball–ball, the first of the pair)
+    BallId other;                 // the second ball of a ball–ball event, null otherwise
+    std::uint32_t static_index = 0;  // plane or cylinder index for ball–static events
+    Vec3 point;                   // contact point (unit: length)
+    Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
+    double impulse = 0.0;         // magnitude of the impulse exchanged (unit: mass·length/time)
+};
+
+struct BallState {
+    BallId id;
+    Vec3 position;   // at the world's current time
+    Vec3 velocity;
+    double radius = 0.0;
+    double mass = 0.0;
+    bool sleeping = false;
+};
+
+struct RayHit {
+    enum class Target : std::uint8_t { Ball, Plane, Cylinder };
+    Target target = Target::Ball;
+    double distance = 0.0;       // along the ray, in units of |direction| (unit: length for unit dirs)
+    Vec3 point;
+    Vec3 normal;                 // outward unit normal of the surface hit
+    BallId ball;                 // the ball, when target is Ball
+    std::uint32_t static_index = 0;  // plane or cylinder index otherwise
+};
+
+struct Ray {
+    Vec3 origin;
+    Vec3 direction;              // not zero; need not be unit length
+    double max_distance = std::numeric_limits<double>::infinity();
+};
+
+struct StaticCounters {
+    std::uint64_t hits = 0;
+    double impulse = 0.0;        // sum of impulse magnitudes (unit: mass·length/time)
+};
+
+struct EventCounts {
+    std::uint64_t ball_ball = 0;
+    std::uint64_t ball_plane = 0;
+    std::uint64_t ball_cylinder = 0;
+    std::uint64_t cell_crossings = 0;   // bookkeeping events, not collisions
+    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder; }
+};
+
+// Read-only SoA view of the balls at the world's current time, in storage order.
+struct BallView {
+    std::span<const double> x, y, z;
+    std::span<const double> vx, vy, vz;
+    std::span<const double> radius;
+    std::span<const BallId> id;
+};
+
+}  // namespace ballistic
