@@ -6,7 +6,8 @@
 //   ballistic render SCENE.json [...]  PNG frames, no window (renderer builds only)
 //   ballistic view SCENE.json [...]    the interactive window (renderer builds only)
 //
-// Exit status: 0 success, 2 bad input (scene, options), 1 anything else.
+// Exit status: 0 success, 2 bad input (scene, options), 130 interrupted (SIGINT or SIGTERM: the
+// statistics and state written are complete, for the time reached), 1 anything else.
 #include <ballistic/scene/scene.hpp>
 #ifdef BALLISTIC_WITH_RENDERER
 #include "render_commands.hpp"
@@ -14,9 +15,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -24,12 +28,18 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 namespace {
 
 namespace scene = ballistic::scene;
 
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT, also for SIGTERM
+// Frames of a run (each a step of 1/60): a bound on the work a --duration can ask for, even of
+// an empty world (about 1.6 years simulated).
+constexpr double kMaxFrames = 3e9;
 
 struct RunOptions {
     std::string scene_path;
@@ -50,20 +60,74 @@ void check_options(const RunOptions& options) {
         message << "--duration: must be a finite number > 0, got " << options.duration;
         throw BadInput(message.str());
     }
-    if (options.threads < 0) {
-        throw BadInput("--threads: must be >= 0, got " + std::to_string(options.threads));
+    if (options.threads < 0 || options.threads > ballistic::kMaxThreads) {
+        throw BadInput("--threads: must be in [0, " + std::to_string(ballistic::kMaxThreads) +
+                       "] (the limit on threads), got " + std::to_string(options.threads));
+    }
+    if (options.duration / scene::kFrame > kMaxFrames) {
+        std::ostringstream message;
+        message << "--duration: " << options.duration << " is " << options.duration / scene::kFrame
+                << " frames of 1/60, more than the limit of " << kMaxFrames << " frames per run";
+        throw BadInput(message.str());
+    }
+    if (!options.stats.empty() && !options.state.empty() &&
+        std::filesystem::weakly_canonical(std::filesystem::absolute(options.stats)) ==
+            std::filesystem::weakly_canonical(std::filesystem::absolute(options.state))) {
+        throw BadInput("--stats and --state name the same file " + options.state + " (each needs its own)");
     }
 }
 
-// Output files are opened before the simulation so that a bad path fails in a second, not after
-// a long run.
-std::optional<std::ofstream> open_output(const std::string& path, const char* what) {
-    if (path.empty()) return std::nullopt;
-    std::ofstream file(path);
-    if (!file) {
-        throw std::runtime_error(std::string("cannot write ") + what + " file " + path + ": " + std::strerror(errno));
+// An output file written atomically: the text goes to a temporary file beside it, created
+// before the simulation (a bad path fails in a second, not after a long run), which replaces the
+// file only once complete. A failed or interrupted write leaves no partial file behind.
+class AtomicOutput {
+public:
+    AtomicOutput(std::filesystem::path path, const char* what)
+        : path_(std::move(path)),
+          temporary_(path_.string() + ".tmp-" + std::to_string(::getpid())),
+          what_(what),
+          file_(temporary_, std::ios::binary | std::ios::trunc) {
+        if (!file_) fail("cannot write");
+        if (std::filesystem::is_directory(path_)) {
+            errno = EISDIR;
+            fail("cannot write");
+        }
     }
-    return file;
+    AtomicOutput(const AtomicOutput&) = delete;
+    AtomicOutput& operator=(const AtomicOutput&) = delete;
+    ~AtomicOutput() {
+        if (!committed_) {
+            std::error_code ignored;
+            std::filesystem::remove(temporary_, ignored);
+        }
+    }
+    void commit(const std::string& text) {
+        file_ << text;
+        file_.close();
+        if (!file_) fail("writing failed for");
+        std::error_code error;
+        std::filesystem::rename(temporary_, path_, error);
+        if (error) {
+            errno = error.value();
+            fail("cannot replace");
+        }
+        committed_ = true;
+    }
+
+private:
+    [[noreturn]] void fail(const char* doing) const {
+        throw std::runtime_error(std::string(doing) + " " + what_ + " file " + path_.string() + ": " +
+                                 std::strerror(errno));
+    }
+    std::filesystem::path path_, temporary_;
+    std::string what_;
+    std::ofstream file_;
+    bool committed_ = false;
+};
+
+std::optional<AtomicOutput> open_output(const std::string& path, const char* what) {
+    if (path.empty()) return std::nullopt;
+    return std::optional<AtomicOutput>(std::in_place, path, what);
 }
 
 void write(std::ostream& out, const std::string& text, const std::string& path) {
@@ -71,6 +135,11 @@ void write(std::ostream& out, const std::string& text, const std::string& path) 
     out.flush();
     if (!out) throw std::runtime_error("writing " + path + " failed");
 }
+
+// Set by SIGINT and SIGTERM: the run stops at the next frame end and reports what it reached.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler stores into it");
+extern "C" void request_stop(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 // Scene errors are bad input; an InvalidArgument from the engine later on would be a bug.
 scene::Scene load(const RunOptions& options) {
@@ -83,18 +152,25 @@ scene::Scene load(const RunOptions& options) {
 
 int run_file(const RunOptions& options) {
     check_options(options);
+    // From here on a signal stops the run cleanly (one during loading stops it at time zero).
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
     scene::Scene loaded = load(options);
-    std::optional<std::ofstream> stats_file = open_output(options.stats, "stats");
-    std::optional<std::ofstream> state_file = open_output(options.state, "state");
+    std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
+    std::optional<AtomicOutput> state_file = open_output(options.state, "state");
 
-    const scene::RunStats stats = scene::run_scene(loaded, options.duration);
+    const scene::RunStats stats = scene::run_scene(loaded, options.duration, &g_stop);
     const std::string stats_text = scene::stats_json(stats);
     if (stats_file) {
-        write(*stats_file, stats_text, options.stats);
+        stats_file->commit(stats_text);
     } else {
         write(std::cout, stats_text, "standard output");
     }
-    if (state_file) write(*state_file, scene::state_json(loaded.world, loaded.balls), options.state);
+    if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls));
+    if (stats.interrupted) {
+        std::cerr << "ballistic: interrupted at time " << stats.time << "; statistics and state are for that time\n";
+        return kExitInterrupted;
+    }
     return 0;
 }
 

@@ -318,3 +318,81 @@ TEST_F(Cli, ThreadCountDoesNotChangeTheResult) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Bad input and limits (README.md, "Bad input"): exit 2 and the field, limit or path named
+
+TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
+    const fs::path good = write("good.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
+    const fs::path nul = write("nul.json", std::string("{\"balls\": []}\0{\"gravity\": 1}", 28));
+    const fs::path deep = write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
+    const fs::path huge = write("huge.json", R"({"gravity": [0, -1e308, 0], "balls": []})");
+    struct Case {
+        std::string args;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {"run " + dir_.string(), dir_.string() + ": cannot open scene file: not a regular file (a directory)"},
+        {"run /dev/zero", "/dev/zero: cannot open scene file: not a regular file"},
+        {"run " + nul.string(), "byte 13 is a NUL character"},
+        {"run " + deep.string(), "nested deeper than 64 arrays and objects (the limit on JSON depth)"},
+        {"run " + huge.string(), "gravity: must be at most 1e+30 in magnitude"},
+        {"run " + good.string() + " --threads 1000000", "--threads: must be in [0, 1024] (the limit on threads), got 1000000"},
+        {"run " + good.string() + " --duration 1e300", "more than the limit of 3e+09 frames per run"},
+        {"run " + good.string() + " --stats " + path("out.json").string() + " --state " + (dir_ / "." / "out.json").string(),
+         "--stats and --state name the same file"},
+    };
+    for (const Case& c : cases) {
+        const Result result = run(c.args);
+        EXPECT_EQ(result.exit_code, 2) << c.args << "\n" << result.err;
+        EXPECT_NE(result.err.find(c.says), std::string::npos) << c.args << "\n" << result.err;
+    }
+    EXPECT_FALSE(fs::exists(path("out.json")));
+}
+
+TEST_F(Cli, AHugeUnknownKeyIsNotEchoedWhole) {
+    const fs::path scene = write("key.json", "{\"" + std::string(1 << 20, 'k') + "\": 1}");
+    const Result result = run("run " + scene.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_LT(result.err.size(), 1000u) << result.err.substr(0, 200);
+    EXPECT_NE(result.err.find("(1048576 bytes): unknown key"), std::string::npos) << result.err.substr(0, 300);
+}
+
+// Outputs are written whole or not at all: a failed run leaves the old files as they were and no
+// temporary file behind.
+TEST_F(Cli, OutputsAreAtomic) {
+    const fs::path stats = write("stats.json", "old stats");
+    const fs::path falls = write("falls.json", R"({"gravity": [0, -10, 0], "balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1}]})");
+    const Result bad = run("run " + falls.string() + " --threads 2000 --stats " + stats.string());
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(read_file(stats), "old stats");
+    const Result good = run("run " + falls.string() + " --duration 0.5 --stats " + stats.string() + " --state " +
+                            path("state.json").string());
+    EXPECT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_EQ(json::parse(read_file(stats))["time"].get<double>(), 0.5);
+    for (const auto& entry : fs::directory_iterator(dir_))
+        EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+// SIGINT (and SIGTERM) stop the run at a frame end: exit 130, complete statistics and state for
+// the time reached, marked interrupted.
+TEST_F(Cli, InterruptWritesCompleteOutputsAndExits130) {
+    const fs::path scene = write("gas.json", R"({"periodic": {"min": [0, 0, 0], "max": [40, 40, 40]},
+        "generate": [{"count": 8000, "radius": 0.5, "min": [0, 0, 0], "max": [40, 40, 40], "temperature": 1}]})");
+    for (const char* signal : {"INT", "TERM"}) {
+        const fs::path stats = path(std::string("stats-") + signal + ".json");
+        const fs::path state = path(std::string("state-") + signal + ".json");
+        const std::string command = std::string(BALLISTIC_EXE) + " run " + scene.string() + " --duration 1e6 --threads 1 --stats " +
+                                    stats.string() + " --state " + state.string() + " 2>/dev/null & pid=$!; sleep 1.5; kill -" +
+                                    signal + " $pid; wait $pid";
+        const int status = std::system(("sh -c '" + command + "'").c_str());
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 130) << signal;
+        const json s = json::parse(read_file(stats));
+        EXPECT_TRUE(s["interrupted"].get<bool>()) << signal;
+        const double time = s["time"].get<double>();
+        EXPECT_GE(time, 0.0);  // a slow (sanitizer) build may still be loading at the signal
+        EXPECT_LT(time, 1e6);
+        EXPECT_EQ(json::parse(read_file(state))["balls"].size(), 8000u) << signal;
+    }
+}

@@ -231,3 +231,29 @@ TEST(Validation, StepRaysAndHandles) {
     world.remove_ball(id);
     expect_rejected(world, [&] { world.remove_ball(id); }, "ball", {"no such ball", std::to_string(id.value)});
 }
+
+// Magnitudes whose time-of-impact arithmetic could overflow are refused, naming the field; so
+// are thread counts beyond kMaxThreads.
+TEST(Validation, MagnitudesAndThreadsHaveLimits) {
+    WorldDef def;
+    def.gravity = {0, -1e31, 0};
+    try {
+        World world(def);
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.field(), "world.gravity");
+        EXPECT_NE(std::string(e.what()).find("at most 1e+30"), std::string::npos) << e.what();
+    }
+    def = {};
+    def.threads = kMaxThreads + 1;
+    EXPECT_THROW(World{def}, InvalidArgument);
+    def.threads = 3;
+    EXPECT_EQ(World(def).concurrency(), 3);
+    World world;
+    expect_rejected(world, [&] { world.add_ball({{0, 0, 0}, {1e31, 0, 0}, 1.0, 1.0}); }, "balls[0].velocity", {"1e+31"});
+    expect_rejected(world, [&] { world.add_ball({{2e30, 0, 0}, {}, 1.0, 1.0}); }, "balls[0].position", {"2e+30"});
+    expect_rejected(world, [&] { world.add_ball({{0, 0, 0}, {}, 1.0, 1e40}); }, "balls[0].mass", {"1e+40"});
+    expect_rejected(world, [&] { world.add_plane({{0, -1e35, 0}, {0, 1, 0}}); }, "planes[0].point", {"1e+35"});
+    world.add_ball({{0, 0, 0}, {1e30, 0, 0}, 1.0, 1e30});  // at the limit
+    EXPECT_EQ(world.ball_count(), 1u);
+}

@@ -7,6 +7,7 @@
 
 #include <ballistic/types.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -25,12 +26,27 @@ std::string name_of(const Name& name) {
     else return name;
 }
 
+// Every length, speed, acceleration, time and mass given to the engine stays within this
+// magnitude: the time-of-impact polynomials multiply up to four of them, which then stays far
+// from overflow (a ball at 1e308 would silently pass through everything).
+inline constexpr double kMaxMagnitude = 1e30;
+
+// Finite and within kMaxMagnitude (every component of a vector).
 template <class Name, class Value>
 void require_finite(const Name& field, Value value) {
-    bool finite;
-    if constexpr (std::is_same_v<Value, Vec3>) finite = is_finite(value);
-    else finite = std::isfinite(value);
+    bool finite, bounded;
+    if constexpr (std::is_same_v<Value, Vec3>) {
+        finite = is_finite(value);
+        bounded = std::max({std::abs(value.x), std::abs(value.y), std::abs(value.z)}) <= kMaxMagnitude;
+    } else {
+        finite = std::isfinite(value);
+        bounded = std::abs(value) <= kMaxMagnitude;
+    }
     if (!finite) reject(name_of(field), "must be finite, got " + show(value));
+    if (!bounded)
+        reject(name_of(field), "must be at most " + show(kMaxMagnitude) +
+                                   " in magnitude (the limit that keeps the arithmetic from overflowing), got " +
+                                   show(value));
 }
 
 template <class Name>

@@ -106,7 +106,9 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_speed", def.sleep_speed);
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
-    if (def.threads < 0) reject("world.threads", "must be >= 0, got " + std::to_string(def.threads));
+    if (def.threads < 0 || def.threads > kMaxThreads)
+        reject("world.threads", "must be in [0, " + std::to_string(kMaxThreads) + "] (the limit on threads), got " +
+                                    std::to_string(def.threads));
     if (def.task_system && def.task_system->concurrency() < 1)
         reject("world.task_system", "concurrency must be >= 1, got " + std::to_string(def.task_system->concurrency()));
     if (def.periodic) detail::require_box("world.periodic", *def.periodic, "world.periodic");
@@ -332,6 +334,7 @@ void World::set_restitution(double restitution) {
 }
 
 double World::time() const { return impl_->time; }
+int World::concurrency() const { return impl_->parallel.concurrency(); }
 const WorldDef& World::def() const { return impl_->def; }
 std::size_t World::ball_count() const { return impl_->balls.size(); }
 std::size_t World::plane_count() const { return impl_->statics.planes().size(); }
@@ -460,7 +463,8 @@ std::size_t World::escaped_count() const {
     return w.parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
         std::size_t escaped = 0;
         for (std::size_t s = begin; s < end; ++s) {
-            escaped += w.statics.inside(b.position_at(s, w.time)) ? 1 : 0;
+            const Vec3 p = b.position_at(s, w.time);
+            escaped += !is_finite(p) || w.statics.inside(p) ? 1 : 0;
         }
         return escaped;
     }, [](std::size_t a, std::size_t c) { return a + c; });

@@ -4,9 +4,9 @@
 #include <ballistic/generate.hpp>
 
 #include <nlohmann/json.hpp>
-#include <tbb/info.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -30,8 +30,15 @@ using nlohmann::json;
     throw InvalidArgument(path, (path.empty() ? std::string("scene") : path) + ": " + what);
 }
 
+// A key as error messages name it: a long one cut short, so that a huge key is not echoed whole.
+std::string shown_key(std::string_view key) {
+    constexpr std::size_t kLimit = 64;
+    if (key.size() <= kLimit) return std::string(key);
+    return std::string(key.substr(0, kLimit - 16)) + "...(" + std::to_string(key.size()) + " bytes)";
+}
+
 std::string join(const std::string& path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
+    return path.empty() ? shown_key(key) : path + "." + shown_key(key);
 }
 
 std::string element(const std::string& path, std::size_t index) {
@@ -76,6 +83,7 @@ class DomBuilder final : public nlohmann::json_sax<json> {
 public:
     json& root() { return root_; }
     const std::string& duplicate() const { return duplicate_; }
+    const std::optional<std::string>& too_deep() const { return too_deep_; }
     std::size_t error_position() const { return error_position_; }
     const std::string& error_message() const { return error_message_; }
 
@@ -135,6 +143,10 @@ private:
     }
 
     bool open(json container) {
+        if (stack_.size() >= kMaxJsonDepth) {
+            too_deep_ = child_path();
+            return false;
+        }
         std::string path = child_path();
         stack_.push_back(insert(std::move(container)));
         paths_.push_back(std::move(path));
@@ -152,6 +164,7 @@ private:
     std::vector<std::string> paths_;  // their JSON paths
     std::string key_;
     std::string duplicate_;
+    std::optional<std::string> too_deep_;  // the path of the container nested too deep
     std::size_t error_position_ = 0;
     std::string error_message_;
 };
@@ -182,6 +195,9 @@ json parse_json(std::string_view text) {
     DomBuilder builder;
     if (json::sax_parse(text, &builder)) return std::move(builder.root());
     if (!builder.duplicate().empty()) fail(builder.duplicate(), "duplicate key");
+    if (builder.too_deep())
+        fail(*builder.too_deep(), "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                      " arrays and objects (the limit on JSON depth)");
     fail_syntax(text, builder.error_position(), builder.error_message());
 }
 
@@ -447,15 +463,38 @@ std::string format(const char* pattern, double value) {
 
 // -------------------------------------------------------------------------------------------------
 
-Scene load_scene_text(std::string_view text, int threads) { return build_scene(parse_json(text), threads); }
+Scene load_scene_text(std::string_view text, int threads) {
+    if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+        fail("", "byte " + std::to_string(nul) + " is a NUL character (a scene is JSON text)");
+    return build_scene(parse_json(text), threads);
+}
 
 Scene load_scene_file(const std::filesystem::path& path, int threads) {
+    std::error_code status_error;
+    const auto status = std::filesystem::status(path, status_error);
+    if (status_error)
+        throw InvalidArgument("", path.string() + ": cannot open scene file: " + status_error.message());
+    if (status.type() != std::filesystem::file_type::regular)
+        throw InvalidArgument("", path.string() + ": cannot open scene file: not a regular file" +
+                                      (status.type() == std::filesystem::file_type::directory ? " (a directory)" : ""));
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         const std::error_code error(errno, std::generic_category());
         throw InvalidArgument("", path.string() + ": cannot open scene file: " + error.message());
     }
-    const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    auto too_large = [&](std::uintmax_t size) {
+        return InvalidArgument("", path.string() + ": scene file of " + std::to_string(size) +
+                                       " bytes, larger than " + std::to_string(kMaxSceneBytes) +
+                                       " bytes (the limit on scene files)");
+    };
+    const std::uintmax_t size = std::filesystem::file_size(path, status_error);
+    if (!status_error && size > kMaxSceneBytes) throw too_large(size);
+    // One byte more than the file had: a file growing while it is read is caught, not followed.
+    std::string text(static_cast<std::size_t>(size) + 1, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (file.bad()) throw InvalidArgument("", path.string() + ": cannot read scene file");
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    if (text.size() > size) throw InvalidArgument("", path.string() + ": scene file changed while it was read");
     try {
         return load_scene_text(text, threads);
     } catch (const InvalidArgument& error) {
@@ -503,16 +542,33 @@ std::string_view default_scene_text() {
 })";
 }
 
-void advance(World& world, double duration) {
+// Returns false when `stop` ended it early (at a frame end).
+bool advance(World& world, double duration, const std::atomic<bool>* stop) {
     const double start = world.time();
     const double end = start + duration;
     // Frame ends come from the frame number, not from a running sum, so rounding does not drift
     // over many frames, and the last step lands exactly on `end` (end − time() is exact there).
     for (std::uint64_t frame = 1; world.time() < end; ++frame) {
+        if (stop && stop->load(std::memory_order_relaxed)) return false;
         double target = start + static_cast<double>(frame) * kFrame;
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
         world.step(target - world.time());
+    }
+    return true;
+}
+
+// A state that overflowed is an error, never a result.
+void require_finite_state(const World& world) {
+    const BallView balls = world.balls();
+    for (std::size_t s = 0; s < balls.x.size(); ++s) {
+        const Vec3 p{balls.x[s], balls.y[s], balls.z[s]}, v{balls.vx[s], balls.vy[s], balls.vz[s]};
+        if (is_finite(p) && is_finite(v)) continue;
+        std::ostringstream message;
+        message << "the state is no longer finite at time " << world.time() << ": the ball with handle "
+                << balls.id[s].value << " has position [" << p.x << ", " << p.y << ", " << p.z << "] and velocity ["
+                << v.x << ", " << v.y << ", " << v.z << "] (the scene's magnitudes overflow double arithmetic)";
+        throw std::runtime_error(message.str());
     }
 }
 
@@ -536,11 +592,7 @@ double RunStats::relative_energy_drift() const {
     return change / std::abs(energy_start);
 }
 
-int effective_threads(int requested) {
-    return requested > 0 ? requested : tbb::info::default_concurrency();
-}
-
-RunStats run_scene(Scene& scene, double duration) {
+RunStats run_scene(Scene& scene, double duration, const std::atomic<bool>* stop) {
     World& world = scene.world;
     RunStats stats;
     stats.kinetic_energy_start = world.kinetic_energy();
@@ -548,7 +600,8 @@ RunStats run_scene(Scene& scene, double duration) {
     stats.energy_start = total_energy(scene);
 
     const auto start = std::chrono::steady_clock::now();
-    advance(world, duration);
+    stats.interrupted = !advance(world, duration, stop);
+    require_finite_state(world);
     stats.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     stats.balls = world.ball_count();
@@ -564,7 +617,7 @@ RunStats run_scene(Scene& scene, double duration) {
     stats.max_overlap = world.max_overlap();
     stats.escaped = world.escaped_count();
     stats.sleeping = world.sleeping_count();
-    stats.threads = effective_threads(world.def().threads);
+    stats.threads = world.concurrency();
     stats.state_hash = world.state_hash();
     return stats;
 }
@@ -573,6 +626,7 @@ std::string stats_json(const RunStats& stats) {
     const ordered document = {
         {"balls", stats.balls},
         {"time", stats.time},
+        {"interrupted", stats.interrupted},
         {"events",
          {{"ball_ball", stats.events.ball_ball},
           {"ball_plane", stats.events.ball_plane},

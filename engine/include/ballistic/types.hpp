@@ -43,6 +43,9 @@ struct BallId {
     friend constexpr bool operator==(BallId, BallId) = default;
 };
 
+// More threads than this bring nothing on any machine Ballistic runs on, and each costs a stack.
+inline constexpr int kMaxThreads = 1024;
+
 struct WorldDef {
     Vec3 gravity{0.0, 0.0, 0.0};  // shared by every ball (unit: length/time²)
     double restitution = 1.0;     // default coefficient of restitution e, in [0, 1]
@@ -82,8 +85,9 @@ struct WorldDef {
     // The step's collisions recorded for events(): at most this many (the rest are counted by
     // events_unrecorded()); 0 records none. Bounds the memory of a step whatever happens in it.
     std::size_t event_record_limit = 1u << 20;
-    // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial.
-    // Results are bit-identical for every value. Ignored when task_system is set.
+    // Worker threads for the parallel phases: 0 = all hardware threads, 1 = strictly serial, at
+    // most kMaxThreads. Results are bit-identical for every value. Ignored when task_system is
+    // set.
     int threads = 0;
     // The task system the parallel phases run on (ballistic/task_system.hpp): an embedder's own
     // job system, shared by any number of worlds. Null: oneTBB with `threads` threads. Results

@@ -49,6 +49,8 @@ public:
     void set_restitution(double restitution);
 
     double time() const;
+    // How many tasks the world's parallel phases run at once (its task system's concurrency).
+    int concurrency() const;
     const WorldDef& def() const;
     std::size_t ball_count() const;
     std::size_t plane_count() const;
@@ -84,7 +86,7 @@ public:
     double pressure() const;
     // Largest overlap seen at any collision in the window and among the balls now (unit: length).
     double max_overlap() const;
-    // Balls whose centre is behind a plane or inside a cylinder.
+    // Balls whose centre is behind a plane, inside a cylinder, or not finite.
     std::size_t escaped_count() const;
     // FNV-1a 64 over, for each ball in handle-index order (creation order until handles of
     // removed balls are reused), the IEEE-754 bits of its position and velocity at the current

@@ -10,6 +10,7 @@
 
 #include <ballistic/world.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -30,6 +31,11 @@ struct Scene {
     std::vector<BallId> balls;
 };
 
+// Limits on scene input: larger files and deeper nesting are refused with an error naming the
+// limit (README.md, "Bad input").
+inline constexpr std::uintmax_t kMaxSceneBytes = std::uintmax_t{1} << 30;
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
 // `threads` becomes WorldDef::threads (0 = all hardware threads).
 Scene load_scene_text(std::string_view text, int threads = 0);
 Scene load_scene_file(const std::filesystem::path& path, int threads = 0);
@@ -40,7 +46,8 @@ std::string_view default_scene_text();
 inline constexpr double kDefaultDuration = 10.0;
 
 // Steps the world by `duration` in frames of kFrame (the last one partial).
-void advance(World& world, double duration);
+// Returns false when `stop` became true first: then the world stands at the last frame end.
+bool advance(World& world, double duration, const std::atomic<bool>* stop = nullptr);
 
 // Kinetic energy plus gravitational potential energy −Σ m g·x (zero at the origin).
 double total_energy(const Scene& scene);
@@ -63,7 +70,8 @@ struct RunStats {
     double max_overlap = 0.0;
     std::size_t escaped = 0;
     std::size_t sleeping = 0;         // balls asleep at the end
-    int threads = 0;                  // effective worker count
+    int threads = 0;                  // tasks the world runs at once (World::concurrency())
+    bool interrupted = false;         // stopped early by a signal; `time` is the time reached
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
 
@@ -71,12 +79,11 @@ struct RunStats {
     double relative_energy_drift() const;   // |E_end − E_start| / |E_start| (0 when both are 0)
 };
 
-// Worker threads a world with WorldDef::threads = `requested` uses.
-int effective_threads(int requested);
-
 // Simulates `duration` and measures it: conserved quantities before and after, counters, wall
-// time. Counters run from the world's creation (or its last reset_measurements()).
-RunStats run_scene(Scene& scene, double duration);
+// time. Counters run from the world's creation (or its last reset_measurements()). When `stop`
+// becomes true, the run ends at the next frame end (RunStats::interrupted). A state that is no
+// longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
+RunStats run_scene(Scene& scene, double duration, const std::atomic<bool>* stop = nullptr);
 
 // Stats as JSON text (keys in README.md, "Command line").
 std::string stats_json(const RunStats& stats);
