@@ -40,6 +40,7 @@ constexpr int kExitInterrupted = 130;  // 128 + SIGINT, also for SIGTERM
 // Frames of a run (each a step of 1/60): a bound on the work a --duration can ask for, even of
 // an empty world (about 1.6 years simulated).
 constexpr double kMaxFrames = 3e9;
+constexpr double kMaxMemoryGib = 1 << 20;  // a PiB: any larger number is a typo
 
 struct RunOptions {
     std::string scene_path;
@@ -47,6 +48,7 @@ struct RunOptions {
     int threads = 0;
     std::string stats;
     std::string state;
+    double memory_limit_gib = double(ballistic::WorldDef{}.memory_limit) / double(1u << 30);
 };
 
 // Bad input: reported by the caller with exit status 2.
@@ -63,6 +65,11 @@ void check_options(const RunOptions& options) {
     if (options.threads < 0 || options.threads > ballistic::kMaxThreads) {
         throw BadInput("--threads: must be in [0, " + std::to_string(ballistic::kMaxThreads) +
                        "] (the limit on threads), got " + std::to_string(options.threads));
+    }
+    if (!(options.memory_limit_gib > 0.0 && options.memory_limit_gib <= kMaxMemoryGib)) {
+        std::ostringstream message;
+        message << "--memory-limit: must be a number of GiB in (0, " << kMaxMemoryGib << "], got " << options.memory_limit_gib;
+        throw BadInput(message.str());
     }
     if (options.duration / scene::kFrame > kMaxFrames) {
         std::ostringstream message;
@@ -144,7 +151,8 @@ extern "C" void request_stop(int) { g_stop.store(true, std::memory_order_relaxed
 // Scene errors are bad input; an InvalidArgument from the engine later on would be a bug.
 scene::Scene load(const RunOptions& options) {
     try {
-        return scene::load_scene_file(options.scene_path, options.threads);
+        return scene::load_scene_file(options.scene_path,
+                                      {options.threads, static_cast<std::size_t>(options.memory_limit_gib * double(1u << 30))});
     } catch (const ballistic::InvalidArgument& error) {
         throw BadInput(error.what());
     }
@@ -219,6 +227,8 @@ int main(int argc, char** argv) {
     run->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
     run->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
     run->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
+    run->add_option("--memory-limit", options.memory_limit_gib,
+                    "GiB the balls may take, estimated before anything is allocated (default 16)");
 
 #ifdef BALLISTIC_WITH_RENDERER
     ballistic::demo::RenderOptions render_options;

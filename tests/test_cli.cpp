@@ -327,6 +327,8 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
     const fs::path nul = write("nul.json", std::string("{\"balls\": []}\0{\"gravity\": 1}", 28));
     const fs::path deep = write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
     const fs::path huge = write("huge.json", R"({"gravity": [0, -1e308, 0], "balls": []})");
+    const fs::path many = write("many.json", R"({"generate": [{"count": 1000000000, "radius": 0.5, "min": [0, 0, 0],
+        "max": [1e4, 1e4, 1e4], "speed": 1}]})");
     struct Case {
         std::string args;
         std::string says;
@@ -337,6 +339,8 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         {"run " + nul.string(), "byte 13 is a NUL character"},
         {"run " + deep.string(), "nested deeper than 64 arrays and objects (the limit on JSON depth)"},
         {"run " + huge.string(), "gravity: must be at most 1e+30 in magnitude"},
+        {"run " + many.string(), "generate[0].count: asks for 1000000000 balls; the world holds 0 and may hold at most 67108864"},
+        {"run " + many.string() + " --memory-limit 0", "--memory-limit: must be a number of GiB"},
         {"run " + good.string() + " --threads 1000000", "--threads: must be in [0, 1024] (the limit on threads), got 1000000"},
         {"run " + good.string() + " --duration 1e300", "more than the limit of 3e+09 frames per run"},
         {"run " + good.string() + " --stats " + path("out.json").string() + " --state " + (dir_ / "." / "out.json").string(),

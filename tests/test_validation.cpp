@@ -257,3 +257,22 @@ TEST(Validation, MagnitudesAndThreadsHaveLimits) {
     world.add_ball({{0, 0, 0}, {1e30, 0, 0}, 1.0, 1e30});  // at the limit
     EXPECT_EQ(world.ball_count(), 1u);
 }
+
+// The memory limit is checked before anything is allocated, by add_balls and by generate_balls.
+TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
+    WorldDef def;
+    def.memory_limit = 10 * kBytesPerBall;
+    World world(def);
+    EXPECT_EQ(world.max_balls(), 10u);
+    std::vector<BallDef> eleven;
+    for (int k = 0; k < 11; ++k) eleven.push_back({{3.0 * k, 0, 0}, {}, 1.0, 1.0});
+    expect_rejected(world, [&] { world.add_balls(eleven); }, "balls", {"memory limit", "0 + 11 balls need about 2816 bytes", "2560 bytes"});
+    eleven.pop_back();
+    world.add_balls(eleven);
+    GenerateDef gen;
+    gen.count = 1;
+    gen.region = {{100, 100, 100}, {110, 110, 110}};
+    expect_rejected(world, [&] { world.add_balls(generate_balls(world, gen)); }, "generate.count",
+                    {"asks for 1 balls", "at most 10"});
+    EXPECT_EQ(World().max_balls(), std::size_t{1} << 26);  // 16 GiB at 256 bytes per ball
+}

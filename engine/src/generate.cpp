@@ -282,6 +282,13 @@ std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
                                     const std::string& field) {
     validate(def, field);
     if (def.count == 0) return {};
+    if (def.count > world.max_balls() - world.ball_count()) {
+        // Before any site is enumerated: the balls could not be added anyway.
+        reject(field + ".count", "asks for " + std::to_string(def.count) + " balls; the world holds " +
+                                     std::to_string(world.ball_count()) + " and may hold at most " +
+                                     std::to_string(world.max_balls()) + " (WorldDef::memory_limit over " +
+                                     std::to_string(kBytesPerBall) + " bytes per ball; the program's --memory-limit)");
+    }
 
     const CentreBox box = centre_box(def);
     const double smallest = 2.0 * def.radius * (1.0 + kClearance);

@@ -163,6 +163,8 @@ struct World::Impl {
 
     // --- world.cpp
     double cell_width_for(double radius) const;
+    // Why `more` balls cannot be added (the ball or memory limit), for an error message.
+    std::string too_many_balls(std::size_t more) const;
     // Adds a checked static (unit direction) that overlaps no ball, with its counters.
     template <class Def>
     std::uint32_t add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters);

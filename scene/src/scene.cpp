@@ -278,7 +278,7 @@ Box read_box(const json& value, const std::string& path) {
 // Scene construction, in the documented order: world, box planes, planes, cylinders, balls,
 // generated balls (which are placed clear of everything added before them).
 
-World make_world(const json& root, int threads) {
+World make_world(const json& root, const LoadOptions& options) {
     WorldDef def;
     if (const json* v = optional_key(root, "gravity")) def.gravity = read_vec3(*v, "gravity");
     if (const json* v = optional_key(root, "restitution")) def.restitution = read_number(*v, "restitution");
@@ -288,7 +288,8 @@ World make_world(const json& root, int threads) {
     if (const json* v = optional_key(root, "sleep_events"))
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "periodic")) def.periodic = read_box(*v, "periodic");
-    def.threads = threads;
+    def.threads = options.threads;
+    def.memory_limit = options.memory_limit;
     try {
         return World(def);
     } catch (const InvalidArgument& error) {
@@ -418,11 +419,11 @@ std::vector<BallId> add_generated(World& world, const json& list) {
     return ids;
 }
 
-Scene build_scene(const json& root, int threads) {
+Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
                 {"gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "periodic", "box",
                  "planes", "cylinders", "balls", "generate"});
-    Scene scene{make_world(root, threads), {}};
+    Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
     if (const json* v = optional_key(root, "cylinders")) add_cylinders(scene.world, *v);
@@ -463,13 +464,13 @@ std::string format(const char* pattern, double value) {
 
 // -------------------------------------------------------------------------------------------------
 
-Scene load_scene_text(std::string_view text, int threads) {
+Scene load_scene_text(std::string_view text, const LoadOptions& options) {
     if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
         fail("", "byte " + std::to_string(nul) + " is a NUL character (a scene is JSON text)");
-    return build_scene(parse_json(text), threads);
+    return build_scene(parse_json(text), options);
 }
 
-Scene load_scene_file(const std::filesystem::path& path, int threads) {
+Scene load_scene_file(const std::filesystem::path& path, const LoadOptions& options) {
     std::error_code status_error;
     const auto status = std::filesystem::status(path, status_error);
     if (status_error)
@@ -496,7 +497,7 @@ Scene load_scene_file(const std::filesystem::path& path, int threads) {
     text.resize(static_cast<std::size_t>(file.gcount()));
     if (text.size() > size) throw InvalidArgument("", path.string() + ": scene file changed while it was read");
     try {
-        return load_scene_text(text, threads);
+        return load_scene_text(text, options);
     } catch (const InvalidArgument& error) {
         // "scene: line 3, ..." becomes "path: line 3, ...": the file is the scene.
         std::string message = error.what();

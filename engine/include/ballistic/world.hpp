@@ -53,6 +53,8 @@ public:
     int concurrency() const;
     const WorldDef& def() const;
     std::size_t ball_count() const;
+    // The most balls this world may hold: its memory_limit over kBytesPerBall, and at most 2^29.
+    std::size_t max_balls() const;
     std::size_t plane_count() const;
     std::size_t cylinder_count() const;
     const PlaneDef& plane(std::uint32_t index) const;         // normal stored unit length

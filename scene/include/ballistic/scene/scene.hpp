@@ -36,9 +36,18 @@ struct Scene {
 inline constexpr std::uintmax_t kMaxSceneBytes = std::uintmax_t{1} << 30;
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
-// `threads` becomes WorldDef::threads (0 = all hardware threads).
-Scene load_scene_text(std::string_view text, int threads = 0);
-Scene load_scene_file(const std::filesystem::path& path, int threads = 0);
+// What the program, not the file, decides about the world.
+struct LoadOptions {
+    int threads = 0;                                   // WorldDef::threads (0 = all hardware threads)
+    std::size_t memory_limit = WorldDef{}.memory_limit;  // WorldDef::memory_limit (bytes)
+};
+
+Scene load_scene_text(std::string_view text, const LoadOptions& options);
+Scene load_scene_file(const std::filesystem::path& path, const LoadOptions& options);
+inline Scene load_scene_text(std::string_view text, int threads = 0) { return load_scene_text(text, LoadOptions{threads}); }
+inline Scene load_scene_file(const std::filesystem::path& path, int threads = 0) {
+    return load_scene_file(path, LoadOptions{threads});
+}
 
 // The classic NeHe lesson scene, made exact: an open-topped box with three columns, ten large
 // balls and a few hundred small ones under gravity.
