@@ -49,6 +49,7 @@ struct RunOptions {
     std::string stats;
     std::string state;
     double memory_limit_gib = double(ballistic::WorldDef{}.memory_limit) / double(1u << 30);
+    std::uint64_t event_budget = 0;
 };
 
 // Bad input: reported by the caller with exit status 2.
@@ -167,7 +168,7 @@ int run_file(const RunOptions& options) {
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
     std::optional<AtomicOutput> state_file = open_output(options.state, "state");
 
-    const scene::RunStats stats = scene::run_scene(loaded, options.duration, &g_stop);
+    const scene::RunStats stats = scene::run_scene(loaded, options.duration, {&g_stop, options.event_budget});
     const std::string stats_text = scene::stats_json(stats);
     if (stats_file) {
         stats_file->commit(stats_text);
@@ -176,8 +177,10 @@ int run_file(const RunOptions& options) {
     }
     if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls));
     if (stats.interrupted) {
-        std::cerr << "ballistic: interrupted at time " << stats.time << "; statistics and state are for that time\n";
-        return kExitInterrupted;
+        const bool signal = stats.stop_reason == "signal";
+        std::cerr << "ballistic: " << (signal ? "interrupted" : stats.stop_reason) << "; stopped at time " << stats.time
+                  << ", the statistics and state are for that time\n";
+        return signal ? kExitInterrupted : kExitFailure;
     }
     return 0;
 }
@@ -227,6 +230,9 @@ int main(int argc, char** argv) {
     run->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
     run->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
     run->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
+    run->add_option("--event-budget", options.event_budget,
+                    "Events the run may process; reached, it stops there with complete outputs and exit 1 "
+                    "(default: none; every step is also bounded by 10^9 events)");
     run->add_option("--memory-limit", options.memory_limit_gib,
                     "GiB the balls may take, estimated before anything is allocated (default 16)");
 

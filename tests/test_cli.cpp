@@ -400,3 +400,18 @@ TEST_F(Cli, InterruptWritesCompleteOutputsAndExits130) {
         EXPECT_EQ(json::parse(read_file(state))["balls"].size(), 8000u) << signal;
     }
 }
+
+// --event-budget ends a run at that many events: complete outputs for the time reached, exit 1.
+TEST_F(Cli, EventBudgetStopsTheRunWithCompleteOutputs) {
+    const fs::path scene = write("gas.json", R"({"periodic": {"min": [0, 0, 0], "max": [20, 20, 20]},
+        "generate": [{"count": 1000, "radius": 0.5, "min": [0, 0, 0], "max": [20, 20, 20], "temperature": 1}]})");
+    const Result result = run("run " + scene.string() + " --duration 100 --event-budget 20000 --stats " +
+                              path("stats.json").string() + " --state " + path("state.json").string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("--event-budget: 20000 events in the run"), std::string::npos) << result.err;
+    const json stats = json::parse(read_file(path("stats.json")));
+    EXPECT_TRUE(stats["interrupted"].get<bool>());
+    EXPECT_NE(stats["stop_reason"].get<std::string>().find("--event-budget"), std::string::npos);
+    EXPECT_LT(stats["time"].get<double>(), 100.0);
+    EXPECT_EQ(json::parse(read_file(path("state.json")))["balls"].size(), 1000u);
+}

@@ -410,23 +410,30 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
 // exactly the event the serial loop would process next, computed from the same bits: the result
 // is the same for any thread count.
 
-void World::Impl::run_until(double end) {
+bool World::Impl::run_until(double end, std::uint64_t budget) {
     const bool batched = slabs.count() > 1;
+    // A batch commits at most this many events: with fewer left in the budget the loop goes on
+    // serially, so that the budget ends the step at the same event for every thread count.
+    const std::uint64_t largest_batch = slabs.count() * detail::Batch::kMaxSize;
     detail::Outcome single;
     single.undoable = false;
+    step_processed = 0;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
         const Pending event = queue.event(s);
         if (!(event.time <= end)) break;
-        if (batched && run_batch(end)) continue;
+        if (budget != 0 && step_processed >= budget) return false;
+        if (batched && (budget == 0 || budget - step_processed > largest_batch) && run_batch(end)) continue;
         compute(s, event, single);
         commit(single);
     }
+    return true;
 }
 
 void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome& out) {
     out.clear();
     const double now = event.time;
+    out.time = now;
     // The predictions read the balls' cells last; their loads start now, beside the state's.
     grid.prefetch(s);
     if (event.kind == Kind::BallBall) grid.prefetch(event.other);
@@ -491,6 +498,9 @@ void World::Impl::commit(const detail::Outcome& out) {
 }
 
 void World::Impl::record(const detail::Outcome& out) {
+    ++step_processed;
+    ++processed;
+    last_processed = out.time;
     if (out.crossing) measurements.count_crossing();
     if (out.collided) measurements.count(out.event, out.virial, out.overlap, def.event_record_limit);
 }

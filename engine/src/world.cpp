@@ -293,10 +293,21 @@ void World::step(double dt) {
     }
     if (!w.events_valid) w.rebuild_events();
     w.measurements.begin_step();
-    w.run_until(end);
-    w.time = end;
-    Balls& b = w.balls;
-    w.parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
+    if (!w.run_until(end, w.def.step_event_budget)) {
+        const double reached = w.last_processed;
+        w.finish_step(reached, reached - w.time);
+        throw BudgetExceeded("world.step_event_budget: " + std::to_string(w.def.step_event_budget) +
+                             " events in one step, reached at time " + show(reached) + " of a step to " + show(end) +
+                             "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
+                             "program's --event-budget)");
+    }
+    w.finish_step(end, dt);
+}
+
+void World::Impl::finish_step(double end, double dt) {
+    time = end;
+    Balls& b = balls;
+    parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance().
         thread_local std::vector<double> a[3];
         const std::size_t count = stop - begin;
@@ -310,9 +321,12 @@ void World::step(double dt) {
                                         a[0], a[1], a[2], part(b.t)};
         detail::advance_batch_simd(lanes, end, 0, count);
     });
-    w.sleep_islands(end);
-    if (w.def.periodic) w.measurements.temperature_time += temperature() * dt;
+    sleep_islands(end);
+    if (def.periodic) measurements.temperature_time += temperature() * dt;
 }
+
+void World::set_step_event_budget(std::uint64_t events) { impl_->def.step_event_budget = events; }
+std::uint64_t World::events_processed() const { return impl_->processed; }
 
 void World::set_gravity(Vec3 gravity) {
     require_finite("world.gravity", gravity);
@@ -428,10 +442,12 @@ detail::Moments World::Impl::moments() const {
 double World::kinetic_energy() const { return 0.5 * impl_->moments().twice_kinetic; }
 Vec3 World::momentum() const { return impl_->moments().momentum; }
 
-double World::temperature() const {
-    const std::size_t n = impl_->balls.size();
+double World::temperature() const { return impl_->temperature(); }
+
+double World::Impl::temperature() const {
+    const std::size_t n = balls.size();
     if (n < 2) return 0.0;
-    const detail::Moments m = impl_->moments();
+    const detail::Moments m = moments();
     const double peculiar = m.twice_kinetic - dot(m.momentum, m.momentum) / m.mass;
     return peculiar / (3.0 * static_cast<double>(n - 1));
 }

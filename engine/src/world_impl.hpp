@@ -89,7 +89,15 @@ struct World::Impl {
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const detail::CellKey& key,
                        std::uint32_t cells, detail::Contact& contact);
-    void run_until(double end);
+    // Processes the events up to `end`; false when it stopped at the budget of events (0: none)
+    // first, after the event at last_processed.
+    bool run_until(double end, std::uint64_t budget);
+    std::uint64_t step_processed = 0;  // events processed by the current step
+    std::uint64_t processed = 0;       // ... since creation
+    double last_processed = 0.0;       // the time of the last of them
+    // The end of a step of `dt` at `end`: every ball brought there, islands put to sleep, the
+    // world's time.
+    void finish_step(double end, double dt);
     bool run_batch(double end);
     void compute(std::uint32_t slot, const detail::Pending& event, detail::Outcome& out);
     void commit(const detail::Outcome& out);   // record() and requeue() its balls
@@ -174,6 +182,7 @@ struct World::Impl {
     // the current call.
     std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest) const;
     detail::Moments moments() const;
+    double temperature() const;
 
     // --- raycast.cpp
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.

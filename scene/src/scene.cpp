@@ -544,17 +544,35 @@ std::string_view default_scene_text() {
 }
 
 // Returns false when `stop` ended it early (at a frame end).
-bool advance(World& world, double duration, const std::atomic<bool>* stop) {
+bool advance(World& world, double duration, const RunControl& control) {
+    const std::uint64_t first = world.events_processed();
+    const std::uint64_t step_budget = world.def().step_event_budget;
     const double start = world.time();
     const double end = start + duration;
     // Frame ends come from the frame number, not from a running sum, so rounding does not drift
     // over many frames, and the last step lands exactly on `end` (end − time() is exact there).
     for (std::uint64_t frame = 1; world.time() < end; ++frame) {
-        if (stop && stop->load(std::memory_order_relaxed)) return false;
+        if (control.stop && control.stop->load(std::memory_order_relaxed)) return false;
+        // The world's step budget, lowered to what is left of the run's: the step that spends the
+        // last of it stops there.
+        bool run_budget = false;
+        if (control.event_budget != 0) {
+            const std::uint64_t left = control.event_budget - (world.events_processed() - first);
+            run_budget = step_budget == 0 || left < step_budget;
+            world.set_step_event_budget(run_budget ? left : step_budget);
+        }
         double target = start + static_cast<double>(frame) * kFrame;
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
-        world.step(target - world.time());
+        try {
+            world.step(target - world.time());
+        } catch (const BudgetExceeded&) {
+            if (!run_budget) throw;
+            std::ostringstream message;
+            message << "--event-budget: " << control.event_budget << " events in the run, reached at time "
+                    << world.time() << " (raise --event-budget)";
+            throw BudgetExceeded(message.str());
+        }
     }
     return true;
 }
@@ -593,7 +611,7 @@ double RunStats::relative_energy_drift() const {
     return change / std::abs(energy_start);
 }
 
-RunStats run_scene(Scene& scene, double duration, const std::atomic<bool>* stop) {
+RunStats run_scene(Scene& scene, double duration, const RunControl& control) {
     World& world = scene.world;
     RunStats stats;
     stats.kinetic_energy_start = world.kinetic_energy();
@@ -601,7 +619,15 @@ RunStats run_scene(Scene& scene, double duration, const std::atomic<bool>* stop)
     stats.energy_start = total_energy(scene);
 
     const auto start = std::chrono::steady_clock::now();
-    stats.interrupted = !advance(world, duration, stop);
+    try {
+        if (!advance(world, duration, control)) {
+            stats.interrupted = true;
+            stats.stop_reason = "signal";
+        }
+    } catch (const BudgetExceeded& error) {
+        stats.interrupted = true;
+        stats.stop_reason = error.what();
+    }
     require_finite_state(world);
     stats.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -628,6 +654,7 @@ std::string stats_json(const RunStats& stats) {
         {"balls", stats.balls},
         {"time", stats.time},
         {"interrupted", stats.interrupted},
+        {"stop_reason", stats.stop_reason},
         {"events",
          {{"ball_ball", stats.events.ball_ball},
           {"ball_plane", stats.events.ball_plane},

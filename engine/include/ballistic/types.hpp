@@ -32,6 +32,13 @@ private:
     std::string field_;
 };
 
+// World::step() reached WorldDef::step_event_budget: the world stands, consistent, at time()
+// (the time of the last event processed; every ball there), and the next step goes on from it.
+class BudgetExceeded : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Generation-checked handle of a ball: stays valid while storage is compacted or reordered and
 // becomes stale (never silently re-targeted) when the ball is removed. Zero is the null handle.
 struct BallId {
@@ -91,6 +98,12 @@ struct WorldDef {
     // generate_balls() refuse more before allocating anything. The default protects a machine of
     // 24 GiB. (unit: bytes)
     std::size_t memory_limit = std::size_t{16} << 30;
+    // Events (collisions, cell crossings, re-predictions) one step may process: a step that
+    // reaches it stops after that event and throws BudgetExceeded, with the world consistent at
+    // the event's time. Bounds the work of any step, whatever the input (a mass ratio whose exact
+    // answer needs 10^12 collisions); 0: no budget. The stop is the same event for every thread
+    // count.
+    std::uint64_t step_event_budget = 1'000'000'000;
     // The step's collisions recorded for events(): at most this many (the rest are counted by
     // events_unrecorded()); 0 records none. Bounds the memory of a step whatever happens in it.
     std::size_t event_record_limit = 1u << 20;

@@ -40,8 +40,14 @@ public:
     void remove_ball(BallId id);
 
     // Processes every event in [time(), time() + dt] in time order, then brings every ball to
-    // time() + dt. The step's collisions are available from events() afterwards.
+    // time() + dt. The step's collisions are available from events() afterwards. Throws
+    // BudgetExceeded, the world consistent at the time reached, when the step would process more
+    // than def().step_event_budget events.
     void step(double dt);
+    void set_step_event_budget(std::uint64_t events);  // 0: none
+    // Events processed since creation: collisions, cell crossings and re-predictions (what
+    // step_event_budget counts).
+    std::uint64_t events_processed() const;
 
     // Both wake every sleeping ball (their supports' loads change); so does any restitution that
     // switches sleeping off.

@@ -55,8 +55,16 @@ std::string_view default_scene_text();
 inline constexpr double kDefaultDuration = 10.0;
 
 // Steps the world by `duration` in frames of kFrame (the last one partial).
-// Returns false when `stop` became true first: then the world stands at the last frame end.
-bool advance(World& world, double duration, const std::atomic<bool>* stop = nullptr);
+// What may end a run early.
+struct RunControl {
+    const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): stop at the next frame end
+    std::uint64_t event_budget = 0;           // events the run may process (0: none)
+};
+
+// Returns false when `control.stop` became true first: then the world stands at the last frame
+// end. Throws BudgetExceeded, the world consistent at the time reached, when the run's event
+// budget (or the world's own per-step budget) runs out.
+bool advance(World& world, double duration, const RunControl& control = {});
 
 // Kinetic energy plus gravitational potential energy −Σ m g·x (zero at the origin).
 double total_energy(const Scene& scene);
@@ -80,7 +88,8 @@ struct RunStats {
     std::size_t escaped = 0;
     std::size_t sleeping = 0;         // balls asleep at the end
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
-    bool interrupted = false;         // stopped early by a signal; `time` is the time reached
+    bool interrupted = false;         // stopped early; `time` is the time reached
+    std::string stop_reason;          // why: "signal" or the event budget's message
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
 
@@ -89,10 +98,10 @@ struct RunStats {
 };
 
 // Simulates `duration` and measures it: conserved quantities before and after, counters, wall
-// time. Counters run from the world's creation (or its last reset_measurements()). When `stop`
-// becomes true, the run ends at the next frame end (RunStats::interrupted). A state that is no
-// longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
-RunStats run_scene(Scene& scene, double duration, const std::atomic<bool>* stop = nullptr);
+// time. Counters run from the world's creation (or its last reset_measurements()). A signal
+// (control.stop) or the event budget ends the run early (RunStats::interrupted, stop_reason). A
+// state that is no longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
+RunStats run_scene(Scene& scene, double duration, const RunControl& control = {});
 
 // Stats as JSON text (keys in README.md, "Command line").
 std::string stats_json(const RunStats& stats);
