@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config clang libclang-rt-14-dev
   libtbb-dev libxsimd-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev

@@ -276,3 +276,21 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
                     {"asks for 1 balls", "at most 10"});
     EXPECT_EQ(World().max_balls(), std::size_t{1} << 26);  // 16 GiB at 256 bytes per ball
 }
+
+// Found by fuzz_world: stepping an empty world made cells of width zero, into which the next
+// ball was filed at a NaN cell.
+TEST(Validation, BallsAddedAfterAnEmptyWorldWasStepped) {
+    WorldDef def;
+    def.gravity = {0, -10, 0};
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.step(0.5);
+    const BallId ball = world.add_ball({{0, 5, 0}, {}, 1.0, 1.0});
+    world.add_ball({{10, 5, 0}, {}, 2.0, 1.0});
+    EXPECT_FALSE(world.is_free({0, 5, 0}, 0.5));
+    world.step(0.5);
+    EXPECT_NEAR(world.ball(ball).position.y, 5.0 - 0.5 * 10 * 0.25, 1e-12);
+    world.step(2.0);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+}

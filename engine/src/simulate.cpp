@@ -154,6 +154,11 @@ Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
 // Cells and queue construction
 
 void World::Impl::rebuild_grid(double radius) {
+    if (balls.size() == 0) {  // no width to give the cells: add_balls() makes them with the first ball
+        grid_valid = false;
+        events_valid = false;
+        return;
+    }
     grid.configure(cell_width_for(radius), def.periodic, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
