@@ -1,4 +1,5 @@
-// Ballistic — the World API: creation, validation, handles, stepping and measurements.
+// Ballistic — the World facade: validation of every call, creation, stepping (the step's
+// frame around the event loop) and the measurements it reports.
 #include "format.hpp"
 #include "toi_simd.hpp"
 #include "validate.hpp"
@@ -40,7 +41,7 @@ void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Balls storage
+// Memory
 
 double World::bytes_per_ball() const {
     const Impl& w = *impl_;

@@ -1,5 +1,6 @@
-// Ballistic — the world's private state, shared by world.cpp (API, validation, measurement),
-// simulate.cpp (the event loop) and raycast.cpp.
+// Ballistic — the world's private state: the components (engine/README.md has the map) and the
+// event loop that runs through them, implemented in simulate.cpp (prediction, responses, the
+// serial loop), parallel_events.cpp (batches), sleep.cpp, reorder.cpp, raycast.cpp and world.cpp.
 #pragma once
 
 #include <ballistic/world.hpp>
