@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Ballistic needs, only when some are missing.
+# Installs the Debian packages Ballistic needs, only when some are missing; arguments name
+# extra packages (scripts/fuzz.sh asks for clang).
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config clang libclang-rt-14-dev
+  g++ cmake ninja-build pkg-config
   libtbb-dev libxsimd-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
   gnuplot-nox
   libvulkan-dev glslc glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libglfw3-dev libstb-dev libimgui-dev xvfb xauth
+  "$@"
 )
 
 missing=()
