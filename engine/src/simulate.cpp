@@ -1,5 +1,6 @@
 // Ballistic — the event loop: prediction, the queue of earliest events, and the responses.
 #include "toi.hpp"
+#include "response.hpp"
 #include "toi_simd.hpp"
 #include "world_impl.hpp"
 
@@ -62,46 +63,11 @@ struct PairScratch {
     }
 };
 
-// A ball keeps resting on a plane while its normal velocity is rounding noise: relative to its
-// speed, with a floor tied to rest_speed so that a vanishing speed cannot make the test empty.
-bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
-    return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
-}
 
 }  // namespace
 
-Vec3 World::Impl::acceleration_for(Supports& supports) const {
-    // Greedy active set: a support constrains the ball only while the acceleration left after
-    // the constraints so far still presses it into the plane. Supports that never press are
-    // dropped: the ball no longer rests on them.
-    Vec3 basis[3];
-    int active = 0;
-    Vec3 a = def.gravity;
-    bool pressing[3] = {false, false, false};
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (std::size_t k = 0; k < 3; ++k) {
-            if (pressing[k] || supports[k] == detail::kNoSupport) continue;
-            const Vec3 n = statics.planes()[static_cast<std::size_t>(supports[k])].normal;
-            if (!(dot(a, n) < 0.0)) continue;
-            pressing[k] = true;
-            Vec3 e = n;
-            for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
-            const double len = length(e);
-            if (len < 1e-9) continue;  // already constrained by the others
-            basis[active++] = e / len;
-            a = def.gravity;
-            for (int b = 0; b < active; ++b) a -= basis[b] * dot(a, basis[b]);
-            changed = true;
-        }
-    }
-    for (std::size_t k = 0; k < 3; ++k)
-        if (!pressing[k]) supports[k] = detail::kNoSupport;
-    return a;
-}
-
 std::uint32_t World::Impl::rest_for(Supports& supports) {
-    const Vec3 a = acceleration_for(supports);
+    const Vec3 a = detail::acceleration_for(supports, def.gravity, statics.planes());
     return balls.rests.intern(supports, false, a);
 }
 
@@ -124,30 +90,13 @@ void World::Impl::release_supports(std::uint32_t s) {
         if (k == detail::kNoSupport) continue;
         const Vec3 v = balls.velocity(s);
         const double vn = dot(v, statics.planes()[static_cast<std::size_t>(k)].normal);
-        if (off_plane(vn, v, def.rest_speed)) {
+        if (detail::off_plane(vn, v, def.rest_speed)) {
             k = detail::kNoSupport;
             changed = true;
         }
     }
     if (changed) balls.rest[s] = rest_for(sup);
-    balls.set_velocity(s, along_supports(sup, balls.velocity(s)));
-}
-
-Vec3 World::Impl::along_supports(const Supports& supports, Vec3 v) const {
-    // Remove the components along the span of the support normals (Gram–Schmidt), so a ball
-    // resting in a crease keeps no velocity into either plane.
-    Vec3 basis[3];
-    int active = 0;
-    for (std::int32_t k : supports) {
-        if (k == detail::kNoSupport) continue;
-        Vec3 e = statics.planes()[static_cast<std::size_t>(k)].normal;
-        for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
-        const double len = length(e);
-        if (len < 1e-9) continue;
-        basis[active++] = e / len;
-    }
-    for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
-    return v;
+    balls.set_velocity(s, detail::along_supports(sup, balls.velocity(s), statics.planes()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,19 +481,6 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
     }
 }
 
-namespace {
-// Separation speed after a contact approached at normal speed u (the robustness rules):
-// slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
-// pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
-// contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
-// gaps between it and another obstacle would otherwise bounce between them for ever at one
-// instant; this way its speed towards them dies out.
-double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false) {
-    double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
-    if (pressed && s < rest_speed) s = rest_speed;
-    return s;
-}
-}  // namespace
 
 bool World::Impl::meet(std::uint32_t i, double now, detail::Outcome& out) {
     save(i, out);
@@ -574,7 +510,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     }
     const bool pressed = dot(dp, balls.acceleration(j) - balls.acceleration(i)) < 0.0;
     const bool carried = balls.asleep(i) || balls.asleep(j);
-    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed, carried);
+    const double s = detail::separation_speed(u, pressed, def.restitution, def.rest_speed, carried);
     const double wi = balls.asleep(i) ? 0.0 : balls.inv_mass[i], wj = balls.asleep(j) ? 0.0 : balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
         out.queue(i, predict(i, now));
@@ -616,10 +552,10 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         auto free = std::find(sup.begin(), sup.end(), detail::kNoSupport);
         if (free != sup.end()) *free = static_cast<std::int32_t>(k);
         balls.rest[i] = rest_for(sup);
-        balls.set_velocity(i, along_supports(sup, v - n * dot(v, n)));
+        balls.set_velocity(i, detail::along_supports(sup, v - n * dot(v, n), statics.planes()));
         J = mass * u;
     } else if (u > 0.0) {
-        const double s = separation_speed(u, false, def.restitution, def.rest_speed);
+        const double s = detail::separation_speed(u, false, def.restitution, def.rest_speed);
         balls.set_velocity(i, v + n * (u + s));
         J = mass * (u + s);
         release_supports(i);
@@ -653,7 +589,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     const double d = length(w);
     const double u = -dot(w, across(v)) / d;
     const bool pressed = dot(w, across(balls.acceleration(i))) < 0.0;
-    const double s = separation_speed(u, pressed, def.restitution, def.rest_speed);
+    const double s = detail::separation_speed(u, pressed, def.restitution, def.rest_speed);
     if (!(u + s > 0.0) || !(d > 0.0)) {
         out.queue(i, predict(i, now));
         return;

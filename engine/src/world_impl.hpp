@@ -123,12 +123,10 @@ struct World::Impl {
     void select_candidates(detail::Batch::Slab& slab, std::size_t index, std::size_t count);
     // Queues the new event of a ball (in the part of its slab).
     void requeue(std::uint32_t slot, const detail::Pending& event);
-    Vec3 acceleration_for(Supports& supports) const;
-    // The entry of these supports in balls.rests; drops those that do not press, like
-    // acceleration_for().
+    // The entry of these supports in balls.rests; drops those that do not press
+    // (acceleration_for(), response.hpp).
     std::uint32_t rest_for(Supports& supports);
     void release_supports(std::uint32_t slot);
-    Vec3 along_supports(const Supports& supports, Vec3 v) const;
     void refresh_accelerations();
 
     // --- sleep.cpp

@@ -1,0 +1,26 @@
+// Ballistic — the collision rules: how fast a contact separates (restitution, with the slow- and
+// pressed-contact rules of engine/README.md, "Robustness"), and resting on planes (which supports
+// carry a ball, the acceleration they leave, the velocity they allow). Pure functions: the
+// responses in simulate.cpp apply them to the balls an event touches.
+#pragma once
+
+#include "balls.hpp"
+
+#include <ballistic/types.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace ballistic::detail {
+
+// Separation speed after a contact approached at normal speed u, restitution e.
+double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false);
+// Does this normal velocity take a ball off the plane it rests on (more than rounding noise)?
+bool off_plane(double normal_speed, Vec3 v, double rest_speed);
+// The acceleration `gravity` leaves a ball resting on `supports` (indices into `planes`); drops
+// the supports it does not press into.
+Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
+// v without its components into the supports' normals.
+Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
+
+}  // namespace ballistic::detail
