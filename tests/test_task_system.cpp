@@ -69,11 +69,12 @@ std::vector<std::shared_ptr<TaskSystem>> task_systems() {
 
 // Enough balls for several blocks of every parallel phase, and batches of events processed in
 // parallel slabs (parallel_events_min_balls lowered).
-std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
+World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = WorldDef{}.step_event_budget) {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {60, 60, 60}};
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
+    def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
     gen.count = 9000;
@@ -82,6 +83,11 @@ std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
     gen.velocity = GenerateDef::Velocity::Temperature;
     gen.temperature = 1.0;
     world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
+std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
+    World world = gas(std::move(tasks));
     world.step(0.4);
     world.step(0.4);
     return world.state_hash();
@@ -220,18 +226,7 @@ TEST(TaskSystem, ConstQueriesFromManyThreads) {
 TEST(TaskSystem, EventBudgetStopsEveryTaskSystemAtTheSameEvent) {
     std::vector<std::pair<double, std::uint64_t>> stops;
     for (const auto& tasks : task_systems()) {
-        WorldDef def;
-        def.periodic = Box{{0, 0, 0}, {60, 60, 60}};
-        def.task_system = tasks;
-        def.parallel_events_min_balls = 1000;
-        def.step_event_budget = 25000;
-        World world(def);
-        GenerateDef gen;
-        gen.count = 9000;
-        gen.region = *def.periodic;
-        gen.velocity = GenerateDef::Velocity::Temperature;
-        gen.temperature = 1.0;
-        world.add_balls(generate_balls(world, gen));
+        World world = gas(tasks, 25000);
         const std::uint64_t before = world.events_processed();
         EXPECT_THROW(world.step(5.0), BudgetExceeded);
         EXPECT_EQ(world.events_processed() - before, 25000u);
