@@ -63,7 +63,6 @@ struct PairScratch {
     }
 };
 
-
 }  // namespace
 
 std::uint32_t World::Impl::rest_for(Supports& supports) {
@@ -371,13 +370,14 @@ bool World::Impl::run_until(double end, std::uint64_t budget) {
     const std::uint64_t largest_batch = slabs.count() * detail::Batch::kMaxSize;
     detail::Outcome single;
     single.undoable = false;
-    step_processed = 0;
+    const std::uint64_t first = processed;
     while (!queue.empty()) {
         const std::uint32_t s = queue.top();
         const Pending event = queue.event(s);
         if (!(event.time <= end)) break;
-        if (budget != 0 && step_processed >= budget) return false;
-        if (batched && (budget == 0 || budget - step_processed > largest_batch) && run_batch(end)) continue;
+        const std::uint64_t done = processed - first;
+        if (budget != 0 && done >= budget) return false;
+        if (batched && (budget == 0 || budget - done > largest_batch) && run_batch(end)) continue;
         compute(s, event, single);
         commit(single);
     }
@@ -452,7 +452,6 @@ void World::Impl::commit(const detail::Outcome& out) {
 }
 
 void World::Impl::record(const detail::Outcome& out) {
-    ++step_processed;
     ++processed;
     last_processed = out.time;
     if (out.crossing) measurements.count_crossing();
@@ -480,7 +479,6 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
         out.queue(i, predict(i, now, out.new_key));
     }
 }
-
 
 bool World::Impl::meet(std::uint32_t i, double now, detail::Outcome& out) {
     save(i, out);

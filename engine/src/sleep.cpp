@@ -115,7 +115,6 @@ bool World::Impl::above(Vec3 n) const {
     return dot(n, -def.gravity) > 1e-6 * length(def.gravity);
 }
 
-
 void World::Impl::sleep_islands(double now) {
     if (!sleeping_enabled() || !grid_valid) return;
     Islands& is = islands;
@@ -139,14 +138,14 @@ void World::Impl::sleep_islands(double now) {
                 if (above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
             } else if (j > s) {
                 is.contacts.push_back({s, j, -normal});
-                const std::uint32_t a = islands.root(s), b = islands.root(j);
+                const std::uint32_t a = is.root(s), b = is.root(j);
                 is.parent[std::max(a, b)] = std::min(a, b);
             }
         });
     }
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
     for (const std::uint32_t s : is.candidates) {
-        const std::uint32_t root = islands.root(s);
+        const std::uint32_t root = is.root(s);
         is.parent[s] = root;
         if (is.disturbed[s]) is.disturbed[root] = 1;
     }

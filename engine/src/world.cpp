@@ -178,7 +178,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         largest = std::max(largest, defs[k].radius);
     }
     if (defs.empty()) return {};
-    if (defs.size() > max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
+    if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
     // Every ball goes in first; then each is checked against the statics and the balls before it
     // (the world's and the earlier ones of this call), in parallel blocks, exactly as adding them
     // one by one would check it, and the problem of the lowest index is reported. Balls are always
@@ -350,11 +350,12 @@ double World::time() const { return impl_->time; }
 int World::concurrency() const { return impl_->parallel.concurrency(); }
 const WorldDef& World::def() const { return impl_->def; }
 std::size_t World::ball_count() const { return impl_->balls.size(); }
-std::size_t World::max_balls() const { return std::min(kMaxBalls, impl_->def.memory_limit / kBytesPerBall); }
+std::size_t World::max_balls() const { return impl_->max_balls(); }
+
+std::size_t World::Impl::max_balls() const { return std::min(kMaxBalls, def.memory_limit / kBytesPerBall); }
 
 std::string World::Impl::too_many_balls(std::size_t more) const {
-    const std::size_t limit = std::min(kMaxBalls, def.memory_limit / kBytesPerBall);
-    if (limit == kMaxBalls)
+    if (max_balls() == kMaxBalls)
         return "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " + std::to_string(balls.size()) +
                " + " + std::to_string(more);
     return std::to_string(balls.size()) + " + " + std::to_string(more) + " balls need about " +

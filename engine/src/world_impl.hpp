@@ -93,9 +93,8 @@ struct World::Impl {
     // Processes the events up to `end`; false when it stopped at the budget of events (0: none)
     // first, after the event at last_processed.
     bool run_until(double end, std::uint64_t budget);
-    std::uint64_t step_processed = 0;  // events processed by the current step
-    std::uint64_t processed = 0;       // ... since creation
-    double last_processed = 0.0;       // the time of the last of them
+    std::uint64_t processed = 0;   // events processed since creation
+    double last_processed = 0.0;   // the time of the last of them
     // The end of a step of `dt` at `end`: every ball brought there, islands put to sleep, the
     // world's time.
     void finish_step(double end, double dt);
@@ -170,6 +169,7 @@ struct World::Impl {
 
     // --- world.cpp
     double cell_width_for(double radius) const;
+    std::size_t max_balls() const;  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
     std::string too_many_balls(std::size_t more) const;
     // Adds a checked static (unit direction) that overlaps no ball, with its counters.
