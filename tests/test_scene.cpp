@@ -418,6 +418,19 @@ TEST(SceneRun, AdvanceReachesTheDurationInFrames) {
     }
 }
 
+// A run's event budget stops the run at that event and leaves the world its own step budget.
+TEST(SceneRun, RunBudgetStopsAndRestoresTheStepBudget) {
+    Scene scene = load(R"({"periodic": {"min": [0, 0, 0], "max": [20, 20, 20]},
+        "generate": [{"count": 500, "radius": 0.5, "min": [0, 0, 0], "max": [20, 20, 20], "temperature": 1}]})");
+    World& world = scene.world;
+    const std::uint64_t own = world.def().step_event_budget;
+    EXPECT_THROW(advance(world, 100.0, {nullptr, 5000}), BudgetExceeded);
+    EXPECT_EQ(world.events_processed(), 5000u);
+    EXPECT_EQ(world.def().step_event_budget, own);
+    advance(world, 0.1, {nullptr, 1000000});
+    EXPECT_EQ(world.def().step_event_budget, own);
+}
+
 TEST(SceneRun, TotalEnergyCountsHeightAndSpeed) {
     const Scene scene = load(R"({"gravity": [0, -10, 0],
         "balls": [{"position": [0, 3, 0], "velocity": [4, 0, 0], "radius": 1, "mass": 2},

@@ -483,13 +483,12 @@ Scene load_scene_file(const std::filesystem::path& path, const LoadOptions& opti
         const std::error_code error(errno, std::generic_category());
         throw InvalidArgument("", path.string() + ": cannot open scene file: " + error.message());
     }
-    auto too_large = [&](std::uintmax_t size) {
-        return InvalidArgument("", path.string() + ": scene file of " + std::to_string(size) +
-                                       " bytes, larger than " + std::to_string(kMaxSceneBytes) +
-                                       " bytes (the limit on scene files)");
-    };
     const std::uintmax_t size = std::filesystem::file_size(path, status_error);
-    if (!status_error && size > kMaxSceneBytes) throw too_large(size);
+    if (status_error)
+        throw InvalidArgument("", path.string() + ": cannot read scene file: " + status_error.message());
+    if (size > kMaxSceneBytes)
+        throw InvalidArgument("", path.string() + ": scene file of " + std::to_string(size) + " bytes, larger than " +
+                                      std::to_string(kMaxSceneBytes) + " bytes (the limit on scene files)");
     // One byte more than the file had: a file growing while it is read is caught, not followed.
     std::string text(static_cast<std::size_t>(size) + 1, '\0');
     file.read(text.data(), static_cast<std::streamsize>(text.size()));
@@ -543,10 +542,15 @@ std::string_view default_scene_text() {
 })";
 }
 
-// Returns false when `stop` ended it early (at a frame end).
 bool advance(World& world, double duration, const RunControl& control) {
     const std::uint64_t first = world.events_processed();
     const std::uint64_t step_budget = world.def().step_event_budget;
+    // The run's budget lowers the world's step budget for a while; the world gets its own back.
+    struct RestoreBudget {
+        World& world;
+        std::uint64_t budget;
+        ~RestoreBudget() { world.set_step_event_budget(budget); }
+    } restore{world, step_budget};
     const double start = world.time();
     const double end = start + duration;
     // Frame ends come from the frame number, not from a running sum, so rounding does not drift
