@@ -93,13 +93,13 @@ public:
     AtomicOutput(std::filesystem::path path, const char* what)
         : path_(std::move(path)),
           temporary_(path_.string() + ".tmp-" + std::to_string(::getpid())),
-          what_(what),
-          file_(temporary_, std::ios::binary | std::ios::trunc) {
-        if (!file_) fail("cannot write");
-        if (std::filesystem::is_directory(path_)) {
+          what_(what) {
+        if (std::filesystem::is_directory(path_)) {  // before the temporary file exists
             errno = EISDIR;
             fail("cannot write");
         }
+        file_.open(temporary_, std::ios::binary | std::ios::trunc);
+        if (!file_) fail("cannot write");
     }
     AtomicOutput(const AtomicOutput&) = delete;
     AtomicOutput& operator=(const AtomicOutput&) = delete;

@@ -374,6 +374,8 @@ TEST_F(Cli, OutputsAreAtomic) {
                             path("state.json").string());
     EXPECT_EQ(good.exit_code, 0) << good.err;
     EXPECT_EQ(json::parse(read_file(stats))["time"].get<double>(), 0.5);
+    fs::create_directory(path("taken"));  // an output path that is a directory fails at once
+    EXPECT_EQ(run("run " + falls.string() + " --stats " + path("taken").string()).exit_code, 1);
     for (const auto& entry : fs::directory_iterator(dir_))
         EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
 }
