@@ -9,6 +9,7 @@
 // Exit status: 0 success, 2 bad input (scene, options), 130 interrupted (SIGINT or SIGTERM: the
 // statistics and state written are complete, for the time reached), 1 anything else.
 #include <ballistic/scene/scene.hpp>
+#include <ballistic/version.hpp>
 #ifdef BALLISTIC_WITH_RENDERER
 #include "render_commands.hpp"
 #endif
@@ -223,6 +224,7 @@ int main(int argc, char** argv) {
                  "NeHe lesson scene and prints a summary.",
                  "ballistic"};
     app.require_subcommand(0, 1);
+    app.set_version_flag("--version", std::string("ballistic ") + ballistic::kVersion);
     RunOptions options;
     CLI::App* run = app.add_subcommand("run", "Simulate a scene file headless and print statistics as JSON");
     run->add_option("scene", options.scene_path, "Scene file (JSON, see README.md)")->required();

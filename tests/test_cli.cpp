@@ -1,6 +1,7 @@
 // The `ballistic` program end to end: scenes written to a temporary directory, the real binary
 // run on them, exit codes, stats and state files checked against closed forms.
 #include <ballistic/generate.hpp>
+#include <ballistic/version.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -121,6 +122,13 @@ TEST_F(Cli, HelpForTheProgramAndTheRunCommand) {
     for (const char* option : {"--duration", "--threads", "--stats", "--state"}) {
         EXPECT_NE(sub.out.find(option), std::string::npos) << option << "\n" << sub.out;
     }
+}
+
+TEST_F(Cli, VersionIsTheProjectVersion) {
+    const Result result = run("--version");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, std::string("ballistic ") + ballistic::kVersion + "\n");
+    EXPECT_TRUE(std::regex_match(std::string(ballistic::kVersion), std::regex("[0-9]+\\.[0-9]+\\.[0-9]+")));
 }
 
 // ------------------------------------------------------------------------------------------------
