@@ -46,6 +46,7 @@ public:
     bool fit_dense(const CellKey& lo, const CellKey& hi);
 
     bool periodic() const { return periodic_; }
+    std::int64_t cells(int d) const { return cells_[static_cast<std::size_t>(d)]; }  // per axis, periodic
     double min_width() const { return min_width_; }
     CellKey key_of(Vec3 position) const;
     // Lower bound of cell k along axis d; upper bound is bound(d, k + 1).

@@ -4,9 +4,13 @@
 #include <ballistic/types.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ballistic::detail {
+
+class SnapshotReader;
+class SnapshotWriter;
 
 // Invariants: an index's generation is odd while its ball lives and even once removed; index 0
 // is never handed out (BallId 0 is the null handle); freed indices are reused, each time with
@@ -32,6 +36,12 @@ public:
         for (std::uint32_t index = 0; index < generation_.size(); ++index)
             if (generation_[index] & 1u) fn(slot_of_[index]);
     }
+
+    // Snapshots: the table as it stands; a table read back, checked to be one whose live handles
+    // are exactly `ids` (slot s holds ids[s]) and whose free indices are dead and listed once.
+    // Throws InvalidArgument ("snapshot") otherwise, and leaves this table as it was.
+    void write(SnapshotWriter& out) const;
+    void read(SnapshotReader& in, std::span<const BallId> ids);
 
 private:
     std::vector<std::uint32_t> slot_of_;     // per index

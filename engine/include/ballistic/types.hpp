@@ -124,6 +124,17 @@ struct WorldDef {
     std::size_t parallel_events_min_balls = 500000;
 };
 
+// How World::restore() builds the world it reads: the machine's settings, which a snapshot does
+// not carry (the rest of WorldDef comes from the snapshot).
+struct RestoreOptions {
+    int threads = 0;                                     // WorldDef::threads
+    std::shared_ptr<TaskSystem> task_system;             // WorldDef::task_system
+    std::size_t memory_limit = std::size_t{16} << 30;    // WorldDef::memory_limit, checked first
+};
+
+// The snapshot format World::save() writes; restore() reads this version only.
+inline constexpr std::uint32_t kSnapshotVersion = 1;
+
 // One-sided infinite wall: balls live on the side the normal points to.
 struct PlaneDef {
     Vec3 point;                   // any point on the plane (unit: length)

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <span>
@@ -28,6 +29,18 @@ public:
     World& operator=(World&&) noexcept;
     World(const World&) = delete;
     World& operator=(const World&) = delete;
+
+    // Snapshots (engine/README.md, "Snapshots"): the complete world — settings, statics, every
+    // ball's state and history, the handles, the pending events, the measurements — in
+    // Ballistic's versioned binary format. A restored world continues bit-identically to the one
+    // saved, for any thread count or task system. The last step's events() are not kept. save()
+    // throws std::runtime_error when the stream fails.
+    void save(std::ostream& out) const;
+    // Throws InvalidArgument (field "snapshot", or the setting's "world.*" field) for a stream
+    // that is not a snapshot, is of another format version, ends early, fails its checksum or
+    // holds inconsistent state, and for more balls than options.memory_limit allows (checked
+    // before they are allocated).
+    static World restore(std::istream& in, const RestoreOptions& options = {});
 
     // Statics may be added between steps; returns the plane's / cylinder's index.
     std::uint32_t add_plane(const PlaneDef& def);
