@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -44,11 +45,13 @@ constexpr double kMaxFrames = 3e9;
 constexpr double kMaxMemoryGib = 1 << 20;  // a PiB: any larger number is a typo
 
 struct RunOptions {
-    std::string scene_path;
+    std::string scene_path;   // the scene file, or the checkpoint a resume continues from
+    bool resume = false;
     double duration = scene::kDefaultDuration;
     int threads = 0;
     std::string stats;
     std::string state;
+    std::string checkpoint;
     double memory_limit_gib = double(ballistic::WorldDef{}.memory_limit) / double(1u << 30);
     std::uint64_t event_budget = 0;
 };
@@ -79,11 +82,15 @@ void check_options(const RunOptions& options) {
                 << " frames of 1/60, more than the limit of " << kMaxFrames << " frames per run";
         throw BadInput(message.str());
     }
-    if (!options.stats.empty() && !options.state.empty() &&
-        std::filesystem::weakly_canonical(std::filesystem::absolute(options.stats)) ==
-            std::filesystem::weakly_canonical(std::filesystem::absolute(options.state))) {
-        throw BadInput("--stats and --state name the same file " + options.state + " (each needs its own)");
-    }
+    const std::pair<const char*, const std::string*> outputs[] = {
+        {"--stats", &options.stats}, {"--state", &options.state}, {"--checkpoint", &options.checkpoint}};
+    auto canonical = [](const std::string& path) { return std::filesystem::weakly_canonical(std::filesystem::absolute(path)); };
+    for (std::size_t a = 0; a < std::size(outputs); ++a)
+        for (std::size_t b = a + 1; b < std::size(outputs); ++b)
+            if (!outputs[a].second->empty() && !outputs[b].second->empty() &&
+                canonical(*outputs[a].second) == canonical(*outputs[b].second))
+                throw BadInput(std::string(outputs[a].first) + " and " + outputs[b].first + " name the same file " +
+                               *outputs[b].second + " (each needs its own)");
 }
 
 // An output file written atomically: the text goes to a temporary file beside it, created
@@ -150,13 +157,31 @@ std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler stores into it");
 extern "C" void request_stop(int) { g_stop.store(true, std::memory_order_relaxed); }
 
-// Scene errors are bad input; an InvalidArgument from the engine later on would be a bug.
+// A checkpoint's world, its balls in the order their scene gave them (the order of their handles).
+scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& restore_options) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error))
+        throw BadInput(path + ": not a checkpoint file (" +
+                       (std::filesystem::exists(path, error) ? "not a regular file" : "no such file") + ")");
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw BadInput(path + ": cannot read: " + std::strerror(errno));
+    scene::Scene restored{ballistic::World::restore(file, restore_options), {}};
+    const ballistic::BallView balls = restored.world.balls();
+    restored.balls.assign(balls.id.begin(), balls.id.end());
+    std::sort(restored.balls.begin(), restored.balls.end(),
+              [](ballistic::BallId a, ballistic::BallId b) { return a.index() < b.index(); });
+    return restored;
+}
+
+// Scene and checkpoint errors are bad input; an InvalidArgument from the engine later on would be
+// a bug.
 scene::Scene load(const RunOptions& options) {
+    const auto memory_limit = static_cast<std::size_t>(options.memory_limit_gib * double(1u << 30));
     try {
-        return scene::load_scene_file(options.scene_path,
-                                      {options.threads, static_cast<std::size_t>(options.memory_limit_gib * double(1u << 30))});
+        if (options.resume) return restore(options.scene_path, {options.threads, nullptr, memory_limit});
+        return scene::load_scene_file(options.scene_path, {options.threads, memory_limit});
     } catch (const ballistic::InvalidArgument& error) {
-        throw BadInput(error.what());
+        throw BadInput(options.resume ? options.scene_path + ": " + error.what() : error.what());
     }
 }
 
@@ -168,6 +193,7 @@ int run_file(const RunOptions& options) {
     scene::Scene loaded = load(options);
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
     std::optional<AtomicOutput> state_file = open_output(options.state, "state");
+    std::optional<AtomicOutput> checkpoint_file = open_output(options.checkpoint, "checkpoint");
 
     const scene::RunStats stats = scene::run_scene(loaded, options.duration, {&g_stop, options.event_budget});
     const std::string stats_text = scene::stats_json(stats);
@@ -177,6 +203,11 @@ int run_file(const RunOptions& options) {
         write(std::cout, stats_text, "standard output");
     }
     if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls));
+    if (checkpoint_file) {
+        std::ostringstream snapshot;
+        loaded.world.save(snapshot);
+        checkpoint_file->commit(std::move(snapshot).str());
+    }
     if (stats.interrupted) {
         const bool signal = stats.stop_reason == "signal";
         std::cerr << "ballistic: " << (signal ? "interrupted" : stats.stop_reason) << "; stopped at time " << stats.time
@@ -228,15 +259,24 @@ int main(int argc, char** argv) {
     RunOptions options;
     CLI::App* run = app.add_subcommand("run", "Simulate a scene file headless and print statistics as JSON");
     run->add_option("scene", options.scene_path, "Scene file (JSON, see README.md)")->required();
-    run->add_option("--duration", options.duration, "Simulated time (default 10)");
-    run->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
-    run->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
-    run->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
-    run->add_option("--event-budget", options.event_budget,
-                    "Events the run may process; reached, it stops there with complete outputs and exit 1 "
-                    "(default: none; every step is also bounded by 10^9 events)");
-    run->add_option("--memory-limit", options.memory_limit_gib,
-                    "GiB the balls may take, estimated before anything is allocated (default 16)");
+    CLI::App* resume = app.add_subcommand(
+        "resume", "Continue a run from its checkpoint (--checkpoint) and print statistics as JSON; the "
+                  "result is bit-identical to the run never having stopped");
+    resume->add_option("checkpoint", options.scene_path, "Checkpoint file written by --checkpoint")->required();
+    for (CLI::App* command : {run, resume}) {
+        command->add_option("--duration", options.duration, "Simulated time (default 10)");
+        command->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
+        command->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
+        command->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
+        command->add_option("--checkpoint", options.checkpoint,
+                            "Write a snapshot of the whole world to this file at the end (also when interrupted), "
+                            "for `ballistic resume`");
+        command->add_option("--event-budget", options.event_budget,
+                            "Events the run may process; reached, it stops there with complete outputs and exit 1 "
+                            "(default: none; every step is also bounded by 10^9 events)");
+        command->add_option("--memory-limit", options.memory_limit_gib,
+                            "GiB the balls may take, estimated before anything is allocated (default 16)");
+    }
 
 #ifdef BALLISTIC_WITH_RENDERER
     ballistic::demo::RenderOptions render_options;
@@ -272,7 +312,8 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (run->parsed()) return run_file(options);
+        options.resume = resume->parsed();
+        if (run->parsed() || resume->parsed()) return run_file(options);
 #ifdef BALLISTIC_WITH_RENDERER
         if (render->parsed()) return bad_input_guard(ballistic::demo::render_command, render_options);
         if (view->parsed()) return bad_input_guard(ballistic::demo::view_command, view_options);

@@ -425,3 +425,56 @@ TEST_F(Cli, EventBudgetStopsTheRunWithCompleteOutputs) {
     EXPECT_LT(stats["time"].get<double>(), 100.0);
     EXPECT_EQ(json::parse(read_file(path("state.json")))["balls"].size(), 1000u);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Checkpoints
+
+TEST_F(Cli, ResumeFromACheckpointGivesTheWholeRun) {
+    std::string text = kBoxGas;
+    text.insert(1, R"("restitution": 0.6, )");
+    const fs::path scene = write("box.json", text);
+    const json whole = run_ok(scene, "--duration 2 --threads 1");
+    const Result first = run("run " + scene.string() + " --duration 1 --threads 2 --stats " + path("first.json").string() +
+                             " --checkpoint " + path("box.ckpt").string());
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const Result second = run("resume " + path("box.ckpt").string() + " --duration 1 --threads 1 --state " +
+                              path("state.json").string());
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const json resumed = json::parse(second.out);
+    EXPECT_EQ(resumed["state_hash"], whole["state_hash"]);
+    EXPECT_EQ(resumed["time"].get<double>(), 2.0);
+    EXPECT_EQ(resumed["events"], whole["events"]) << "the counters go on from the checkpoint";
+    EXPECT_EQ(resumed["planes"], whole["planes"]);
+    EXPECT_EQ(json::parse(read_file(path("state.json")))["balls"].size(), 300u);
+}
+
+TEST_F(Cli, AnInterruptedRunLeavesACheckpointToResume) {
+    const fs::path scene = write("box.json", kBoxGas);
+    const Result stopped = run("run " + scene.string() + " --duration 100 --event-budget 5000 --stats " +
+                               path("stats.json").string() + " --checkpoint " + path("box.ckpt").string());
+    EXPECT_EQ(stopped.exit_code, 1) << stopped.err;
+    const double reached = json::parse(read_file(path("stats.json")))["time"].get<double>();
+    const Result resumed = run("resume " + path("box.ckpt").string() + " --duration 0.5");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_DOUBLE_EQ(json::parse(resumed.out)["time"].get<double>(), reached + 0.5);
+}
+
+TEST_F(Cli, ABadCheckpointIsRefusedNamingTheFile) {
+    const fs::path scene = write("box.json", kBoxGas);
+    const Result not_one = run("resume " + scene.string());
+    EXPECT_EQ(not_one.exit_code, 2);
+    EXPECT_NE(not_one.err.find(scene.string() + ": snapshot: not a Ballistic snapshot"), std::string::npos) << not_one.err;
+    const Result missing = run("resume " + path("none.ckpt").string());
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("none.ckpt: not a checkpoint file (no such file)"), std::string::npos) << missing.err;
+    ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats " + path("s.json").string() + " --checkpoint " +
+                  path("box.ckpt").string()).exit_code, 0);
+    const std::string bytes = read_file(path("box.ckpt"));
+    std::ofstream(path("short.ckpt"), std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+    const Result short_one = run("resume " + path("short.ckpt").string());
+    EXPECT_EQ(short_one.exit_code, 2);
+    EXPECT_NE(short_one.err.find("ends early"), std::string::npos) << short_one.err;
+    const Result same = run("run " + scene.string() + " --checkpoint " + path("x").string() + " --stats " + path("x").string());
+    EXPECT_EQ(same.exit_code, 2);
+    EXPECT_NE(same.err.find("--stats and --checkpoint name the same file"), std::string::npos) << same.err;
+}

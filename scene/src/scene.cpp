@@ -551,10 +551,19 @@ bool advance(World& world, double duration, const RunControl& control) {
         std::uint64_t budget;
         ~RestoreBudget() { world.set_step_event_budget(budget); }
     } restore{world, step_budget};
-    const double start = world.time();
-    const double end = start + duration;
     // Frame ends come from the frame number, not from a running sum, so rounding does not drift
-    // over many frames, and the last step lands exactly on `end` (end − time() is exact there).
+    // over many frames. A run that starts at a frame end n·kFrame (at 0, or resumed from a
+    // checkpoint written at a frame end) keeps to those frame ends, and its end snaps to one
+    // within a nanoframe: a run split at a frame end steps at the very times the whole run does.
+    const double start = world.time();
+    const double frames_before = std::round(start / kFrame);
+    const bool on_frames = frames_before * kFrame == start;
+    const double origin = on_frames ? 0.0 : start;
+    const double base = on_frames ? frames_before : 0.0;
+    double end = start + duration;
+    if (const double last = std::round((end - origin) / kFrame);
+        std::abs(origin + last * kFrame - end) <= 1e-9 * kFrame && origin + last * kFrame > start)
+        end = origin + last * kFrame;
     for (std::uint64_t frame = 1; world.time() < end; ++frame) {
         if (control.stop && control.stop->load(std::memory_order_relaxed)) return false;
         // The world's step budget, lowered to what is left of the run's: the step that spends the
@@ -565,7 +574,7 @@ bool advance(World& world, double duration, const RunControl& control) {
             run_budget = step_budget == 0 || left < step_budget;
             world.set_step_event_budget(run_budget ? left : step_budget);
         }
-        double target = start + static_cast<double>(frame) * kFrame;
+        double target = origin + (base + static_cast<double>(frame)) * kFrame;
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
         try {
