@@ -217,10 +217,12 @@ int run_file(const RunOptions& options) {
     return 0;
 }
 
-int run_default() {
+// The lesson scene: in a window when asked for one (`ballistic demo`) and a display exists,
+// otherwise headless with a summary and a picture (`ballistic` never opens a window by itself).
+int run_default([[maybe_unused]] bool window) {
     scene::Scene lesson = scene::load_scene_text(scene::default_scene_text());
 #ifdef BALLISTIC_WITH_RENDERER
-    if (ballistic::demo::display_available()) {
+    if (window && ballistic::demo::display_available()) {
         std::cout << "Ballistic: the NeHe collision lesson, exact, in a window (Esc closes it)\n";
         return ballistic::demo::view_scene(lesson, {});
     }
@@ -252,11 +254,13 @@ int bad_input_guard(int (*command)(const Options&), const Options& options) {
 
 int main(int argc, char** argv) {
     CLI::App app{"Ballistic: exact event-driven ball physics. Without a command, runs the built-in "
-                 "NeHe lesson scene and prints a summary.",
+                 "NeHe lesson scene headless, prints a summary and writes ballistic-demo.png (never a window).",
                  "ballistic"};
     app.require_subcommand(0, 1);
     app.set_version_flag("--version", std::string("ballistic ") + ballistic::kVersion);
     RunOptions options;
+    CLI::App* demo = app.add_subcommand(
+        "demo", "The main demo: the lesson scene in a window when a display exists, otherwise as without a command");
     CLI::App* run = app.add_subcommand("run", "Simulate a scene file headless and print statistics as JSON");
     run->add_option("scene", options.scene_path, "Scene file (JSON, see README.md)")->required();
     CLI::App* resume = app.add_subcommand(
@@ -318,7 +322,7 @@ int main(int argc, char** argv) {
         if (render->parsed()) return bad_input_guard(ballistic::demo::render_command, render_options);
         if (view->parsed()) return bad_input_guard(ballistic::demo::view_command, view_options);
 #endif
-        return run_default();
+        return run_default(demo->parsed());
     } catch (const BadInput& error) {
         std::cerr << "ballistic: " << error.what() << "\n";
         return kExitBadInput;

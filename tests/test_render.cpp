@@ -557,4 +557,24 @@ TEST(Window, ViewCommandExitsAfterTheGivenFrames) {
     EXPECT_NE(text.str().find("viewed 15 frame(s)"), std::string::npos) << text.str();
 }
 
+// With a display, `ballistic` without a command still never opens a window (only `demo` and
+// `view` do): it finishes on its own with the summary and the picture. The timeout turns a
+// window waiting for its user into a failure instead of a hang.
+TEST(Window, NoCommandNeverOpensAWindow) {
+    if (!has_display()) GTEST_SKIP() << "no DISPLAY (ctest runs this under xvfb-run)";
+    const fs::path dir = fs::temp_directory_path() / ("ballistic-nocommand-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string command = "cd " + dir.string() + " && timeout 300 " + BALLISTIC_EXE + " >out.txt 2>&1";
+    const int status = std::system(command.c_str());
+    std::stringstream text;
+    text << std::ifstream(dir / "out.txt").rdbuf();
+    const bool picture = fs::exists(dir / "ballistic-demo.png");
+    fs::remove_all(dir);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << text.str();
+    EXPECT_EQ(text.str().find("in a window"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("state hash"), std::string::npos) << text.str();
+    EXPECT_TRUE(picture);
+}
+
 }  // namespace
