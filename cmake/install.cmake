@@ -5,26 +5,27 @@ include(CMakePackageConfigHelpers)
 
 set(BALLISTIC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ballistic)
 
-set(ballistic_components engine)
-install(TARGETS ballistic_engine EXPORT ballisticEngineTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY engine/include/ballistic DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${PROJECT_BINARY_DIR}/include/ballistic/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ballistic)
-install(EXPORT ballisticEngineTargets NAMESPACE ballistic:: DESTINATION ${BALLISTIC_CMAKE_DIR})
-
-if(TARGET ballistic_scene)
-  list(APPEND ballistic_components scene)
-  install(TARGETS ballistic_scene EXPORT ballisticSceneTargets
+# ballistic_install_library(target component include_dir): the library, its headers and its
+# export set ballistic<Component>Targets.cmake, which ballisticConfig.cmake includes.
+set(ballistic_components)
+function(ballistic_install_library target component include_dir)
+  string(SUBSTRING ${component} 0 1 first)
+  string(TOUPPER ${first} first)
+  string(SUBSTRING ${component} 1 -1 rest)
+  install(TARGETS ${target} EXPORT ballistic${first}${rest}Targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY scene/include/ballistic DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(EXPORT ballisticSceneTargets NAMESPACE ballistic:: DESTINATION ${BALLISTIC_CMAKE_DIR})
+  install(DIRECTORY ${include_dir}/ballistic DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+  install(EXPORT ballistic${first}${rest}Targets NAMESPACE ballistic:: DESTINATION ${BALLISTIC_CMAKE_DIR})
+  set(ballistic_components ${ballistic_components} ${component} PARENT_SCOPE)
+endfunction()
+
+ballistic_install_library(ballistic_engine engine engine/include)
+install(FILES ${PROJECT_BINARY_DIR}/include/ballistic/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ballistic)
+if(TARGET ballistic_scene)
+  ballistic_install_library(ballistic_scene scene scene/include)
 endif()
 if(TARGET ballistic_renderer)
-  list(APPEND ballistic_components renderer)
-  install(TARGETS ballistic_renderer EXPORT ballisticRendererTargets
-    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY renderer/include/ballistic DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(EXPORT ballisticRendererTargets NAMESPACE ballistic:: DESTINATION ${BALLISTIC_CMAKE_DIR})
+  ballistic_install_library(ballistic_renderer renderer renderer/include)
 endif()
 if(TARGET ballistic)
   install(TARGETS ballistic RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

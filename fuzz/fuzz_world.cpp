@@ -1,5 +1,6 @@
-// libFuzzer target: the bytes as a sequence of World calls with their arguments (add balls,
-// planes and columns, remove balls, step, change gravity and restitution, cast rays, query).
+// libFuzzer target: the bytes as a sequence of World calls with their arguments (add and remove
+// balls, planes and columns, move and push balls, step, change gravity and restitution, cast
+// rays, query, save and restore a snapshot).
 // Rejected calls must throw InvalidArgument and leave the world as it was; nothing may crash,
 // hang or trip a sanitizer.
 #include <ballistic/world.hpp>
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <vector>
 
 namespace {
@@ -50,12 +52,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         World world(def);
         std::vector<BallId> ids;
+        std::vector<PlaneId> planes;
+        std::vector<CylinderId> cylinders;
         for (int call = 0; call < 64 && !in.empty(); ++call) {
             try {
-                switch (in.byte() % 9) {
+                switch (in.byte() % 15) {
                     case 0: ids.push_back(world.add_ball({in.vec(), in.vec(), std::fabs(in.number()), 1.0 + std::fabs(in.number())})); break;
-                    case 1: world.add_plane({in.vec(), in.vec()}); break;
-                    case 2: world.add_cylinder({in.vec(), in.vec(), in.number()}); break;
+                    case 1: planes.push_back(world.add_plane({in.vec(), in.vec()})); break;
+                    case 2: cylinders.push_back(world.add_cylinder({in.vec(), in.vec(), in.number()})); break;
                     case 3:
                         if (!ids.empty()) world.remove_ball(ids[in.byte() % ids.size()]);
                         break;
@@ -70,6 +74,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                         (void)world.sleeping_count();
                         (void)world.is_free(in.vec(), in.number());
                         break;
+                    case 9:
+                        if (!ids.empty()) world.set_position(ids[in.byte() % ids.size()], in.vec());
+                        break;
+                    case 10:
+                        if (!ids.empty()) world.set_velocity(ids[in.byte() % ids.size()], in.vec());
+                        break;
+                    case 11:
+                        if (!ids.empty()) world.apply_impulse(ids[in.byte() % ids.size()], in.vec());
+                        break;
+                    case 12:
+                        if (!planes.empty()) world.remove_plane(planes[in.byte() % planes.size()]);
+                        break;
+                    case 13:
+                        if (!cylinders.empty()) world.remove_cylinder(cylinders[in.byte() % cylinders.size()]);
+                        break;
+                    case 14: {  // a snapshot round trip: the restored world takes over
+                        std::stringstream snapshot;
+                        world.save(snapshot);
+                        RestoreOptions options;
+                        options.threads = def.threads;
+                        options.memory_limit = def.memory_limit;
+                        world = World::restore(snapshot, options);
+                        break;
+                    }
                 }
             } catch (const InvalidArgument&) {
             } catch (const BudgetExceeded&) {

@@ -1,6 +1,7 @@
 // Resting and sleeping: frictionless equilibrium, waking with the true masses, bounded work.
-#include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
+
+#include "well.hpp"
 
 #include <gtest/gtest.h>
 
@@ -212,22 +213,7 @@ TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
             WorldDef def = granular(0.5);
             def.threads = threads;
             def.parallel_events_min_balls = batch_from;  // 0: the parallel batches too
-            World world(def);
-            // A well two balls wide: the frictionless column packs against its walls and
-            // settles (on a wide floor frictionless balls keep sliding for a long time).
-            const Vec3 lo{0, 0, 0}, hi{2.05, 30, 2.05};
-            world.add_plane({lo, {1, 0, 0}});
-            world.add_plane({hi, {-1, 0, 0}});
-            world.add_plane({lo, {0, 1, 0}});
-            world.add_plane({lo, {0, 0, 1}});
-            world.add_plane({hi, {0, 0, -1}});
-            GenerateDef gen;
-            gen.count = 24;
-            gen.radius = 0.5;
-            gen.region = {{0, 2, 0}, hi};
-            gen.speed = 1.0;
-            gen.seed = 5;
-            world.add_balls(generate_balls(world, gen));
+            World world = test_worlds::pour_into_well(def);
             const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
             double highest = energy(world);
             for (int k = 0; k < 300; ++k) {  // 5 s

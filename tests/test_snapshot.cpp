@@ -5,6 +5,8 @@
 #include <ballistic/world.hpp>
 #include <ballistic/scene/builders.hpp>
 
+#include "well.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -69,27 +71,12 @@ World box_world(double e, int threads, std::size_t batches_from = 500000) {
     return world;
 }
 
-// 24 balls poured into a well two balls wide with e = 0.5: they settle and sleep within 5 s.
 World well_world(int threads) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     def.restitution = 0.5;
     def.threads = threads;
-    World world(def);
-    const Vec3 lo{0, 0, 0}, hi{2.05, 30, 2.05};
-    world.add_plane({lo, {1, 0, 0}});
-    world.add_plane({hi, {-1, 0, 0}});
-    world.add_plane({lo, {0, 1, 0}});
-    world.add_plane({lo, {0, 0, 1}});
-    world.add_plane({hi, {0, 0, -1}});
-    GenerateDef gen;
-    gen.count = 24;
-    gen.radius = 0.5;
-    gen.region = {{0, 2, 0}, hi};
-    gen.speed = 1.0;
-    gen.seed = 5;
-    world.add_balls(generate_balls(world, gen));
-    return world;
+    return test_worlds::pour_into_well(def);
 }
 
 // Splits a run of `first + second` steps at `first` through a snapshot restored with `threads`;

@@ -45,6 +45,7 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     quiet_events.push_back(quiet);
     instant.push_back(0);
     id.push_back(handle);
+    user.push_back(def.user_data);
 }
 
 void detail::Balls::reserve(std::size_t balls) {
@@ -62,7 +63,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 10 * sizeof(double) + sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+    return 10 * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {

@@ -67,6 +67,7 @@ struct Balls {
     // Collisions in a row at one instant (a ball jammed at zero gaps; cold, 4 B).
     std::vector<std::uint32_t> instant;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
+    std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
     Rests rests;
 
     std::size_t size() const { return x.size(); }
@@ -112,7 +113,7 @@ struct Balls {
         t[s] = T;
     }
     // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events,
-    // instant, id.
+    // instant, id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
         for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
@@ -121,6 +122,7 @@ struct Balls {
         fn(quiet_events);
         fn(instant);
         fn(id);
+        fn(user);
     }
     // Resting on nothing, with `quiet_events` slow events behind it (sleep.cpp).
     void push(const BallDef& def, double time, BallId handle, std::uint32_t quiet_events);

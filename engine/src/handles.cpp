@@ -52,7 +52,7 @@ void Handles::write(SnapshotWriter& out) const {
 }
 
 void Handles::read(SnapshotReader& in, std::span<const BallId> ids) {
-    auto bad = [](const std::string& what) { reject("snapshot", "inconsistent ball handles: " + what); };
+    auto bad = [](const std::string& what) { reject("snapshot", "inconsistent handles: " + what); };
     const auto size = in.get<std::uint64_t>("handle table size");
     // Every index is a 32-bit handle part; a table may hold dead indices besides the live ones.
     if (size > std::uint64_t{1} << 32) bad("a table of " + std::to_string(size) + " indices");

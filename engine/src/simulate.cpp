@@ -70,13 +70,18 @@ std::uint32_t World::Impl::rest_for(Supports& supports) {
     return balls.rests.intern(supports, false, a);
 }
 
-void World::Impl::refresh_accelerations() {
+void World::Impl::refresh_accelerations(std::int32_t removed) {
     // The same supports under the new gravity: every entry again, then every ball's index.
     std::vector<detail::Rests::Rest> old(balls.rests.size());
     for (std::uint32_t k = 0; k < old.size(); ++k) old[k] = balls.rests[k];
     balls.rests.reset(def.gravity);
+    const auto moved = static_cast<std::int32_t>(statics.planes().size());  // the last plane's old index
     std::vector<std::uint32_t> now(old.size());
-    for (std::size_t k = 0; k < old.size(); ++k) now[k] = rest_for(old[k].supports);
+    for (std::size_t k = 0; k < old.size(); ++k) {
+        if (removed != detail::kNoSupport)
+            for (std::int32_t& s : old[k].supports) s = s == removed ? detail::kNoSupport : (s == moved ? removed : s);
+        now[k] = rest_for(old[k].supports);
+    }
     for (std::uint32_t& k : balls.rest) k = now[k];
 }
 

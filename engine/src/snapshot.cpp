@@ -103,6 +103,10 @@ void World::save(std::ostream& out_stream) const {
     for (const PlaneDef& p : w.statics.planes()) { out.put(p.point); out.put(p.normal); }
     out.put(static_cast<std::uint64_t>(w.statics.cylinders().size()));
     for (const CylinderDef& c : w.statics.cylinders()) { out.put(c.point); out.put(c.axis); out.put(c.radius); }
+    out.put_column(w.plane_ids);
+    w.plane_handles.write(out);
+    out.put_column(w.cylinder_ids);
+    w.cylinder_handles.write(out);
 
     // Measurements.
     const detail::Measurements& m = w.measurements;
@@ -135,6 +139,7 @@ void World::save(std::ostream& out_stream) const {
     out.put_column(b.quiet_events);
     out.put_column(b.instant);
     for (const BallId id : b.id) out.put(id.value);
+    out.put_column(b.user);
     w.handles.write(out);
 
     // Cells, contacts and pending events.
@@ -264,6 +269,15 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.statics.add(c);
     }
 
+    auto static_handles = [&](std::size_t n, detail::Handles& handles, std::vector<std::uint64_t>& ids) {
+        ids = in.get_column<std::uint64_t>(n, "static handles");
+        std::vector<BallId> as_ids(n);
+        for (std::size_t k = 0; k < n; ++k) as_ids[k] = BallId{ids[k]};
+        handles.read(in, as_ids);
+    };
+    static_handles(planes, w.plane_handles, w.plane_ids);
+    static_handles(cylinders, w.cylinder_handles, w.cylinder_ids);
+
     detail::Measurements& m = w.measurements;
     m.counts.ball_ball = in.get<std::uint64_t>("counters");
     m.counts.ball_plane = in.get<std::uint64_t>("counters");
@@ -282,10 +296,13 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     m.event_overlap = finite(in, "largest overlap");
     m.collisions_before_reset = in.get<std::uint64_t>("collisions before reset");
 
-    // Rests: each set of supports once, the first resting on nothing and awake.
+    // Rests: each set of supports once (up to three planes, awake or asleep), the first resting
+    // on nothing and awake. They are read one at a time: a count larger than the file costs
+    // nothing before the file ends.
     const std::size_t max_balls = w.max_balls();
     Balls& b = w.balls;
-    const std::size_t rests = count(in, "rest count", 2 * std::uint64_t{max_balls} + 1);
+    const double support_sets = 2.0 * std::pow(double(planes) + 1.0, 3.0);
+    const std::size_t rests = count(in, "rest count", static_cast<std::uint64_t>(std::min(support_sets, 4294967295.0)));
     if (rests == 0) bad("no rest table");
     for (std::size_t k = 0; k < rests; ++k) {
         detail::Supports sup;
@@ -324,6 +341,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     const std::vector<std::uint64_t> ids = in.get_column<std::uint64_t>(balls, "handles");
     b.id.resize(balls);
     for (std::size_t s = 0; s < balls; ++s) b.id[s] = BallId{ids[s]};
+    b.user = in.get_column<std::uint64_t>(balls, "user data");
     w.handles.read(in, b.id);
 
     // Cells: each ball's, within one cell of where its position lies (rounding at a face).

@@ -30,6 +30,16 @@ std::uint32_t Statics::add(const CylinderDef& unit) {
     return static_cast<std::uint32_t>(cylinders_.size() - 1);
 }
 
+void Statics::remove_plane(std::uint32_t index) {
+    planes_[index] = planes_.back();
+    planes_.pop_back();
+}
+
+void Statics::remove_cylinder(std::uint32_t index) {
+    cylinders_[index] = cylinders_.back();
+    cylinders_.pop_back();
+}
+
 std::string Statics::overlapped(Vec3 p, double r) const {
     for (std::size_t k = 0; k < planes_.size(); ++k)
         if (overlaps(planes_[k], p, r))

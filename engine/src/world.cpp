@@ -65,7 +65,7 @@ Vec3 World::Impl::min_image(Vec3 d) const {
 }
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
-                                  double largest) const {
+                                  double largest, std::uint32_t except) const {
     if (std::string found = statics.overlapped(p, r); !found.empty()) return found;
     if (def.periodic) {
         for (int d = 0; d < 3; ++d)
@@ -75,7 +75,7 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     if (below == 0) return {};
     std::string found;
     auto check = [&](std::uint32_t j) {
-        if (!found.empty() || j >= below) return;
+        if (!found.empty() || j >= below || j == except) return;
         const double sigma = r + balls.radius[j];
         const double gap = length(min_image(balls.position(j) - p)) - sigma;
         if (!(gap < -kTouchTolerance * sigma)) return;
@@ -133,18 +133,78 @@ std::uint32_t World::Impl::add_static(const Def& unit, const std::string& field,
     return index;
 }
 
-std::uint32_t World::add_plane(const PlaneDef& def) {
+namespace {
+
+// A static's handle, issued once its static is in place (room reserved first: nothing fails).
+template <class Id>
+Id issue(detail::Handles& handles, std::vector<std::uint64_t>& ids, std::uint32_t index) {
+    const BallId id = handles.issue(index);
+    ids.push_back(id.value);
+    return Id{id.value};
+}
+
+}  // namespace
+
+PlaneId World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters);
+    w.plane_handles.reserve(1);
+    w.plane_ids.reserve(w.plane_ids.size() + 1);
+    const std::uint32_t index = w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters);
+    return issue<PlaneId>(w.plane_handles, w.plane_ids, index);
 }
 
-std::uint32_t World::add_cylinder(const CylinderDef& def) {
+CylinderId World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters);
+    w.cylinder_handles.reserve(1);
+    w.cylinder_ids.reserve(w.cylinder_ids.size() + 1);
+    const std::uint32_t index = w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters);
+    return issue<CylinderId>(w.cylinder_handles, w.cylinder_ids, index);
+}
+
+void World::Impl::remove_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+                                std::vector<StaticCounters>& counters) {
+    wake_all();
+    static_handles.release(BallId{ids[index]});
+    ids[index] = ids.back();
+    ids.pop_back();
+    counters[index] = counters.back();
+    counters.pop_back();
+    if (index < ids.size()) static_handles.moved(BallId{ids[index]}, index);
+    events_valid = false;  // pending events name statics by index
+}
+
+void World::remove_plane(PlaneId id) {
+    Impl& w = *impl_;
+    const std::uint32_t k = w.plane_handles.slot(BallId{id.value}, "plane");
+    w.remove_static(k, w.plane_handles, w.plane_ids, w.measurements.plane_counters);
+    w.statics.remove_plane(k);
+    w.refresh_accelerations(static_cast<std::int32_t>(k));  // nothing rests on it any more
+}
+
+void World::remove_cylinder(CylinderId id) {
+    Impl& w = *impl_;
+    const std::uint32_t k = w.cylinder_handles.slot(BallId{id.value}, "cylinder");
+    w.remove_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
+    w.statics.remove_cylinder(k);
+}
+
+bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(BallId{id.value}); }
+bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(BallId{id.value}); }
+std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(BallId{id.value}, "plane"); }
+std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(BallId{id.value}, "cylinder"); }
+
+PlaneId World::plane_id(std::uint32_t index) const {
+    if (index >= impl_->plane_ids.size()) reject("plane", "no plane with index " + std::to_string(index));
+    return PlaneId{impl_->plane_ids[index]};
+}
+
+CylinderId World::cylinder_id(std::uint32_t index) const {
+    if (index >= impl_->cylinder_ids.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
+    return CylinderId{impl_->cylinder_ids[index]};
 }
 
 BallId World::add_ball(const BallDef& def) {
@@ -279,7 +339,60 @@ void World::remove_ball(BallId id) {
     w.events_valid = false;
 }
 
-void World::step(double dt) {
+void World::Impl::disturbed(std::uint32_t s) {
+    balls.quiet_since[s] = time;
+    balls.quiet_events[s] = 0;
+    balls.instant[s] = 0;
+    ++balls.counter[s];
+    events_valid = false;
+}
+
+void World::set_position(BallId id, Vec3 position) {
+    Impl& w = *impl_;
+    const std::uint32_t s = w.handles.slot(id, "ball");
+    require_finite("ball.position", position);
+    const std::string found = w.conflict(position, w.balls.radius[s], UINT32_MAX,
+                                         static_cast<std::uint32_t>(w.balls.size()), w.max_radius, s);
+    if (!found.empty()) reject("ball.position", show(position) + " " + found);
+    w.wake_touching(s);  // what rested on it where it was
+    w.balls.set_position(s, position);
+    w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
+    if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
+    w.disturbed(s);
+}
+
+void World::set_velocity(BallId id, Vec3 velocity) {
+    Impl& w = *impl_;
+    const std::uint32_t s = w.handles.slot(id, "ball");
+    require_finite("ball.velocity", velocity);
+    if (w.balls.asleep(s)) {
+        w.wake_touching(s);  // the balls resting on it
+        w.wake(s, w.time);
+    }
+    w.balls.set_velocity(s, velocity);
+    w.release_supports(s);  // off the planes it now leaves; along those it stays on
+    w.disturbed(s);
+}
+
+void World::apply_impulse(BallId id, Vec3 impulse) {
+    const Impl& w = *impl_;
+    const std::uint32_t s = w.handles.slot(id, "ball");
+    require_finite("ball.impulse", impulse);
+    const Vec3 velocity = w.balls.velocity(s) + impulse * w.balls.inv_mass[s];
+    require_finite("ball.impulse", velocity);  // the velocity it gives, within the same bounds
+    set_velocity(id, velocity);
+}
+
+void World::set_user_data(BallId id, std::uint64_t value) {
+    Impl& w = *impl_;
+    w.balls.user[w.handles.slot(id, "ball")] = value;
+}
+
+std::uint64_t World::user_data(BallId id) const { return impl_->balls.user[impl_->handles.slot(id, "ball")]; }
+
+void World::set_event_record_limit(std::size_t collisions) { impl_->def.event_record_limit = collisions; }
+
+StepResult World::step(double dt) {
     Impl& w = *impl_;
     if (!(std::isfinite(dt) && dt > 0.0)) reject("dt", "must be a finite number > 0, got " + show(dt));
     const double end = w.time + dt;
@@ -294,6 +407,7 @@ void World::step(double dt) {
     }
     if (!w.events_valid) w.rebuild_events();
     w.measurements.begin_step();
+    const std::uint64_t events_before = w.processed, collisions_before = w.measurements.lifetime_collisions();
     if (!w.run_until(end, w.def.step_event_budget)) {
         const double reached = w.last_processed;
         w.finish_step(reached, reached - w.time);
@@ -303,6 +417,12 @@ void World::step(double dt) {
                              "program's --event-budget)");
     }
     w.finish_step(end, dt);
+    StepResult result;
+    result.events = w.processed - events_before;
+    result.collisions = w.measurements.lifetime_collisions() - collisions_before;
+    result.sleeping = sleeping_count();
+    result.awake = w.balls.size() - result.sleeping;
+    return result;
 }
 
 void World::Impl::finish_step(double end, double dt) {
@@ -380,7 +500,7 @@ BallState World::ball(BallId id) const {
     const Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     return {id, w.balls.position_at(s, w.time), w.balls.velocity_at(s, w.time), w.balls.radius[s],
-            1.0 / w.balls.inv_mass[s], w.balls.asleep(s)};
+            1.0 / w.balls.inv_mass[s], w.balls.asleep(s), w.balls.user[s]};
 }
 
 bool World::sleeping(BallId id) const { return impl_->balls.asleep(impl_->handles.slot(id, "ball")); }

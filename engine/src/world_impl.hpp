@@ -45,6 +45,9 @@ struct World::Impl {
     double time = 0.0;
 
     detail::Statics statics;
+    // Handles of the statics, and the handle of the static at each index.
+    detail::Handles plane_handles, cylinder_handles;
+    std::vector<std::uint64_t> plane_ids, cylinder_ids;
 
     Balls balls;
     detail::Handles handles;
@@ -126,7 +129,16 @@ struct World::Impl {
     // (acceleration_for(), response.hpp).
     std::uint32_t rest_for(Supports& supports);
     void release_supports(std::uint32_t slot);
-    void refresh_accelerations();
+    // Every entry of `rests` again (after the gravity changed), with the supports on plane
+    // `removed` dropped and those on the plane that took its index renumbered (after a removal).
+    void refresh_accelerations(std::int32_t removed = detail::kNoSupport);
+    // A ball given a new position or velocity between steps: awake, its quiet history restarted,
+    // its partners' predictions of it invalid, every event predicted afresh at the next step.
+    void disturbed(std::uint32_t slot);
+    // The static at `index` of `statics` removed: the last one takes its index, its handle, its
+    // counters; every ball wakes.
+    void remove_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+                       std::vector<StaticCounters>& counters);
 
     // --- sleep.cpp
     bool sleeping_enabled() const;
@@ -179,7 +191,9 @@ struct World::Impl {
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
     // the current call.
-    std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest) const;
+    // The ball in slot `except` is not counted.
+    std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest,
+                         std::uint32_t except = UINT32_MAX) const;
     detail::Moments moments() const;
     double temperature() const;
 

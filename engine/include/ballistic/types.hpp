@@ -153,6 +153,31 @@ struct BallDef {
     Vec3 velocity;         // (unit: length/time)
     double radius = 0.5;   // (unit: length; > 0)
     double mass = 1.0;     // (unit: mass; > 0)
+    std::uint64_t user_data = 0;  // the embedder's own value, kept with the ball (World::user_data)
+};
+
+// Generation-checked handle of a plane or a cylinder, as BallId is of a ball: it stays valid
+// while other statics are removed and becomes stale once its static is removed. A static's
+// index (World::plane(), the counters, CollisionEvent::static_index) is its place among the
+// statics of its kind now: removing one moves the last of its kind into the hole.
+template <class Tag>
+struct StaticId {
+    std::uint64_t value = 0;
+
+    constexpr std::uint32_t index() const { return static_cast<std::uint32_t>(value & 0xffffffffu); }
+    constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
+    constexpr explicit operator bool() const { return value != 0; }
+    friend constexpr bool operator==(StaticId, StaticId) = default;
+};
+using PlaneId = StaticId<struct PlaneTag>;
+using CylinderId = StaticId<struct CylinderTag>;
+
+// What World::step() did.
+struct StepResult {
+    std::uint64_t events = 0;      // events processed: collisions, cell crossings, re-predictions
+    std::uint64_t collisions = 0;  // of which collisions
+    std::size_t sleeping = 0;      // balls asleep at the end of the step
+    std::size_t awake = 0;         // balls awake at the end of the step
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2 };
@@ -176,6 +201,7 @@ struct BallState {
     double radius = 0.0;
     double mass = 0.0;
     bool sleeping = false;
+    std::uint64_t user_data = 0;
 };
 
 struct RayHit {

@@ -42,22 +42,47 @@ public:
     // before they are allocated).
     static World restore(std::istream& in, const RestoreOptions& options = {});
 
-    // Statics may be added between steps; returns the plane's / cylinder's index.
-    std::uint32_t add_plane(const PlaneDef& def);
-    std::uint32_t add_cylinder(const CylinderDef& def);
+    // Statics may be added and removed between steps. Removing one moves the last static of its
+    // kind into its index (and its counters with it) and wakes every ball: the supports' loads
+    // change.
+    PlaneId add_plane(const PlaneDef& def);
+    CylinderId add_cylinder(const CylinderDef& def);
+    void remove_plane(PlaneId id);
+    void remove_cylinder(CylinderId id);
+    bool contains(PlaneId id) const;
+    bool contains(CylinderId id) const;
+    // A live static's index now, and the handle of the static at an index; InvalidArgument for
+    // a stale handle or an index out of range.
+    std::uint32_t index(PlaneId id) const;
+    std::uint32_t index(CylinderId id) const;
+    PlaneId plane_id(std::uint32_t index) const;
+    CylinderId cylinder_id(std::uint32_t index) const;
 
     // Balls may be added and removed between steps. add_balls is all-or-nothing; error fields
     // read "balls[i].field". Removing a ball wakes the sleeping balls it touched.
     BallId add_ball(const BallDef& def);
     std::vector<BallId> add_balls(std::span<const BallDef> defs);
     void remove_ball(BallId id);
+    // Between steps, validated as add_ball() (finite, within kMaxMagnitude): the ball is moved
+    // (it must then overlap no ball and no static), given a velocity, or given an impulse
+    // (velocity += impulse / mass). It wakes, leaves the planes it rested on unless the new
+    // velocity keeps it on them, and wakes the sleeping balls it touched; its events are
+    // predicted afresh at the next step. A rejected call changes nothing.
+    void set_position(BallId id, Vec3 position);
+    void set_velocity(BallId id, Vec3 velocity);
+    void apply_impulse(BallId id, Vec3 impulse);
+    // The embedder's 64-bit value kept with each ball (BallDef::user_data; 0 by default).
+    void set_user_data(BallId id, std::uint64_t value);
+    std::uint64_t user_data(BallId id) const;
 
     // Processes every event in [time(), time() + dt] in time order, then brings every ball to
     // time() + dt. The step's collisions are available from events() afterwards. Throws
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
     // than def().step_event_budget events.
-    void step(double dt);
+    StepResult step(double dt);
     void set_step_event_budget(std::uint64_t events);  // 0: none
+    // How many of a step's collisions events() keeps (WorldDef::event_record_limit); 0: none.
+    void set_event_record_limit(std::size_t collisions);
     // Events processed since creation: collisions, cell crossings and re-predictions (what
     // step_event_budget counts).
     std::uint64_t events_processed() const;

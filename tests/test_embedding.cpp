@@ -1,0 +1,221 @@
+// The embedder's API: moving, pushing and tagging balls between steps, typed static handles and
+// their removal, the step's result and its event record. Every call is checked against closed
+// forms, and a rejected call must leave the world exactly as it was.
+#include <ballistic/generate.hpp>
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace ballistic;
+
+namespace {
+
+constexpr double kG = 9.81;
+
+WorldDef granular(int threads = 1) {
+    WorldDef def;
+    def.gravity = {0, -kG, 0};
+    def.restitution = 0.5;
+    def.threads = threads;
+    return def;
+}
+
+}  // namespace
+
+TEST(Embedding, SetPositionMovesTheBallWhichThenFallsFreely) {
+    World world(granular());
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const BallId ball = world.add_ball({{0, 1, 0}, {}, 0.5, 1.0});
+    world.step(0.5);  // it has landed and bounces
+    const double vy = world.ball(ball).velocity.y;
+    world.set_position(ball, {3, 10, 0});  // it keeps its velocity
+    EXPECT_FALSE(world.sleeping(ball));
+    world.step(1.0);
+    const BallState s = world.ball(ball);
+    EXPECT_NEAR(s.position.y, 10 + vy - 0.5 * kG, 1e-12);
+    EXPECT_NEAR(s.velocity.y, vy - kG, 1e-12);
+    EXPECT_EQ(s.position.x, 3.0);
+}
+
+TEST(Embedding, RejectedCallsChangeNothing) {
+    World world(granular());
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const BallId a = world.add_ball({{0, 1, 0}, {}, 0.5, 1.0});
+    const BallId b = world.add_ball({{3, 1, 0}, {}, 0.5, 1.0});
+    world.step(0.1);
+    std::uint64_t hash = world.state_hash();
+    auto rejects = [&](auto call, const std::string& field) {
+        try {
+            call();
+            ADD_FAILURE() << "accepted; expected an error on " << field;
+        } catch (const InvalidArgument& e) {
+            EXPECT_EQ(e.field(), field) << e.what();
+        }
+        EXPECT_EQ(world.state_hash(), hash);
+    };
+    rejects([&] { world.set_position(a, {3.2, 1, 0}); }, "ball.position");       // onto b
+    rejects([&] { world.set_position(a, {0, -1, 0}); }, "ball.position");        // through the floor
+    rejects([&] { world.set_position(a, {NAN, 1, 0}); }, "ball.position");
+    rejects([&] { world.set_velocity(a, {0, 1e31, 0}); }, "ball.velocity");
+    rejects([&] { world.apply_impulse(a, {0, INFINITY, 0}); }, "ball.impulse");
+    world.remove_ball(b);
+    hash = world.state_hash();
+    rejects([&] { world.set_velocity(b, {1, 0, 0}); }, "ball");                  // stale handle
+    rejects([&] { world.set_user_data(b, 7); }, "ball");
+    world.set_position(a, {3, 1, 0});  // where b was: free now
+    EXPECT_EQ(world.ball(a).position.x, 3.0);
+}
+
+TEST(Embedding, VelocityAndImpulseLaunchARestingBall) {
+    World world(granular());
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const BallId ball = world.add_ball({{0, 0.5, 0}, {}, 0.5, 2.0});
+    for (int k = 0; k < 30; ++k) world.step(1.0 / 60.0);
+    ASSERT_TRUE(world.sleeping(ball));
+    // J = 8 on mass 2 gives 4 up: the apex of a throw from the floor at 4²/2g.
+    world.apply_impulse(ball, {0, 8, 0});
+    EXPECT_FALSE(world.sleeping(ball));
+    EXPECT_EQ(world.ball(ball).velocity.y, 4.0);
+    world.step(4.0 / kG);
+    EXPECT_NEAR(world.ball(ball).position.y, 0.5 + 16.0 / (2 * kG), 1e-12);
+    EXPECT_NEAR(world.ball(ball).velocity.y, 0.0, 1e-12);
+    // Sideways along the floor: it slides at constant speed, still resting on the floor.
+    World slide(granular());
+    slide.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const BallId puck = slide.add_ball({{0, 0.5, 0}, {}, 0.5, 1.0});
+    slide.step(0.1);  // asleep on the floor
+    slide.set_velocity(puck, {2, 0, 0});
+    const StepResult r = slide.step(1.0);
+    EXPECT_LE(r.collisions, 1u) << "a ball sliding on its floor costs at most the contact that settles it";
+    for (const CollisionEvent& e : slide.events()) EXPECT_EQ(e.impulse, 0.0);
+    EXPECT_NEAR(slide.ball(puck).position.x, 2.0, 1e-12);
+    EXPECT_NEAR(slide.ball(puck).position.y, 0.5, 1e-12);
+}
+
+TEST(Embedding, UserDataStaysWithItsBallThroughReorderingRemovalAndSnapshots) {
+    WorldDef def;
+    def.threads = 2;
+    def.periodic = Box{{0, 0, 0}, {20, 20, 20}};
+    World world(def);
+    GenerateDef gen;
+    gen.count = 2000;
+    gen.radius = 0.4;
+    gen.region = *def.periodic;
+    gen.speed = 3.0;
+    std::vector<BallDef> defs = generate_balls(world, gen);
+    for (std::size_t k = 0; k < defs.size(); ++k) defs[k].user_data = 1000 + k;
+    const std::vector<BallId> ids = world.add_balls(defs);
+    for (std::size_t k = 0; k < ids.size(); k += 5) world.remove_ball(ids[k]);
+    world.set_user_data(ids[1], 42);
+    for (int k = 0; k < 30; ++k) world.step(1.0 / 60.0);  // storage is re-sorted on the way
+    std::stringstream snapshot;
+    world.save(snapshot);
+    World restored = World::restore(snapshot);
+    for (std::size_t k = 1; k < ids.size(); ++k) {
+        if (k % 5 == 0) continue;
+        const std::uint64_t expected = k == 1 ? 42 : 1000 + k;
+        EXPECT_EQ(world.user_data(ids[k]), expected);
+        EXPECT_EQ(world.ball(ids[k]).user_data, expected);
+        EXPECT_EQ(restored.user_data(ids[k]), expected);
+    }
+}
+
+TEST(Embedding, StaticHandlesSurviveRemovalsAndTheLastTakesTheIndex) {
+    World world(granular());
+    const PlaneId floor = world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const PlaneId wall = world.add_plane({{-5, 0, 0}, {1, 0, 0}});
+    const PlaneId ceiling = world.add_plane({{0, 20, 0}, {0, -1, 0}});
+    const CylinderId column = world.add_cylinder({{5, 0, 0}, {0, 1, 0}, 1.0});
+    EXPECT_NE(floor, wall);
+    EXPECT_EQ(world.index(ceiling), 2u);
+    EXPECT_EQ(world.plane_id(1), wall);
+    const BallId ball = world.add_ball({{0, 0.5, 0}, {}, 0.5, 1.0});
+    const BallId bouncer = world.add_ball({{-3, 5, 0}, {-4, 0, 0}, 0.5, 1.0});
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+    ASSERT_TRUE(world.sleeping(ball));
+    const StaticCounters wall_hits = world.plane_counters()[1];
+    EXPECT_GT(wall_hits.hits, 0u);
+
+    // The ceiling takes the floor's index, its counters come along; the ball resting on the
+    // floor wakes and falls.
+    const StaticCounters ceiling_counters = world.plane_counters()[2];
+    world.remove_plane(floor);
+    EXPECT_FALSE(world.contains(floor));
+    EXPECT_THROW(world.index(floor), InvalidArgument);
+    EXPECT_THROW(world.remove_plane(floor), InvalidArgument);
+    EXPECT_EQ(world.plane_count(), 2u);
+    EXPECT_EQ(world.index(ceiling), 0u);
+    EXPECT_EQ(world.plane_id(0), ceiling);
+    EXPECT_EQ(world.plane(0).normal.y, -1.0);
+    EXPECT_EQ(world.plane_counters()[0].hits, ceiling_counters.hits);
+    EXPECT_EQ(world.plane_counters()[1].hits, wall_hits.hits);
+    EXPECT_FALSE(world.sleeping(ball));
+    const double y = world.ball(ball).position.y;
+    world.step(1.0);
+    EXPECT_NEAR(world.ball(ball).position.y, y - 0.5 * kG, 1e-9);
+    EXPECT_TRUE(world.contains(bouncer));
+
+    world.remove_cylinder(column);
+    EXPECT_EQ(world.cylinder_count(), 0u);
+    EXPECT_FALSE(world.contains(column));
+    // A new static gets a fresh handle, never the removed one's.
+    const PlaneId again = world.add_plane({{0, -100, 0}, {0, 1, 0}});
+    EXPECT_NE(again, floor);
+    EXPECT_EQ(world.index(again), 2u);
+}
+
+TEST(Embedding, StepResultAndTheEventRecord) {
+    World world(granular());
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    for (int k = 0; k < 5; ++k) world.add_ball({{2.0 * k, 1.0 + k, 0}, {}, 0.5, 1.0});
+    std::uint64_t events = 0;
+    for (int k = 0; k < 240; ++k) {
+        const EventCounts before = world.event_counts();
+        const std::uint64_t processed = world.events_processed();
+        const StepResult r = world.step(1.0 / 60.0);
+        EXPECT_EQ(r.collisions, world.event_counts().collisions() - before.collisions());
+        EXPECT_EQ(r.events, world.events_processed() - processed);
+        EXPECT_EQ(r.sleeping, world.sleeping_count());
+        EXPECT_EQ(r.sleeping + r.awake, world.ball_count());
+        EXPECT_EQ(world.events().size(), r.collisions);
+        events += r.collisions;
+    }
+    EXPECT_EQ(world.step(0.1).sleeping, 5u);
+    // Switched off, the record keeps nothing and counts what it did not keep.
+    world.set_event_record_limit(0);
+    const BallId ball = world.balls().id[0];
+    world.set_velocity(ball, {0, 3, 0});
+    const StepResult r = world.step(1.0);
+    EXPECT_GT(r.collisions, 0u);
+    EXPECT_TRUE(world.events().empty());
+    EXPECT_EQ(world.events_unrecorded(), r.collisions);
+}
+
+TEST(Embedding, CallsBetweenStepsGiveTheSameBitsForAnyThreadCount) {
+    std::uint64_t hash = 0;
+    for (const int threads : {1, 2}) {
+        World world(granular(threads));
+        const PlaneId floor = world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        world.add_plane({{0, -10, 0}, {0, 1, 0}});
+        for (const double x : {-8.0, 8.0}) world.add_plane({{x, 0, 0}, {x < 0 ? 1.0 : -1.0, 0, 0}});
+        for (const double z : {-8.0, 8.0}) world.add_plane({{0, 0, z}, {0, 0, z < 0 ? 1.0 : -1.0}});
+        GenerateDef gen;
+        gen.count = 300;
+        gen.radius = 0.4;
+        gen.region = {{-8, 0, -8}, {8, 12, 8}};
+        gen.speed = 2.0;
+        const std::vector<BallId> ids = world.add_balls(generate_balls(world, gen));
+        for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+        world.apply_impulse(ids[3], {0, 5, 0});
+        world.set_velocity(ids[10], {1, 2, 3});
+        if (world.is_free({0, 14, 0}, 0.4)) world.set_position(ids[20], {0, 14, 0});
+        for (int k = 0; k < 30; ++k) world.step(1.0 / 60.0);
+        world.remove_plane(floor);  // the pile drops to the lower floor
+        for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+        EXPECT_EQ(world.escaped_count(), 0u);
+        if (hash == 0) hash = world.state_hash();
+        else EXPECT_EQ(world.state_hash(), hash);
+    }
+}
