@@ -478,3 +478,31 @@ TEST_F(Cli, ABadCheckpointIsRefusedNamingTheFile) {
     EXPECT_EQ(same.exit_code, 2);
     EXPECT_NE(same.err.find("--stats and --checkpoint name the same file"), std::string::npos) << same.err;
 }
+
+TEST_F(Cli, TheStateFileIsACompleteSceneThatGoesOnFromItsTime) {
+    std::string text = kBoxGas;
+    text.insert(1, R"("restitution": 0.9, )");
+    const fs::path scene = write("box.json", text);
+    const Result first = run("run " + scene.string() + " --duration 1 --stats " + path("first.json").string() +
+                             " --state " + path("state.json").string());
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const json state = json::parse(read_file(path("state.json")));
+    EXPECT_EQ(state["time"].get<double>(), 1.0);
+    EXPECT_EQ(state["restitution"].get<double>(), 0.9);
+    EXPECT_EQ(state["planes"].size(), 6u);
+    ASSERT_EQ(state["cylinders"].size(), 1u);
+    EXPECT_EQ(state["cylinders"][0]["radius"].get<double>(), 1.5);
+    ASSERT_EQ(state["balls"].size(), 300u);
+    EXPECT_EQ(state["balls"][0]["radius"].get<double>(), 0.4);
+    EXPECT_EQ(state["balls"][0]["mass"].get<double>(), 1.0);
+
+    const json second = run_ok(path("state.json"), "--duration 1");
+    EXPECT_EQ(second["time"].get<double>(), 2.0);
+    EXPECT_EQ(second["balls"].get<int>(), 300);
+    const json before = json::parse(read_file(path("first.json")));
+    // The state holds every number to round-trip precision: the energy goes on where it stood.
+    EXPECT_NEAR(second["energy"]["start"].get<double>(), before["energy"]["end"].get<double>(),
+                1e-12 * std::abs(before["energy"]["end"].get<double>()));
+    EXPECT_EQ(second["escaped"].get<int>(), 0);
+    EXPECT_LT(second["max_overlap"].get<double>(), 1e-9);
+}

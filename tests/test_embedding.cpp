@@ -219,3 +219,23 @@ TEST(Embedding, CallsBetweenStepsGiveTheSameBitsForAnyThreadCount) {
         else EXPECT_EQ(world.state_hash(), hash);
     }
 }
+
+TEST(Embedding, AWorldStartsAtItsDefinitionsTime) {
+    WorldDef def = granular();
+    def.time = 5.0;
+    World world(def);
+    const BallId ball = world.add_ball({{0, 10, 0}, {1, 0, 0}, 0.5, 1.0});
+    EXPECT_EQ(world.time(), 5.0);
+    world.step(1.0);
+    EXPECT_EQ(world.time(), 6.0);
+    EXPECT_NEAR(world.ball(ball).position.y, 10 - 0.5 * kG, 1e-12);
+    EXPECT_EQ(world.ball(ball).position.x, 1.0);
+    WorldDef bad;
+    bad.time = NAN;
+    try {
+        World broken(bad);
+        ADD_FAILURE() << "a NaN time was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.field(), "world.time");
+    }
+}

@@ -101,6 +101,7 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
 
 World::World(const WorldDef& def) {
     require_finite("world.gravity", def.gravity);
+    require_finite("world.time", def.time);
     if (!(def.restitution >= 0.0 && def.restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(def.restitution));
     require_positive("world.rest_speed", def.rest_speed);

@@ -37,8 +37,10 @@ using detail::Supports;
 
 struct World::Impl {
     explicit Impl(const WorldDef& d)
-        : def(d), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
+        : def(d), time(d.time), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
         balls.rests.reset(d.gravity);
+        last_processed = d.time;
+        measurements.window_start = d.time;
     }
 
     WorldDef def;

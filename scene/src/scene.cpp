@@ -282,6 +282,7 @@ World make_world(const json& root, const LoadOptions& options) {
     WorldDef def;
     if (const json* v = optional_key(root, "gravity")) def.gravity = read_vec3(*v, "gravity");
     if (const json* v = optional_key(root, "restitution")) def.restitution = read_number(*v, "restitution");
+    if (const json* v = optional_key(root, "time")) def.time = read_number(*v, "time");
     if (const json* v = optional_key(root, "rest_speed")) def.rest_speed = read_number(*v, "rest_speed");
     if (const json* v = optional_key(root, "sleep_speed")) def.sleep_speed = read_number(*v, "sleep_speed");
     if (const json* v = optional_key(root, "sleep_time")) def.sleep_time = read_number(*v, "sleep_time");
@@ -421,7 +422,7 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
-                {"gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "periodic", "box",
+                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "periodic", "box",
                  "planes", "cylinders", "balls", "generate"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
@@ -692,12 +693,30 @@ std::string stats_json(const RunStats& stats) {
 }
 
 std::string state_json(const World& world, std::span<const BallId> balls) {
-    ordered list = ordered::array();
+    const WorldDef& def = world.def();
+    ordered document = {{"time", world.time()},
+                        {"gravity", vec_json(def.gravity)},
+                        {"restitution", def.restitution},
+                        {"rest_speed", def.rest_speed},
+                        {"sleep_speed", def.sleep_speed},
+                        {"sleep_time", def.sleep_time},
+                        {"sleep_events", def.sleep_events}};
+    if (def.periodic) document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
+    ordered planes = ordered::array(), cylinders = ordered::array(), list = ordered::array();
+    for (std::uint32_t k = 0; k < world.plane_count(); ++k)
+        planes.push_back({{"point", vec_json(world.plane(k).point)}, {"normal", vec_json(world.plane(k).normal)}});
+    for (std::uint32_t k = 0; k < world.cylinder_count(); ++k) {
+        const CylinderDef& c = world.cylinder(k);
+        cylinders.push_back({{"point", vec_json(c.point)}, {"axis", vec_json(c.axis)}, {"radius", c.radius}});
+    }
     for (const BallId id : balls) {
         const BallState ball = world.ball(id);
-        list.push_back(ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)}});
+        list.push_back(ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
+                               {"radius", ball.radius}, {"mass", ball.mass}});
     }
-    const ordered document = {{"time", world.time()}, {"balls", std::move(list)}};
+    document["planes"] = std::move(planes);
+    document["cylinders"] = std::move(cylinders);
+    document["balls"] = std::move(list);
     return document.dump() + "\n";
 }
 

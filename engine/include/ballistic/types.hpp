@@ -60,6 +60,9 @@ inline constexpr int kMaxThreads = 1024;
 struct WorldDef {
     Vec3 gravity{0.0, 0.0, 0.0};  // shared by every ball (unit: length/time²)
     double restitution = 1.0;     // default coefficient of restitution e, in [0, 1]
+    // The world's time at creation: a saved state goes on from the time it was saved at.
+    // (unit: time; finite)
+    double time = 0.0;
     // Periodic box: balls leaving through one face re-enter through the opposite one. Every side
     // must be at least three cell widths (a cell is one largest ball diameter wide).
     std::optional<Box> periodic;

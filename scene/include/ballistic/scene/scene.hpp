@@ -105,8 +105,10 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control = {}
 
 // Stats as JSON text (keys in README.md, "Command line").
 std::string stats_json(const RunStats& stats);
-// {"time": t, "balls": [{"position": [..], "velocity": [..]}, ...]} in the order of `balls`,
-// numbers with full round-trip precision.
+// The world as a scene file that load_scene_*() reads back: its time and settings, its planes
+// and cylinders, and every ball of `balls` in that order with position, velocity, radius and
+// mass, every number with full round-trip precision. (Bit-identical continuation needs a
+// snapshot, World::save: a scene holds no pending events and no sleep history.)
 std::string state_json(const World& world, std::span<const BallId> balls);
 // A few human-readable lines.
 std::string summary_text(const RunStats& stats);
