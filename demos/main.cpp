@@ -20,10 +20,12 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -52,6 +54,10 @@ struct RunOptions {
     std::string stats;
     std::string state;
     std::string checkpoint;
+    std::string trajectory;
+    double every = 0.1;        // trajectory sample interval
+    double equilibrate = 0.0;  // simulated before the measurements start
+    bool quiet = false;        // no progress line
     double memory_limit_gib = double(ballistic::WorldDef{}.memory_limit) / double(1u << 30);
     std::uint64_t event_budget = 0;
 };
@@ -82,8 +88,24 @@ void check_options(const RunOptions& options) {
                 << " frames of 1/60, more than the limit of " << kMaxFrames << " frames per run";
         throw BadInput(message.str());
     }
-    const std::pair<const char*, const std::string*> outputs[] = {
-        {"--stats", &options.stats}, {"--state", &options.state}, {"--checkpoint", &options.checkpoint}};
+    if (!(std::isfinite(options.equilibrate) && options.equilibrate >= 0.0) ||
+        options.equilibrate / scene::kFrame > kMaxFrames) {
+        std::ostringstream message;
+        message << "--equilibrate: must be a finite time >= 0 of at most " << kMaxFrames << " frames, got "
+                << options.equilibrate;
+        throw BadInput(message.str());
+    }
+    // Samples fall on frame ends: a trajectory never changes where the steps end (nor the bits).
+    const double frames = std::round(options.every / scene::kFrame);
+    if (!(frames >= 1.0 && frames <= kMaxFrames && std::abs(frames * scene::kFrame - options.every) <= 1e-9 * scene::kFrame)) {
+        std::ostringstream message;
+        message << "--every: must be a whole number of frames of 1/60 (1/60, 0.1, 0.5, 1, ...), got " << options.every;
+        throw BadInput(message.str());
+    }
+    const std::pair<const char*, const std::string*> outputs[] = {{"--stats", &options.stats},
+                                                                   {"--state", &options.state},
+                                                                   {"--checkpoint", &options.checkpoint},
+                                                                   {"--trajectory", &options.trajectory}};
     auto canonical = [](const std::string& path) { return std::filesystem::weakly_canonical(std::filesystem::absolute(path)); };
     for (std::size_t a = 0; a < std::size(outputs); ++a)
         for (std::size_t b = a + 1; b < std::size(outputs); ++b)
@@ -118,7 +140,14 @@ public:
         }
     }
     void commit(const std::string& text) {
+        append(text);
+        commit();
+    }
+    void append(const std::string& text) {
         file_ << text;
+        if (!file_) fail("writing failed for");
+    }
+    void commit() {
         file_.close();
         if (!file_) fail("writing failed for");
         std::error_code error;
@@ -151,6 +180,44 @@ void write(std::ostream& out, const std::string& text, const std::string& path) 
     out.flush();
     if (!out) throw std::runtime_error("writing " + path + " failed");
 }
+
+// A progress line on standard error while a run goes, when that is a terminal and not --quiet:
+// simulated time, percent, events per second and the time left, at most four times a second.
+class Progress {
+public:
+    Progress(const RunOptions& options, const ballistic::World& world)
+        : on_(!options.quiet && ::isatty(STDERR_FILENO) == 1),
+          start_(world.time()),
+          total_(options.equilibrate + options.duration),
+          events_(world.events_processed()),
+          begun_(std::chrono::steady_clock::now()),
+          shown_(begun_) {}
+    void update(const ballistic::World& world) {
+        if (!on_) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - shown_ < std::chrono::milliseconds(250)) return;
+        shown_ = now;
+        const double wall = std::chrono::duration<double>(now - begun_).count();
+        const double done = std::clamp((world.time() - start_) / total_, 0.0, 1.0);
+        std::ostringstream line;
+        line << "\rballistic: t = " << std::setprecision(4) << world.time() << " (" << std::fixed << std::setprecision(1)
+             << 100.0 * done << " %), " << std::defaultfloat << std::setprecision(3)
+             << double(world.events_processed() - events_) / wall << " events/s, "
+             << (done > 0.0 ? wall * (1.0 - done) / done : 0.0) << " s left   ";
+        std::cerr << line.str() << std::flush;
+        shown_any_ = true;
+    }
+    void done() {
+        if (shown_any_) std::cerr << "\r\033[K" << std::flush;  // the line erased
+    }
+
+private:
+    bool on_;
+    double start_, total_;
+    std::uint64_t events_;
+    std::chrono::steady_clock::time_point begun_, shown_;
+    bool shown_any_ = false;
+};
 
 // Set by SIGINT and SIGTERM: the run stops at the next frame end and reports what it reached.
 std::atomic<bool> g_stop{false};
@@ -194,8 +261,28 @@ int run_file(const RunOptions& options) {
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
     std::optional<AtomicOutput> state_file = open_output(options.state, "state");
     std::optional<AtomicOutput> checkpoint_file = open_output(options.checkpoint, "checkpoint");
+    std::optional<AtomicOutput> trajectory_file = open_output(options.trajectory, "trajectory");
 
-    const scene::RunStats stats = scene::run_scene(loaded, options.duration, {&g_stop, options.event_budget});
+    scene::RunControl control{&g_stop, options.event_budget, {}};
+    const auto every = static_cast<std::uint64_t>(std::round(options.every / scene::kFrame));
+    std::uint64_t frame = 0;
+    double sampled = -INFINITY;
+    auto sample = [&](const ballistic::World& world) {
+        trajectory_file->append(scene::extxyz_frame(world, loaded.balls));
+        sampled = world.time();
+    };
+    if (trajectory_file) sample(loaded.world);
+    Progress progress(options, loaded.world);
+    control.on_frame = [&](const ballistic::World& world) {
+        if (trajectory_file && ++frame % every == 0) sample(world);
+        progress.update(world);
+    };
+    const scene::RunStats stats = scene::run_scene(loaded, options.duration, control, options.equilibrate);
+    progress.done();
+    if (trajectory_file) {
+        if (sampled != loaded.world.time()) sample(loaded.world);  // the end, when off the sample grid
+        trajectory_file->commit();
+    }
     const std::string stats_text = scene::stats_json(stats);
     if (stats_file) {
         stats_file->commit(stats_text);
@@ -280,6 +367,15 @@ int main(int argc, char** argv) {
                             "(default: none; every step is also bounded by 10^9 events)");
         command->add_option("--memory-limit", options.memory_limit_gib,
                             "GiB the balls may take, estimated before anything is allocated (default 16)");
+        command->add_option("--equilibrate", options.equilibrate,
+                            "Simulate this long first, then reset the measurements and run --duration: the "
+                            "statistics describe only the run after equilibration (default 0)");
+        command->add_option("--trajectory", options.trajectory,
+                            "Write extended XYZ frames (ASE, OVITO) to this file: species, position, velocity, "
+                            "radius, the time and the periodic box, every --every and at the end");
+        command->add_option("--every", options.every,
+                            "Trajectory sample interval, a whole number of frames of 1/60 (default 0.1)");
+        command->add_flag("--quiet", options.quiet, "No progress line on a terminal");
     }
 
 #ifdef BALLISTIC_WITH_RENDERER

@@ -8,7 +8,7 @@ packages=(
   libtbb-dev libxsimd-dev
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libbenchmark-dev
-  gnuplot-nox
+  gnuplot-nox python3-ase
   libvulkan-dev glslc glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libglfw3-dev libstb-dev libimgui-dev xvfb xauth
   "$@"

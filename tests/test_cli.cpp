@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -505,4 +506,64 @@ TEST_F(Cli, TheStateFileIsACompleteSceneThatGoesOnFromItsTime) {
                 1e-12 * std::abs(before["energy"]["end"].get<double>()));
     EXPECT_EQ(second["escaped"].get<int>(), 0);
     EXPECT_LT(second["max_overlap"].get<double>(), 1e-9);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Equilibration, trajectories, progress
+
+TEST_F(Cli, EquilibrationIsLeftOutOfTheMeasurements) {
+    const fs::path scene = write("gas.json", periodic_gas(500, 0.5, 0.2));
+    const json whole = run_ok(scene, "--duration 1.5 --threads 1");
+    const json measured = run_ok(scene, "--equilibrate 0.5 --duration 1 --threads 1");
+    EXPECT_EQ(measured["state_hash"], whole["state_hash"]) << "equilibration changes what is measured, not the run";
+    EXPECT_EQ(measured["time"].get<double>(), 1.5);
+    EXPECT_EQ(measured["measured_from"].get<double>(), 0.5);
+    EXPECT_EQ(whole["measured_from"].get<double>(), 0.0);
+    const json first = run_ok(scene, "--duration 0.5 --threads 1");
+    EXPECT_EQ(measured["events"]["total"].get<std::uint64_t>(),
+              whole["events"]["total"].get<std::uint64_t>() - first["events"]["total"].get<std::uint64_t>());
+    EXPECT_EQ(measured["kinetic_energy"]["start"], first["kinetic_energy"]["end"]);
+    const Result bad = run("run " + scene.string() + " --equilibrate -1");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--equilibrate"), std::string::npos) << bad.err;
+}
+
+TEST_F(Cli, TrajectorySamplesFallOnFrameEnds) {
+    const fs::path scene = write("box.json", kBoxGas);
+    const Result result = run("run " + scene.string() + " --duration 0.55 --every 0.25 --trajectory " +
+                              path("t.xyz").string() + " --stats " + path("s.json").string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string text = read_file(path("t.xyz"));
+    std::vector<std::string> times;
+    for (std::size_t at = text.find("Time="); at != std::string::npos; at = text.find("Time=", at + 1))
+        times.push_back(text.substr(at + 5, text.find('\n', at) - at - 5));
+    EXPECT_EQ(times, (std::vector<std::string>{"0", "0.25", "0.5", "0.55"})) << "every 0.25 and the end";
+    EXPECT_NE(text.find("pbc=\"F F F\""), std::string::npos);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4 * (300 + 2));
+    for (const char* every : {"0.01", "0", "-0.1"}) {
+        const Result bad = run("run " + scene.string() + " --trajectory " + path("u.xyz").string() + " --every " + every);
+        EXPECT_EQ(bad.exit_code, 2) << every;
+        EXPECT_NE(bad.err.find("--every: must be a whole number of frames"), std::string::npos) << bad.err;
+    }
+}
+
+TEST_F(Cli, ProgressOnlyOnATerminal) {
+    // A run of a second or two: the line is drawn at most four times a second.
+    const fs::path scene = write("gas.json", periodic_gas(20000, 0.5, 0.3));
+    const std::string run_it = std::string(BALLISTIC_EXE) + " run " + scene.string() + " --duration 5 --threads 1 --stats " +
+                               path("s.json").string();
+    // Not a terminal: nothing on standard error.
+    const Result piped = run("run " + scene.string() + " --duration 0.2 --threads 1 --stats " + path("s.json").string());
+    EXPECT_EQ(piped.exit_code, 0);
+    EXPECT_EQ(piped.err, "");
+    // A terminal (script(1) gives the program one): the line, then erased.
+    auto on_terminal = [&](const std::string& extra) {
+        const std::string command = "script -qec '" + run_it + extra + "' /dev/null >" + path("tty.txt").string() + " 2>&1";
+        EXPECT_EQ(std::system(command.c_str()), 0);
+        return read_file(path("tty.txt"));
+    };
+    const std::string shown = on_terminal("");
+    EXPECT_NE(shown.find("ballistic: t = "), std::string::npos) << shown;
+    EXPECT_NE(shown.find("events/s"), std::string::npos) << shown;
+    EXPECT_EQ(on_terminal(" --quiet").find("ballistic: t = "), std::string::npos);
 }

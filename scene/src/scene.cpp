@@ -9,6 +9,7 @@
 #include <atomic>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -580,6 +581,7 @@ bool advance(World& world, double duration, const RunControl& control) {
         if (target > end - 1e-9 * kFrame) target = end;
         try {
             world.step(target - world.time());
+            if (control.on_frame) control.on_frame(world);
         } catch (const BudgetExceeded&) {
             if (!run_budget) throw;
             std::ostringstream message;
@@ -625,16 +627,32 @@ double RunStats::relative_energy_drift() const {
     return change / std::abs(energy_start);
 }
 
-RunStats run_scene(Scene& scene, double duration, const RunControl& control) {
+RunStats run_scene(Scene& scene, double duration, const RunControl& control, double equilibrate) {
     World& world = scene.world;
     RunStats stats;
-    stats.kinetic_energy_start = world.kinetic_energy();
-    stats.momentum_start = world.momentum();
-    stats.energy_start = total_energy(scene);
-
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t first = world.events_processed();
+    // One phase of the run, on what is left of the run's event budget.
+    auto phase = [&](double length) {
+        RunControl left = control;
+        if (control.event_budget != 0) {
+            const std::uint64_t used = world.events_processed() - first;
+            if (used >= control.event_budget)
+                throw BudgetExceeded("--event-budget: " + std::to_string(control.event_budget) +
+                                     " events spent on equilibration (raise --event-budget)");
+            left.event_budget = control.event_budget - used;
+        }
+        return advance(world, length, left);
+    };
     try {
-        if (!advance(world, duration, control)) {
+        bool finished = equilibrate > 0.0 ? phase(equilibrate) : true;
+        if (equilibrate > 0.0 && finished) world.reset_measurements();
+        stats.measured_from = world.time();
+        stats.kinetic_energy_start = world.kinetic_energy();
+        stats.momentum_start = world.momentum();
+        stats.energy_start = total_energy(scene);
+        if (finished) finished = phase(duration);
+        if (!finished) {
             stats.interrupted = true;
             stats.stop_reason = "signal";
         }
@@ -667,6 +685,7 @@ std::string stats_json(const RunStats& stats) {
     const ordered document = {
         {"balls", stats.balls},
         {"time", stats.time},
+        {"measured_from", stats.measured_from},
         {"interrupted", stats.interrupted},
         {"stop_reason", stats.stop_reason},
         {"events",
@@ -718,6 +737,40 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
     document["cylinders"] = std::move(cylinders);
     document["balls"] = std::move(list);
     return document.dump() + "\n";
+}
+
+std::string extxyz_frame(const World& world, std::span<const BallId> balls) {
+    // Shortest text that reads back as the same double.
+    std::string text;
+    auto number = [&text](double v, char after) {
+        std::array<char, 32> digits{};
+        text.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr);
+        text += after;
+    };
+    text += std::to_string(balls.size()) + "\n";
+    if (const auto& box = world.def().periodic) {
+        const Vec3 l = box->max - box->min;
+        text += "Lattice=\"";
+        for (const double v : {l.x, 0.0, 0.0, 0.0, l.y, 0.0, 0.0, 0.0}) number(v, ' ');
+        number(l.z, '"');
+        text += " Origin=\"";
+        number(box->min.x, ' ');
+        number(box->min.y, ' ');
+        number(box->min.z, '"');
+        text += " pbc=\"T T T\"";
+    } else {
+        text += "pbc=\"F F F\"";
+    }
+    text += " Properties=species:S:1:pos:R:3:velo:R:3:radius:R:1 Time=";
+    number(world.time(), '\n');
+    for (const BallId id : balls) {
+        const BallState b = world.ball(id);
+        text += "X ";
+        for (const double v : {b.position.x, b.position.y, b.position.z, b.velocity.x, b.velocity.y, b.velocity.z})
+            number(v, ' ');
+        number(b.radius, '\n');
+    }
+    return text;
 }
 
 std::string summary_text(const RunStats& stats) {

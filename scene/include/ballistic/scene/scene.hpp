@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -59,6 +60,8 @@ inline constexpr double kDefaultDuration = 10.0;
 struct RunControl {
     const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): stop at the next frame end
     std::uint64_t event_budget = 0;           // events the run may process (0: none)
+    // Called after every frame (progress, trajectory samples); may not change the world.
+    std::function<void(const World&)> on_frame = {};
 };
 
 // Returns false when `control.stop` became true first: then the world stands at the last frame
@@ -90,6 +93,7 @@ struct RunStats {
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
     std::string stop_reason;          // why: "signal" or the event budget's message
+    double measured_from = 0.0;       // the time the measurements start (after equilibration)
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
 
@@ -101,7 +105,10 @@ struct RunStats {
 // time. Counters run from the world's creation (or its last reset_measurements()). A signal
 // (control.stop) or the event budget ends the run early (RunStats::interrupted, stop_reason). A
 // state that is no longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
-RunStats run_scene(Scene& scene, double duration, const RunControl& control = {});
+// With `equilibrate` > 0 the scene first runs that long, then the measurements are reset
+// (World::reset_measurements) and `duration` more is measured: the statistics describe only
+// that part. The event budget covers both.
+RunStats run_scene(Scene& scene, double duration, const RunControl& control = {}, double equilibrate = 0.0);
 
 // Stats as JSON text (keys in README.md, "Command line").
 std::string stats_json(const RunStats& stats);
@@ -110,6 +117,10 @@ std::string stats_json(const RunStats& stats);
 // mass, every number with full round-trip precision. (Bit-identical continuation needs a
 // snapshot, World::save: a scene holds no pending events and no sleep history.)
 std::string state_json(const World& world, std::span<const BallId> balls);
+// One extended XYZ frame (read by ASE and OVITO): the ball count, a comment line with the time,
+// the periodic box as Lattice (pbc "T T T") or pbc "F F F", and one line per ball of `balls`:
+// species X, position, velocity, radius, at full round-trip precision.
+std::string extxyz_frame(const World& world, std::span<const BallId> balls);
 // A few human-readable lines.
 std::string summary_text(const RunStats& stats);
 
