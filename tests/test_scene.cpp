@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -194,6 +195,26 @@ TEST(SceneFile, ExampleScenesLoad) {
         ++count;
     }
     EXPECT_GE(count, 3u);
+}
+
+// Every ```json block of the README is a scene that loads and runs.
+TEST(SceneFile, ReadmeExamplesLoad) {
+    std::ifstream file(BALLISTIC_README);
+    std::stringstream readme;
+    readme << file.rdbuf();
+    const std::string text = readme.str();
+    std::size_t count = 0;
+    for (std::size_t at = text.find("```json\n"); at != std::string::npos; at = text.find("```json\n", at + 1)) {
+        const std::size_t begin = at + 8, end = text.find("```", begin);
+        ASSERT_NE(end, std::string::npos);
+        SCOPED_TRACE(text.substr(begin, end - begin));
+        Scene scene = load_scene_text(text.substr(begin, end - begin), 1);
+        EXPECT_GT(scene.world.ball_count(), 0u);
+        scene.world.step(0.1);
+        EXPECT_EQ(scene.world.escaped_count(), 0u);
+        ++count;
+    }
+    EXPECT_GE(count, 1u);
 }
 
 // ------------------------------------------------------------------------------------------------
