@@ -112,7 +112,7 @@ struct SimdImpl {
     //
     // The scalar code divides twice (roots r1 = q / c2, r2 = c0 / q) and keeps the smaller root
     // of a convex gap, the larger of a concave one. Divisions and square roots are the bottleneck
-    // of this kernel (a 512-bit divide costs about four scalar ones, bench/README.md), so it divides
+    // of this kernel (a 512-bit divide costs about four scalar ones, bench/LOG.md), so it divides
     // once where it can prove which root the scalar code keeps: with the computed q,
     // q² ≥ c1²/4 = c0 c2 + D/4 (D = c1² − 4 c0 c2 exactly), so when D > 0 the exact roots satisfy
     // r1 − r2 = (q² − c0 c2) / (q c2) with the sign of q c2, the kept root is c0 / q for q > 0
