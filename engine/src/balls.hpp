@@ -39,6 +39,11 @@ public:
     std::uint32_t intern(const Supports& supports, bool asleep, Vec3 acceleration);
     std::size_t size() const { return table_.size(); }
     std::size_t bytes() const;  // table and index, about
+    // Exchanges the tables (never allocates): a table built aside takes over at once.
+    void swap(Rests& other) {
+        table_.swap(other.table_);
+        index_.swap(other.index_);
+    }
 
 private:
     using Key = std::array<std::int32_t, 4>;  // the supports, then whether asleep

@@ -29,7 +29,8 @@ public:
     void reserve(std::size_t more);
     BallId issue(std::uint32_t slot);  // a handle for the ball in `slot`
     void moved(BallId id, std::uint32_t slot) { slot_of_[id.index()] = slot; }
-    void release(BallId id);
+    void release(BallId id);  // after reserve_release(), never fails
+    void reserve_release() { free_.reserve(free_.size() + 1); }
     // fn(slot) for every live ball, in handle-index order.
     template <class Fn>
     void for_each_live(Fn&& fn) const {

@@ -70,19 +70,28 @@ std::uint32_t World::Impl::rest_for(Supports& supports) {
     return balls.rests.intern(supports, false, a);
 }
 
-void World::Impl::refresh_accelerations(std::int32_t removed) {
-    // The same supports under the new gravity: every entry again, then every ball's index.
-    std::vector<detail::Rests::Rest> old(balls.rests.size());
-    for (std::uint32_t k = 0; k < old.size(); ++k) old[k] = balls.rests[k];
-    balls.rests.reset(def.gravity);
-    const auto moved = static_cast<std::int32_t>(statics.planes().size());  // the last plane's old index
-    std::vector<std::uint32_t> now(old.size());
-    for (std::size_t k = 0; k < old.size(); ++k) {
+void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vector<PlaneDef>& planes,
+                                    std::int32_t removed) const {
+    // The same supports, awake, under this gravity and these planes: every entry again.
+    a.fresh.reset(gravity);
+    a.now.resize(balls.rests.size());
+    const auto moved = static_cast<std::int32_t>(planes.size());  // the last plane's old index, after a removal
+    for (std::uint32_t k = 0; k < a.now.size(); ++k) {
+        Supports sup = balls.rests[k].supports;
         if (removed != detail::kNoSupport)
-            for (std::int32_t& s : old[k].supports) s = s == removed ? detail::kNoSupport : (s == moved ? removed : s);
-        now[k] = rest_for(old[k].supports);
+            for (std::int32_t& s : sup) s = s == removed ? detail::kNoSupport : (s == moved ? removed : s);
+        const Vec3 acceleration = detail::acceleration_for(sup, gravity, planes);
+        a.now[k] = a.fresh.intern(sup, false, acceleration);
     }
-    for (std::uint32_t& k : balls.rest) k = now[k];
+}
+
+void World::Impl::commit_awakening(Awakening& a) noexcept {
+    for (std::uint32_t s = 0; s < balls.size(); ++s) {
+        if (balls.asleep(s)) ++balls.counter[s];  // woken: predictions of it are stale
+        balls.rest[s] = a.now[balls.rest[s]];
+    }
+    balls.rests.swap(a.fresh);
+    events_valid = false;
 }
 
 void World::Impl::release_supports(std::uint32_t s) {

@@ -227,18 +227,28 @@ void World::Impl::wake(std::uint32_t s, double now) {
 }
 
 void World::Impl::wake_all() {
-    for (std::uint32_t s = 0; s < balls.size(); ++s)
-        if (balls.asleep(s)) wake(s, time);
-    events_valid = false;
+    Awakening awakening;
+    prepare_awakening(awakening, def.gravity, statics.planes());
+    commit_awakening(awakening);
 }
 
 void World::Impl::wake_touching(std::uint32_t s) {
     // An API call between steps, which rebuilds every event anyway: a scan is no extra order.
+    // What may fail (out of memory) comes first: the list of the balls to wake and the awake
+    // entries they will rest on (at most unused entries are added to the table of rests). Then
+    // they wake, which cannot fail: the world is either as it was or every one of them awake.
     const Vec3 p = balls.position_at(s, time);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> woken;  // slot, awake rest
     for (std::uint32_t j = 0; j < balls.size(); ++j) {
         if (j == s || !balls.asleep(j)) continue;
         const double gap = std::min(touch_gap(balls.radius[s]), touch_gap(balls.radius[j]));
-        if (length(balls.position_at(j, time) - p) - balls.radius[s] - balls.radius[j] <= gap) wake(j, time);
+        if (length(balls.position_at(j, time) - p) - balls.radius[s] - balls.radius[j] > gap) continue;
+        Supports sup = balls.supports(j);
+        woken.emplace_back(j, rest_for(sup));
+    }
+    for (const auto& [j, rest] : woken) {
+        balls.rest[j] = rest;  // every ball is at `time` between steps: nothing to advance
+        ++balls.counter[j];
     }
 }
 

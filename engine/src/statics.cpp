@@ -30,12 +30,12 @@ std::uint32_t Statics::add(const CylinderDef& unit) {
     return static_cast<std::uint32_t>(cylinders_.size() - 1);
 }
 
-void Statics::remove_plane(std::uint32_t index) {
+void Statics::remove_plane(std::uint32_t index) noexcept {
     planes_[index] = planes_.back();
     planes_.pop_back();
 }
 
-void Statics::remove_cylinder(std::uint32_t index) {
+void Statics::remove_cylinder(std::uint32_t index) noexcept {
     cylinders_[index] = cylinders_.back();
     cylinders_.pop_back();
 }

@@ -41,8 +41,8 @@ public:
     std::uint32_t add(const PlaneDef& unit);  // returns its index
     std::uint32_t add(const CylinderDef& unit);
     // Removes the static at `index`; the last of its kind takes its index.
-    void remove_plane(std::uint32_t index);
-    void remove_cylinder(std::uint32_t index);
+    void remove_plane(std::uint32_t index) noexcept;
+    void remove_cylinder(std::uint32_t index) noexcept;
 
     const std::vector<PlaneDef>& planes() const { return planes_; }
     const std::vector<CylinderDef>& cylinders() const { return cylinders_; }

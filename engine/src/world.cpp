@@ -166,9 +166,8 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
     return issue<CylinderId>(w.cylinder_handles, w.cylinder_ids, index);
 }
 
-void World::Impl::remove_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
-                                std::vector<StaticCounters>& counters) {
-    wake_all();
+void World::Impl::drop_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+                              std::vector<StaticCounters>& counters) noexcept {
     static_handles.release(BallId{ids[index]});
     ids[index] = ids.back();
     ids.pop_back();
@@ -181,16 +180,27 @@ void World::Impl::remove_static(std::uint32_t index, detail::Handles& static_han
 void World::remove_plane(PlaneId id) {
     Impl& w = *impl_;
     const std::uint32_t k = w.plane_handles.slot(BallId{id.value}, "plane");
-    w.remove_static(k, w.plane_handles, w.plane_ids, w.measurements.plane_counters);
+    // Everything that allocates first (the planes and rests as they will be): then nothing fails.
+    std::vector<PlaneDef> after = w.statics.planes();
+    after[k] = after.back();
+    after.pop_back();
+    Impl::Awakening awakening;
+    w.prepare_awakening(awakening, w.def.gravity, after, static_cast<std::int32_t>(k));  // nothing rests on it
+    w.plane_handles.reserve_release();
+    w.commit_awakening(awakening);
     w.statics.remove_plane(k);
-    w.refresh_accelerations(static_cast<std::int32_t>(k));  // nothing rests on it any more
+    w.drop_static(k, w.plane_handles, w.plane_ids, w.measurements.plane_counters);
 }
 
 void World::remove_cylinder(CylinderId id) {
     Impl& w = *impl_;
     const std::uint32_t k = w.cylinder_handles.slot(BallId{id.value}, "cylinder");
-    w.remove_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
+    Impl::Awakening awakening;
+    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
+    w.cylinder_handles.reserve_release();
+    w.commit_awakening(awakening);
     w.statics.remove_cylinder(k);
+    w.drop_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
 }
 
 bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(BallId{id.value}); }
@@ -262,6 +272,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
     std::size_t first_bad = kNone;
     std::string found;
+    std::vector<BallId> ids;
+    ids.reserve(defs.size());  // before any change: what may fail comes first
     try {
         std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
         w.handles.reserve(defs.size());
@@ -314,8 +326,6 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
 
     // Only now, with nothing left to fail, hand out handles.
-    std::vector<BallId> ids;
-    ids.reserve(defs.size());
     for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
         w.balls.id[s] = w.handles.issue(s);
         ids.push_back(w.balls.id[s]);
@@ -327,7 +337,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
 void World::remove_ball(BallId id) {
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
-    w.wake_touching(s);
+    w.handles.reserve_release();
+    w.wake_touching(s);  // the last step that may fail (out of memory), leaving the world as it was
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -453,18 +464,24 @@ std::uint64_t World::events_processed() const { return impl_->processed; }
 void World::set_gravity(Vec3 gravity) {
     require_finite("world.gravity", gravity);
     Impl& w = *impl_;
-    w.wake_all();
+    Impl::Awakening awakening;
+    w.prepare_awakening(awakening, gravity, w.statics.planes());
+    w.commit_awakening(awakening);
     w.def.gravity = gravity;
-    w.refresh_accelerations();
-    w.events_valid = false;
 }
 
 void World::set_restitution(double restitution) {
     if (!(restitution >= 0.0 && restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(restitution));
     Impl& w = *impl_;
+    const double before = w.def.restitution;
     w.def.restitution = restitution;
-    if (!w.sleeping_enabled()) w.wake_all();
+    try {
+        if (!w.sleeping_enabled()) w.wake_all();
+    } catch (...) {
+        w.def.restitution = before;
+        throw;
+    }
 }
 
 double World::time() const { return impl_->time; }

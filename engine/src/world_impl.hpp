@@ -131,16 +131,25 @@ struct World::Impl {
     // (acceleration_for(), response.hpp).
     std::uint32_t rest_for(Supports& supports);
     void release_supports(std::uint32_t slot);
-    // Every entry of `rests` again (after the gravity changed), with the supports on plane
-    // `removed` dropped and those on the plane that took its index renumbered (after a removal).
-    void refresh_accelerations(std::int32_t removed = detail::kNoSupport);
+    // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
+    // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
+    // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
+    // into its index, when given), and `now`, each old entry's new index; commit, which never
+    // fails, swaps it in.
+    struct Awakening {
+        detail::Rests fresh;
+        std::vector<std::uint32_t> now;
+    };
+    void prepare_awakening(Awakening& awakening, Vec3 gravity, const std::vector<PlaneDef>& planes,
+                           std::int32_t removed = detail::kNoSupport) const;
+    void commit_awakening(Awakening& awakening) noexcept;
     // A ball given a new position or velocity between steps: awake, its quiet history restarted,
     // its partners' predictions of it invalid, every event predicted afresh at the next step.
     void disturbed(std::uint32_t slot);
-    // The static at `index` of `statics` removed: the last one takes its index, its handle, its
-    // counters; every ball wakes.
-    void remove_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
-                       std::vector<StaticCounters>& counters);
+    // After the static at `index` was removed (the last one took its index): its handle released
+    // (reserve_release() called first), the last one's handle and counters moved. Never fails.
+    void drop_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+                     std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleep.cpp
     bool sleeping_enabled() const;
@@ -172,7 +181,7 @@ struct World::Impl {
     bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may; true if so
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
-    void wake_all();                       // between steps
+    void wake_all();                       // between steps; as it was if it fails
     void wake_touching(std::uint32_t slot);  // the sleeping balls touching it, between steps
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out);
