@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "worlds.hpp"
+
 #include <sstream>
 
 using namespace ballistic;
@@ -14,13 +16,7 @@ namespace {
 
 constexpr double kG = 9.81;
 
-WorldDef granular(int threads = 1) {
-    WorldDef def;
-    def.gravity = {0, -kG, 0};
-    def.restitution = 0.5;
-    def.threads = threads;
-    return def;
-}
+using test_worlds::granular;
 
 }  // namespace
 
@@ -196,7 +192,7 @@ TEST(Embedding, StepResultAndTheEventRecord) {
 TEST(Embedding, CallsBetweenStepsGiveTheSameBitsForAnyThreadCount) {
     std::uint64_t hash = 0;
     for (const int threads : {1, 2}) {
-        World world(granular(threads));
+        World world(granular(0.5, threads));
         const PlaneId floor = world.add_plane({{0, 0, 0}, {0, 1, 0}});
         world.add_plane({{0, -10, 0}, {0, 1, 0}});
         for (const double x : {-8.0, 8.0}) world.add_plane({{x, 0, 0}, {x < 0 ? 1.0 : -1.0, 0, 0}});

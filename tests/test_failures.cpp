@@ -2,10 +2,11 @@
 // at its n-th allocation. Each call is tried with a failure at every allocation it makes, one
 // after the other, until it succeeds; every failed attempt must leave the world exactly as it was
 // (the same snapshot bytes) and able to go on.
-#include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
 #include <gtest/gtest.h>
+
+#include "worlds.hpp"
 
 #include <cstdlib>
 #include <functional>
@@ -46,18 +47,8 @@ using namespace ballistic;
 
 namespace {
 
-std::string save(const World& world) {
-    std::ostringstream out;
-    world.save(out);
-    return out.str();
-}
-
-World restore(const std::string& bytes) {
-    std::istringstream in(bytes);
-    RestoreOptions options;
-    options.threads = 1;
-    return World::restore(in, options);
-}
+using test_worlds::restore;
+using test_worlds::save;
 
 // A pile in a well, some asleep, some awake, with a column and a spare plane (made once).
 std::string make_pile() {
@@ -65,22 +56,9 @@ std::string make_pile() {
     def.gravity = {0, -9.81, 0};
     def.restitution = 0.5;
     def.threads = 1;
-    World world(def);
-    const Vec3 lo{0, 0, 0}, hi{2.05, 30, 2.05};
-    world.add_plane({lo, {1, 0, 0}});
-    world.add_plane({hi, {-1, 0, 0}});
-    world.add_plane({lo, {0, 1, 0}});
-    world.add_plane({lo, {0, 0, 1}});
-    world.add_plane({hi, {0, 0, -1}});
+    World world = test_worlds::pour_into_well(def);
     world.add_plane({{0, -5, 0}, {0, 1, 0}});
     world.add_cylinder({{10, 0, 10}, {0, 1, 0}, 1.0});
-    GenerateDef gen;
-    gen.count = 24;
-    gen.radius = 0.5;
-    gen.region = {{0, 2, 0}, hi};
-    gen.speed = 1.0;
-    gen.seed = 5;
-    world.add_balls(generate_balls(world, gen));
     for (int k = 0; k < 150; ++k) world.step(1.0 / 60.0);
     EXPECT_GT(world.sleeping_count(), 0u);
     return save(world);

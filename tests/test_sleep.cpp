@@ -1,7 +1,7 @@
 // Resting and sleeping: frictionless equilibrium, waking with the true masses, bounded work.
 #include <ballistic/world.hpp>
 
-#include "well.hpp"
+#include "worlds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,13 +14,7 @@ namespace {
 
 constexpr double kG = 9.81;
 
-WorldDef granular(double e = 0.5) {
-    WorldDef def;
-    def.gravity = {0, -kG, 0};
-    def.restitution = e;
-    def.threads = 1;
-    return def;
-}
+using test_worlds::granular;
 
 void add_floor(World& world) { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }
 

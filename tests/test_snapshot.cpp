@@ -5,7 +5,7 @@
 #include <ballistic/world.hpp>
 #include <ballistic/scene/builders.hpp>
 
-#include "well.hpp"
+#include "worlds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,26 +18,12 @@ using namespace ballistic;
 
 namespace {
 
-std::string save(const World& world) {
-    std::ostringstream out;
-    world.save(out);
-    return out.str();
-}
+using test_worlds::save;
 
 World restore(const std::string& bytes, int threads = 1, std::size_t min_balls_for_batches = 500000) {
-    std::istringstream in(bytes);
-    RestoreOptions options;
-    options.threads = threads;
-    World world = World::restore(in, options);
+    World world = test_worlds::restore(bytes, threads);
     EXPECT_EQ(world.def().parallel_events_min_balls, min_balls_for_batches);
     return world;
-}
-
-World restore_any(const std::string& bytes) {
-    std::istringstream in(bytes);
-    RestoreOptions options;
-    options.threads = 1;
-    return World::restore(in, options);
 }
 
 void run(World& world, int steps, double dt = 1.0 / 60.0) {
@@ -226,7 +212,7 @@ TEST(Snapshot, ConsistentChecksumDoesNotHideInconsistentState) {
             bytes[k] = static_cast<char>(value);
             resign(bytes);
             try {
-                World damaged = restore_any(bytes);
+                World damaged = test_worlds::restore(bytes);
                 damaged.set_step_event_budget(100000);
                 try {
                     damaged.step(0.05);

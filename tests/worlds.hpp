@@ -1,0 +1,55 @@
+// What several test suites share: a pour that settles, and snapshots to and from bytes.
+#pragma once
+
+#include <ballistic/generate.hpp>
+#include <ballistic/world.hpp>
+
+#include <sstream>
+#include <string>
+
+namespace ballistic::test_worlds {
+
+// Gravity 9.81 down, restitution e: a world where balls settle and sleep.
+inline WorldDef granular(double e = 0.5, int threads = 1) {
+    WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    def.restitution = e;
+    def.threads = threads;
+    return def;
+}
+
+// 24 balls of radius 0.5 poured into a well two balls wide (walls on four sides, a floor). The
+// frictionless column packs against its walls and settles, and with e = 0.5 every ball sleeps
+// within 5 s (on a wide floor frictionless balls keep sliding for a long time).
+inline World pour_into_well(const WorldDef& def) {
+    World world(def);
+    const Vec3 lo{0, 0, 0}, hi{2.05, 30, 2.05};
+    world.add_plane({lo, {1, 0, 0}});
+    world.add_plane({hi, {-1, 0, 0}});
+    world.add_plane({lo, {0, 1, 0}});
+    world.add_plane({lo, {0, 0, 1}});
+    world.add_plane({hi, {0, 0, -1}});
+    GenerateDef gen;
+    gen.count = 24;
+    gen.radius = 0.5;
+    gen.region = {{0, 2, 0}, hi};
+    gen.speed = 1.0;
+    gen.seed = 5;
+    world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
+inline std::string save(const World& world) {
+    std::ostringstream out;
+    world.save(out);
+    return out.str();
+}
+
+inline World restore(const std::string& bytes, int threads = 1) {
+    std::istringstream in(bytes);
+    RestoreOptions options;
+    options.threads = threads;
+    return World::restore(in, options);
+}
+
+}  // namespace ballistic::test_worlds
