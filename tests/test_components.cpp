@@ -15,7 +15,7 @@ using namespace ballistic;
 using namespace ballistic::detail;
 
 TEST(Handles, IssueReleaseAndReuseWithANewGeneration) {
-    Handles handles;
+    Handles<BallId> handles;
     EXPECT_FALSE(handles.contains(BallId{}));
     const BallId a = handles.issue(0), b = handles.issue(1);
     EXPECT_NE(a.index(), 0u);  // index 0 is never handed out

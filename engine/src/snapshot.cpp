@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace ballistic {
 
@@ -103,9 +104,9 @@ void World::save(std::ostream& out_stream) const {
     for (const PlaneDef& p : w.statics.planes()) { out.put(p.point); out.put(p.normal); }
     out.put(static_cast<std::uint64_t>(w.statics.cylinders().size()));
     for (const CylinderDef& c : w.statics.cylinders()) { out.put(c.point); out.put(c.axis); out.put(c.radius); }
-    out.put_column(w.plane_ids);
+    for (const PlaneId id : w.plane_ids) out.put(id.value);
     w.plane_handles.write(out);
-    out.put_column(w.cylinder_ids);
+    for (const CylinderId id : w.cylinder_ids) out.put(id.value);
     w.cylinder_handles.write(out);
 
     // Measurements.
@@ -269,11 +270,11 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.statics.add(c);
     }
 
-    auto static_handles = [&](std::size_t n, detail::Handles& handles, std::vector<std::uint64_t>& ids) {
-        ids = in.get_column<std::uint64_t>(n, "static handles");
-        std::vector<BallId> as_ids(n);
-        for (std::size_t k = 0; k < n; ++k) as_ids[k] = BallId{ids[k]};
-        handles.read(in, as_ids);
+    auto static_handles = [&](std::size_t n, auto& handles, auto& ids) {
+        const std::vector<std::uint64_t> values = in.get_column<std::uint64_t>(n, "static handles");
+        ids.resize(n);
+        for (std::size_t k = 0; k < n; ++k) ids[k].value = values[k];
+        handles.read(in, std::span(std::as_const(ids)));
     };
     static_handles(planes, w.plane_handles, w.plane_ids);
     static_handles(cylinders, w.cylinder_handles, w.cylinder_ids);

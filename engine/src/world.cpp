@@ -48,7 +48,7 @@ double World::bytes_per_ball() const {
     const std::size_t n = w.balls.size();
     if (n == 0) return 0.0;
     const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
-                                 detail::EventQueue::kBytesPerEntry + detail::Handles::kBytesPerBall;
+                                 detail::EventQueue::kBytesPerEntry + detail::Handles<BallId>::kBytesPerBall;
     return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
 }
 
@@ -121,65 +121,55 @@ World::~World() = default;
 World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;
 
-template <class Def>
-std::uint32_t World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters) {
+template <class Def, class Id>
+Id World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
+                           detail::Handles<Id>& static_handles, std::vector<Id>& ids) {
     for (std::size_t s = 0; s < balls.size(); ++s)
         if (detail::overlaps(unit, balls.position(s), balls.radius[s]))
             reject(field, "overlaps the ball with handle " + std::to_string(balls.id[s].value) + " by " +
                               show(-detail::clearance(unit, balls.position(s), balls.radius[s])));
+    // Room for everything first: once the static is in, nothing fails.
     counters.reserve(counters.size() + 1);
+    static_handles.reserve(1);
+    ids.reserve(ids.size() + 1);
     const std::uint32_t index = statics.add(unit);
     counters.emplace_back();
+    ids.push_back(static_handles.issue(index));
     events_valid = false;
-    return index;
+    return ids.back();
 }
-
-namespace {
-
-// A static's handle, issued once its static is in place (room reserved first: nothing fails).
-template <class Id>
-Id issue(detail::Handles& handles, std::vector<std::uint64_t>& ids, std::uint32_t index) {
-    const BallId id = handles.issue(index);
-    ids.push_back(id.value);
-    return Id{id.value};
-}
-
-}  // namespace
 
 PlaneId World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    w.plane_handles.reserve(1);
-    w.plane_ids.reserve(w.plane_ids.size() + 1);
-    const std::uint32_t index = w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters);
-    return issue<PlaneId>(w.plane_handles, w.plane_ids, index);
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters, w.plane_handles,
+                        w.plane_ids);
 }
 
 CylinderId World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     reject_statics_if_periodic(w.def, field);
-    w.cylinder_handles.reserve(1);
-    w.cylinder_ids.reserve(w.cylinder_ids.size() + 1);
-    const std::uint32_t index = w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters);
-    return issue<CylinderId>(w.cylinder_handles, w.cylinder_ids, index);
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
+                        w.cylinder_handles, w.cylinder_ids);
 }
 
-void World::Impl::drop_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+template <class Id>
+void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                               std::vector<StaticCounters>& counters) noexcept {
-    static_handles.release(BallId{ids[index]});
+    static_handles.release(ids[index]);
     ids[index] = ids.back();
     ids.pop_back();
     counters[index] = counters.back();
     counters.pop_back();
-    if (index < ids.size()) static_handles.moved(BallId{ids[index]}, index);
+    if (index < ids.size()) static_handles.moved(ids[index], index);
     events_valid = false;  // pending events name statics by index
 }
 
 void World::remove_plane(PlaneId id) {
     Impl& w = *impl_;
-    const std::uint32_t k = w.plane_handles.slot(BallId{id.value}, "plane");
+    const std::uint32_t k = w.plane_handles.slot(id, "plane");
     // Everything that allocates first (the planes and rests as they will be): then nothing fails.
     std::vector<PlaneDef> after = w.statics.planes();
     after[k] = after.back();
@@ -194,7 +184,7 @@ void World::remove_plane(PlaneId id) {
 
 void World::remove_cylinder(CylinderId id) {
     Impl& w = *impl_;
-    const std::uint32_t k = w.cylinder_handles.slot(BallId{id.value}, "cylinder");
+    const std::uint32_t k = w.cylinder_handles.slot(id, "cylinder");
     Impl::Awakening awakening;
     w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
     w.cylinder_handles.reserve_release();
@@ -203,19 +193,19 @@ void World::remove_cylinder(CylinderId id) {
     w.drop_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
 }
 
-bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(BallId{id.value}); }
-bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(BallId{id.value}); }
-std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(BallId{id.value}, "plane"); }
-std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(BallId{id.value}, "cylinder"); }
+bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(id); }
+bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(id); }
+std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(id, "plane"); }
+std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(id, "cylinder"); }
 
 PlaneId World::plane_id(std::uint32_t index) const {
     if (index >= impl_->plane_ids.size()) reject("plane", "no plane with index " + std::to_string(index));
-    return PlaneId{impl_->plane_ids[index]};
+    return impl_->plane_ids[index];
 }
 
 CylinderId World::cylinder_id(std::uint32_t index) const {
     if (index >= impl_->cylinder_ids.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
-    return CylinderId{impl_->cylinder_ids[index]};
+    return impl_->cylinder_ids[index];
 }
 
 BallId World::add_ball(const BallDef& def) {

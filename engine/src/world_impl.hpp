@@ -48,11 +48,13 @@ struct World::Impl {
 
     detail::Statics statics;
     // Handles of the statics, and the handle of the static at each index.
-    detail::Handles plane_handles, cylinder_handles;
-    std::vector<std::uint64_t> plane_ids, cylinder_ids;
+    detail::Handles<PlaneId> plane_handles;
+    detail::Handles<CylinderId> cylinder_handles;
+    std::vector<PlaneId> plane_ids;
+    std::vector<CylinderId> cylinder_ids;
 
     Balls balls;
-    detail::Handles handles;
+    detail::Handles<BallId> handles;
     double max_radius = 0.0;
 
     detail::Grid grid;
@@ -148,7 +150,8 @@ struct World::Impl {
     void disturbed(std::uint32_t slot);
     // After the static at `index` was removed (the last one took its index): its handle released
     // (reserve_release() called first), the last one's handle and counters moved. Never fails.
-    void drop_static(std::uint32_t index, detail::Handles& static_handles, std::vector<std::uint64_t>& ids,
+    template <class Id>
+    void drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                      std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleep.cpp
@@ -195,9 +198,11 @@ struct World::Impl {
     std::size_t max_balls() const;  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
     std::string too_many_balls(std::size_t more) const;
-    // Adds a checked static (unit direction) that overlaps no ball, with its counters.
-    template <class Def>
-    std::uint32_t add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters);
+    // Adds a checked static (unit direction) that overlaps no ball, with its counters and its
+    // handle (all or nothing).
+    template <class Def, class Id>
+    Id add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
+                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
     // Overlap of a ball at p with radius r against the statics and the balls in slots below
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in

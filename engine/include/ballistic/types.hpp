@@ -39,16 +39,23 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Generation-checked handle of a ball: stays valid while storage is compacted or reordered and
-// becomes stale (never silently re-targeted) when the ball is removed. Zero is the null handle.
-struct BallId {
+// Generation-checked handle of a ball, a plane or a cylinder (one type each): it stays valid
+// while storage is compacted, reordered or others are removed, and becomes stale (never silently
+// re-targeted) when its thing is removed. Zero is the null handle. A static's index
+// (World::plane(), the counters, CollisionEvent::static_index) is its place among the statics of
+// its kind now: removing one moves the last of its kind into the hole.
+template <class Tag>
+struct Id {
     std::uint64_t value = 0;
 
     constexpr std::uint32_t index() const { return static_cast<std::uint32_t>(value & 0xffffffffu); }
     constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
     constexpr explicit operator bool() const { return value != 0; }
-    friend constexpr bool operator==(BallId, BallId) = default;
+    friend constexpr bool operator==(Id, Id) = default;
 };
+using BallId = Id<struct BallTag>;
+using PlaneId = Id<struct PlaneTag>;
+using CylinderId = Id<struct CylinderTag>;
 
 // Estimated memory per ball (WorldDef::memory_limit); World::bytes_per_ball() measures it:
 // 176–200 bytes in every benchmark scene.
@@ -158,22 +165,6 @@ struct BallDef {
     double mass = 1.0;     // (unit: mass; > 0)
     std::uint64_t user_data = 0;  // the embedder's own value, kept with the ball (World::user_data)
 };
-
-// Generation-checked handle of a plane or a cylinder, as BallId is of a ball: it stays valid
-// while other statics are removed and becomes stale once its static is removed. A static's
-// index (World::plane(), the counters, CollisionEvent::static_index) is its place among the
-// statics of its kind now: removing one moves the last of its kind into the hole.
-template <class Tag>
-struct StaticId {
-    std::uint64_t value = 0;
-
-    constexpr std::uint32_t index() const { return static_cast<std::uint32_t>(value & 0xffffffffu); }
-    constexpr std::uint32_t generation() const { return static_cast<std::uint32_t>(value >> 32); }
-    constexpr explicit operator bool() const { return value != 0; }
-    friend constexpr bool operator==(StaticId, StaticId) = default;
-};
-using PlaneId = StaticId<struct PlaneTag>;
-using CylinderId = StaticId<struct CylinderTag>;
 
 // What World::step() did.
 struct StepResult {
