@@ -358,7 +358,8 @@ int main(int argc, char** argv) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");
         command->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
         command->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
-        command->add_option("--state", options.state, "Write final positions and velocities (JSON) to this file");
+        command->add_option("--state", options.state, "Write the world at the end as a scene file (JSON: settings, statics, every ball) that "
+                            "`ballistic run` goes on from");
         command->add_option("--checkpoint", options.checkpoint,
                             "Write a snapshot of the whole world to this file at the end (also when interrupted), "
                             "for `ballistic resume`");
