@@ -125,6 +125,7 @@ void Grid::rehash(std::size_t buckets) {
         for (std::int32_t s = head_[b]; s >= 0; s = next_[static_cast<std::size_t>(s)])
             slots.push_back(static_cast<std::uint32_t>(s));
     std::sort(slots.begin(), slots.end());
+    head_.reserve(dense_count_ + buckets);  // what may fail, before anything changes
     head_.resize(dense_count_);
     head_.resize(dense_count_ + buckets, -1);
     mask_ = buckets - 1;
@@ -156,10 +157,14 @@ void Grid::insert(std::uint32_t slot, const CellKey& key) {
         key_.resize(size);
     }
     if (!in_dense(key)) {
+        room_for_hashed(hashed_ + 1);
         ++hashed_;
-        if (2 * hashed_ > mask_ + 1) rehash(2 * (mask_ + 1));
     }
     link(slot, key);
+}
+
+void Grid::room_for_hashed(std::size_t hashed) {
+    if (2 * hashed > mask_ + 1) rehash(2 * (mask_ + 1));
 }
 
 void Grid::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
@@ -198,6 +203,9 @@ void Grid::move(std::uint32_t slot, const CellKey& key) {
         link(slot, key);
         return;
     }
+    // Into a hashed cell: the buckets it may need first, so that a failure to allocate leaves the
+    // ball where it was.
+    if (!in_dense(key)) room_for_hashed(hashed_ - (in_dense(key_[slot]) ? 0 : 1) + 1);
     erase(slot);
     insert(slot, key);
 }

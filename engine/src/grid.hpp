@@ -270,7 +270,8 @@ private:
     // ball out there in the outermost cells), which predictions walk anyway.
     std::int32_t& link_to(std::uint32_t slot);
     void unlink(std::uint32_t slot);
-    void rehash(std::size_t buckets);
+    void rehash(std::size_t buckets);  // allocates first: a failure leaves the cells as they were
+    void room_for_hashed(std::size_t hashed);  // enough hashed buckets for this many balls
     double dense_limit() const;  // most dense cells: a few per ball
 
     static constexpr std::size_t kFewHashed = 64;  // hashed buckets beside dense cells, to start

@@ -232,13 +232,10 @@ void World::Impl::wake_all() {
     commit_awakening(awakening);
 }
 
-void World::Impl::wake_touching(std::uint32_t s) {
+World::Impl::Woken World::Impl::prepare_wake_touching(std::uint32_t s) {
     // An API call between steps, which rebuilds every event anyway: a scan is no extra order.
-    // What may fail (out of memory) comes first: the list of the balls to wake and the awake
-    // entries they will rest on (at most unused entries are added to the table of rests). Then
-    // they wake, which cannot fail: the world is either as it was or every one of them awake.
     const Vec3 p = balls.position_at(s, time);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> woken;  // slot, awake rest
+    Woken woken;
     for (std::uint32_t j = 0; j < balls.size(); ++j) {
         if (j == s || !balls.asleep(j)) continue;
         const double gap = std::min(touch_gap(balls.radius[s]), touch_gap(balls.radius[j]));
@@ -246,6 +243,10 @@ void World::Impl::wake_touching(std::uint32_t s) {
         Supports sup = balls.supports(j);
         woken.emplace_back(j, rest_for(sup));
     }
+    return woken;
+}
+
+void World::Impl::commit_wake(const Woken& woken) noexcept {
     for (const auto& [j, rest] : woken) {
         balls.rest[j] = rest;  // every ball is at `time` between steps: nothing to advance
         ++balls.counter[j];

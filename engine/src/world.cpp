@@ -356,10 +356,12 @@ void World::set_position(BallId id, Vec3 position) {
     const std::string found = w.conflict(position, w.balls.radius[s], UINT32_MAX,
                                          static_cast<std::uint32_t>(w.balls.size()), w.max_radius, s);
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
-    w.wake_touching(s);  // what rested on it where it was
+    // What may fail first, changing nothing: what rested on it where it was, its new cell.
+    const Impl::Woken woken = w.prepare_wake_touching(s);
+    if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
-    if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
+    w.commit_wake(woken);
     w.disturbed(s);
 }
 
@@ -367,12 +369,22 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.velocity", velocity);
-    if (w.balls.asleep(s)) {
-        w.wake_touching(s);  // the balls resting on it
-        w.wake(s, w.time);
+    const bool asleep = w.balls.asleep(s);
+    const Impl::Woken woken = asleep ? w.prepare_wake_touching(s) : Impl::Woken{};  // the balls resting on it
+    const Vec3 before = w.balls.velocity(s);
+    const std::uint32_t rest = w.balls.rest[s];
+    const std::uint64_t counter = w.balls.counter[s];
+    try {
+        if (asleep) w.wake(s, w.time);
+        w.balls.set_velocity(s, velocity);
+        w.release_supports(s);  // off the planes it now leaves; along those it stays on
+    } catch (...) {  // out of memory for an entry of the table of rests: as it was
+        w.balls.set_velocity(s, before);
+        w.balls.rest[s] = rest;
+        w.balls.counter[s] = counter;
+        throw;
     }
-    w.balls.set_velocity(s, velocity);
-    w.release_supports(s);  // off the planes it now leaves; along those it stays on
+    w.commit_wake(woken);
     w.disturbed(s);
 }
 

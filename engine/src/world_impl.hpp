@@ -185,7 +185,13 @@ struct World::Impl {
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
     void wake_all();                       // between steps; as it was if it fails
-    void wake_touching(std::uint32_t slot);  // the sleeping balls touching it, between steps
+    // The sleeping balls touching it, between steps: what may fail first (the list, and the awake
+    // entries of the table of rests they will take, at most unused ones added), then the waking,
+    // which cannot fail.
+    using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
+    Woken prepare_wake_touching(std::uint32_t slot);
+    void commit_wake(const Woken& woken) noexcept;
+    void wake_touching(std::uint32_t slot) { commit_wake(prepare_wake_touching(slot)); }
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out);
 
