@@ -1,5 +1,5 @@
 // SIMD kernels (engine/src/toi_simd.hpp) against their scalar references, bit for bit, for every
-// instruction set this CPU runs: random lanes plus the edge cases of each kernel (touching,
+// instruction set this CPU runs and for the portable table: random lanes plus the edge cases of each kernel (touching,
 // grazing, overlapping while approaching or separating, parallel motion, zero relative velocity,
 // the horizon cut, quartic lanes mixed in, lane counts that are not a multiple of the width).
 #include "toi.hpp"
@@ -320,11 +320,12 @@ double special_coefficient(Draw& draw) {
 
 // ---- dispatch ---------------------------------------------------------------------------------
 
-TEST(SimdDispatch, BestAvailableFirstAndBaselineLast) {
+TEST(SimdDispatch, BestAvailableFirstAndPortableLast) {
     const std::vector<SimdKernels> all = simd_kernels_available();
     ASSERT_FALSE(all.empty());
     EXPECT_EQ(all.front().name(), simd_kernels().name());
-    EXPECT_EQ(all.back().name(), "sse2");
+    EXPECT_EQ(all.back().name(), "portable");
+    EXPECT_EQ(all.back().width(), 1u);
     for (std::size_t k = 0; k + 1 < all.size(); ++k) EXPECT_GT(all[k].width(), all[k + 1].width());
     for (const SimdKernels& kernels : all) {
         const SimdKernels* found = simd_kernels_for(kernels.name());
@@ -335,6 +336,7 @@ TEST(SimdDispatch, BestAvailableFirstAndBaselineLast) {
     EXPECT_EQ(simd_kernels_for("neon"), nullptr);
 }
 
+#if BALLISTIC_SIMD_X86
 TEST(SimdDispatch, PicksWhatTheCpuRuns) {
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
@@ -353,6 +355,13 @@ TEST(SimdDispatch, PicksWhatTheCpuRuns) {
     }
     EXPECT_EQ(simd_kernels_for("sse2")->width(), 2u);
 }
+#else
+TEST(SimdDispatch, PortableWithoutSimd) {
+    EXPECT_EQ(simd_kernels().name(), "portable");
+    EXPECT_EQ(simd_kernels_available().size(), 1u);
+    EXPECT_EQ(simd_kernels_for("sse2"), nullptr);
+}
+#endif
 
 // ---- polynomial gaps (the quartic) ------------------------------------------------------------
 
@@ -438,7 +447,7 @@ private:
     const SimdKernels* kernels_ = nullptr;
 };
 
-INSTANTIATE_TEST_SUITE_P(Arch, Simd, ::testing::Values("avx512bw", "fma3+avx2", "sse2"),
+INSTANTIATE_TEST_SUITE_P(Arch, Simd, ::testing::Values("avx512bw", "fma3+avx2", "sse2", "portable"),
                          [](const ::testing::TestParamInfo<const char*>& arch) {
                              std::string name = arch.param;
                              for (char& ch : name)

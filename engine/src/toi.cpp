@@ -206,8 +206,11 @@ double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, doub
 
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon) {
-    return first_closing_polynomial(
-        squared_gap(across(p - point, u), across(v, u), across(a, u) * 0.5, R + r), horizon);
+    return toi_ball_cylinder_gap(p - point, v, a, u, R + r, horizon);
+}
+
+double toi_ball_cylinder_gap(Vec3 w, Vec3 v, Vec3 a, Vec3 u, double rho, double horizon) {
+    return first_closing_polynomial(squared_gap(across(w, u), across(v, u), across(a, u) * 0.5, rho), horizon);
 }
 
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {

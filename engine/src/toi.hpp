@@ -51,6 +51,9 @@ QuadraticGap ball_plane_gap(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n
 // Gap: |perp(p(τ) − point)|² − (R + r)², a quartic when a has a component across the axis.
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon);
+// The same in the terms of a batch lane (toi_simd.hpp's CylinderLanes): w = p − point and
+// rho = R + r.
+double toi_ball_cylinder_gap(Vec3 w, Vec3 v, Vec3 a, Vec3 u, double rho, double horizon);
 
 // Entry distance of the ray o + s d into a sphere (the picking test of the ray–sphere article),
 // free of cancellation; 0 when o is inside or on the sphere, −1 for a miss.

@@ -2,7 +2,11 @@
 // Compiled with the baseline flags: only the per-arch tables are built with wider ones.
 #include "toi_simd.hpp"
 
-#include "toi_simd_impl.hpp"
+#include "toi_simd_table.hpp"
+
+#if BALLISTIC_SIMD_X86
+#include <xsimd/xsimd.hpp>
+#endif
 
 #include <algorithm>
 #include <cassert>
@@ -10,6 +14,7 @@
 namespace ballistic::detail {
 namespace {
 
+#if BALLISTIC_SIMD_X86
 // xsimd's cpuid says which instruction sets the CPU implements (its `avx512bw` requires F, CD
 // and DQ too); the compiler's check adds what xsimd 8.1 does not read: AVX-512VL (the avx512
 // translation unit is built with -mavx512vl) and whether the OS saves the wider registers.
@@ -28,14 +33,19 @@ bool cpu_runs_fma3_avx2() {
     __builtin_cpu_init();
     return cpu.avx2 && cpu.fma3_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+#endif
 
-// Best first; SSE2 is part of x86-64.
+// Best first; SSE2 is part of x86-64. The portable table, one lane at a time, comes last: it is
+// the engine's choice only where no instruction set is built.
 const std::vector<SimdKernels>& usable() {
     static const std::vector<SimdKernels> kernels = [] {
         std::vector<SimdKernels> list;
+#if BALLISTIC_SIMD_X86
         if (cpu_runs_avx512bw()) list.emplace_back(simd_table_avx512bw());
         if (cpu_runs_fma3_avx2()) list.emplace_back(simd_table_fma3_avx2());
         list.emplace_back(simd_table_sse2());
+#endif
+        list.emplace_back(simd_table_portable());
         return list;
     }();
     return kernels;

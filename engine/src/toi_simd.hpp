@@ -9,7 +9,9 @@
 //
 // The implementation (toi_simd_impl.hpp, xsimd) is compiled once per instruction set in its own
 // translation unit (toi_simd_avx512.cpp, toi_simd_avx2.cpp, toi_simd_sse2.cpp); toi_simd.cpp picks
-// the best one the CPU and the OS support, once. This header does not include xsimd.
+// the best one the CPU and the OS support, once. Where none is built (another CPU than x86-64, or
+// BALLISTIC_SIMD off) it picks the portable table, the scalar references one lane at a time
+// (toi_simd_portable.cpp). This header does not include xsimd.
 //
 // All lane spans of one call must be at least as long as the output (or the `end` index).
 #pragma once
@@ -69,7 +71,7 @@ class SimdKernels {
 public:
     explicit SimdKernels(const SimdTable& table) : table_(&table) {}
 
-    std::string_view name() const;  // xsimd's arch name: "avx512bw", "fma3+avx2", "sse2"
+    std::string_view name() const;  // xsimd's arch name ("avx512bw", "fma3+avx2", "sse2") or "portable"
     std::size_t width() const;      // doubles per register
 
     // toi_ball_ball_batch(): the quadratic (da = 0) or the quartic, as polynomial().
