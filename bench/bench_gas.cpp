@@ -27,12 +27,14 @@
 
 #include <ballistic/world.hpp>
 
+#include <bit>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -160,6 +162,53 @@ void BM_Rebuild(benchmark::State& state) {
 BENCHMARK(BM_Rebuild)
     ->ArgNames({"N", "threads"})
     ->ArgsProduct({{100'000, 1'000'000}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// World::ray_cast() of a batch of 4096 rays from random points of the closed box (packing 0.1,
+// after a warm-up) in random directions, with no distance limit: each ray walks the cells until
+// it meets a ball or a wall. Counters ns/ray and hit_balls (the fraction that hit a ball); the
+// label carries a hash of every hit, so two builds can be compared for the same answers.
+void BM_RayCasts(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const auto threads = static_cast<int>(state.range(1));
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = threads;
+    World world = scenes::make_world(scene);
+    world.step(0.5);
+    const double side = scenes::cube_side(count, 0.1, 0.5);
+    std::uint64_t draw = 0x9e3779b97f4a7c15ULL;
+    auto uniform = [&](double lo, double hi) {
+        draw = draw * 6364136223846793005ULL + 1442695040888963407ULL;
+        return lo + (hi - lo) * static_cast<double>(draw >> 11) * 0x1p-53;
+    };
+    std::vector<ballistic::Ray> rays(4096);
+    for (ballistic::Ray& ray : rays)
+        ray = {{uniform(0, side), uniform(0, side), uniform(0, side)}, {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}};
+    std::vector<std::optional<ballistic::RayHit>> hits(rays.size());
+    for (auto _ : state) {
+        world.ray_cast(rays, hits);
+        benchmark::DoNotOptimize(hits.data());
+    }
+    std::uint64_t hash = 1469598103934665603ULL, balls = 0;
+    for (const auto& hit : hits) {
+        const std::uint64_t word = hit ? (static_cast<std::uint64_t>(hit->target) << 56) ^ hit->ball.value ^
+                                             std::bit_cast<std::uint64_t>(hit->distance)
+                                       : 0;
+        hash = (hash ^ word) * 1099511628211ULL;
+        balls += hit && hit->target == ballistic::RayHit::Target::Ball;
+    }
+    state.counters["threads"] = threads;
+    state.counters["ns/ray"] = benchmark::Counter(static_cast<double>(rays.size() * state.iterations()),
+                                                  benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["hit_balls"] = static_cast<double>(balls) / static_cast<double>(rays.size());
+    char text[48];
+    std::snprintf(text, sizeof text, "hits=%016" PRIx64, hash);
+    state.SetLabel(text);
+}
+BENCHMARK(BM_RayCasts)
+    ->ArgNames({"N", "threads"})
+    ->ArgsProduct({{10'000, 100'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -1,8 +1,9 @@
 // Ballistic — exact ray casts (the picking test of the ray–sphere article) against balls,
 // planes and cylinders. Balls are found by walking the cells the ray crosses (3D-DDA) and
-// testing the balls of the cells around each; the walk stops as soon as no later cell can
-// hold a nearer hit.
+// testing the balls of the cells around each, each ball once, in the SIMD ray–sphere kernel;
+// the walk stops as soon as no later cell can hold a nearer hit.
 #include "toi.hpp"
+#include "toi_simd.hpp"
 #include "validate.hpp"
 #include "world_impl.hpp"
 
@@ -13,9 +14,29 @@ namespace ballistic {
 
 using detail::axis;
 using detail::CellKey;
-using detail::ray_sphere;
 
 namespace {
+
+// The balls one step of a ray's walk tests: slots and spheres as lanes, and the kernel's answers.
+struct SphereScratch {
+    std::size_t n = 0;
+    std::vector<std::uint32_t> slot;
+    std::vector<double> cx, cy, cz, radius, out;
+    void push(std::uint32_t s, Vec3 centre, double r) {
+        if (n == slot.size()) grow();
+        cx[n] = centre.x;
+        cy[n] = centre.y;
+        cz[n] = centre.z;
+        radius[n] = r;
+        slot[n++] = s;
+    }
+    void grow() {  // `slot` last: should an allocation fail, every lane array still holds slot.size()
+        const std::size_t size = std::max<std::size_t>(64, 2 * slot.size());
+        for (auto* v : {&cx, &cy, &cz, &radius, &out}) v->resize(size);
+        slot.resize(size);
+    }
+    detail::SphereLanes spheres() const { return {cx, cy, cz, radius}; }
+};
 
 void validate(const Ray& ray, const std::string& field) {
     detail::require_finite(field + ".origin", ray.origin);
@@ -94,11 +115,20 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
 
     double entered = t0;
     const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
+    // The balls of the 27 cells around the first cell, then at each step only those of the 9
+    // cells that come into reach (the others were tested already), as lanes for the SIMD kernel.
+    thread_local SphereScratch lanes;
+    std::uint32_t cells = detail::Grid::kAllNear;
     for (;;) {
-        grid.for_each_near(key, [&](std::uint32_t s, const auto&) {
+        lanes.n = 0;
+        grid.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.position(s), balls.radius[s]); },
+                           cells);
+        detail::simd_kernels().ray_sphere(o, d, lanes.spheres(), std::span(lanes.out).first(lanes.n));
+        for (std::size_t k = 0; k < lanes.n; ++k) {
+            const double t = lanes.out[k];
+            if (!(t >= 0.0 && t <= limit)) continue;
+            const std::uint32_t s = lanes.slot[k];
             const Vec3 centre = balls.position(s);
-            const double t = ray_sphere(o, d, centre, balls.radius[s]);
-            if (!(t >= 0.0 && t <= limit)) return;
             const Vec3 at = o + d * t;
             const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
             // Ties (t == limit) go to the ball with the smaller handle, never away from a static.
@@ -107,7 +137,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
                 limit = t;
                 best = RayHit{RayHit::Target::Ball, t, at, normal, balls.id[s], 0};
             }
-        });
+        }
         // A ball touching the ray beyond this point has its centre in a cell entered later.
         if (best && best->distance < entered) break;
         const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);
@@ -116,6 +146,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         key[a] += step[a];
         if (key[a] < lowest[a] || key[a] > highest[a]) break;
         next[a] = boundary(a);
+        cells = detail::Grid::layer_beyond(2 * a + (step[a] > 0 ? 1 : 0));
     }
     return best;
 }
