@@ -219,7 +219,7 @@ private:
     bool shown_any_ = false;
 };
 
-// Set by SIGINT and SIGTERM: the run stops at the next frame end and reports what it reached.
+// Set by SIGINT and SIGTERM: the run stops at the next event and reports what it reached.
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler stores into it");
 extern "C" void request_stop(int) { g_stop.store(true, std::memory_order_relaxed); }

@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace ballistic::scene {
@@ -450,6 +453,28 @@ TEST(SceneRun, RunBudgetStopsAndRestoresTheStepBudget) {
     EXPECT_EQ(world.def().step_event_budget, own);
     advance(world, 0.1, {nullptr, 1000000});
     EXPECT_EQ(world.def().step_event_budget, own);
+}
+
+// The stop flag (a signal) ends a run at an event inside a frame, and the world keeps no flag.
+TEST(SceneRun, StopFlagEndsTheRunInsideAFrame) {
+    Scene scene = load(R"({"periodic": {"min": [0, 0, 0], "max": [20, 20, 20]},
+        "generate": [{"count": 500, "radius": 0.5, "min": [0, 0, 0], "max": [20, 20, 20], "temperature": 1e14}]})");
+    World& world = scene.world;
+    std::atomic<bool> stop{false};
+    std::thread setter([&stop] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        stop = true;
+    });
+    // At these speeds one frame is about 10⁷ collisions: the flag ends the run inside it.
+    RunControl control{&stop};
+    control.on_frame = [](const World&) { ADD_FAILURE() << "the frame ended"; };
+    EXPECT_FALSE(advance(world, 1.0, control));
+    setter.join();
+    EXPECT_GT(world.time(), 0.0);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    const std::uint64_t events = world.events_processed();
+    world.step(1e-6);  // the flag, still set, is no longer the world's: the step goes on
+    EXPECT_GT(world.events_processed(), events);
 }
 
 TEST(SceneRun, TotalEnergyCountsHeightAndSpeed) {

@@ -377,7 +377,7 @@ void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, co
 // exactly the event the serial loop would process next, computed from the same bits: the result
 // is the same for any thread count.
 
-bool World::Impl::run_until(double end, std::uint64_t budget) {
+World::Impl::RunEnd World::Impl::run_until(double end, std::uint64_t budget) {
     const bool batched = slabs.count() > 1;
     // A batch commits at most this many events: with fewer left in the budget the loop goes on
     // serially, so that the budget ends the step at the same event for every thread count.
@@ -390,12 +390,13 @@ bool World::Impl::run_until(double end, std::uint64_t budget) {
         const Pending event = queue.event(s);
         if (!(event.time <= end)) break;
         const std::uint64_t done = processed - first;
-        if (budget != 0 && done >= budget) return false;
+        if (budget != 0 && done >= budget) return RunEnd::Budget;
+        if (interrupt && interrupt->load(std::memory_order_relaxed)) return RunEnd::Interrupted;
         if (batched && (budget == 0 || budget - done > largest_batch) && run_batch(end)) continue;
         compute(s, event, single);
         commit(single);
     }
-    return true;
+    return RunEnd::Reached;
 }
 
 void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome& out) {

@@ -422,9 +422,13 @@ StepResult World::step(double dt) {
     if (!w.events_valid) w.rebuild_events();
     w.measurements.begin_step();
     const std::uint64_t events_before = w.processed, collisions_before = w.measurements.lifetime_collisions();
-    if (!w.run_until(end, w.def.step_event_budget)) {
-        const double reached = w.last_processed;
+    if (const Impl::RunEnd stopped = w.run_until(end, w.def.step_event_budget); stopped != Impl::RunEnd::Reached) {
+        // Interrupted before its first event, the step leaves the world where it was.
+        const double reached = std::max(w.time, w.last_processed);
         w.finish_step(reached, reached - w.time);
+        if (stopped == Impl::RunEnd::Interrupted)
+            throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
+                                  "; the world stands there, consistent");
         throw BudgetExceeded("world.step_event_budget: " + std::to_string(w.def.step_event_budget) +
                              " events in one step, reached at time " + show(reached) + " of a step to " + show(end) +
                              "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
@@ -461,6 +465,7 @@ void World::Impl::finish_step(double end, double dt) {
 }
 
 void World::set_step_event_budget(std::uint64_t events) { impl_->def.step_event_budget = events; }
+void World::set_interrupt(const std::atomic<bool>* flag) { impl_->interrupt = flag; }
 std::uint64_t World::events_processed() const { return impl_->processed; }
 
 void World::set_gravity(Vec3 gravity) {

@@ -97,9 +97,11 @@ struct World::Impl {
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const detail::CellKey& key,
                        std::uint32_t cells, detail::Contact& contact);
-    // Processes the events up to `end`; false when it stopped at the budget of events (0: none)
-    // first, after the event at last_processed.
-    bool run_until(double end, std::uint64_t budget);
+    // Processes the events up to `end`, unless it stops first, after the event at
+    // last_processed: at the budget of events (0: none) or at the interrupt flag.
+    enum class RunEnd { Reached, Budget, Interrupted };
+    RunEnd run_until(double end, std::uint64_t budget);
+    const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
     std::uint64_t processed = 0;   // events processed since creation
     double last_processed = 0.0;   // the time of the last of them
     // The end of a step of `dt` at `end`: every ball brought there, islands put to sleep, the

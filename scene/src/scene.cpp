@@ -547,12 +547,17 @@ std::string_view default_scene_text() {
 bool advance(World& world, double duration, const RunControl& control) {
     const std::uint64_t first = world.events_processed();
     const std::uint64_t step_budget = world.def().step_event_budget;
-    // The run's budget lowers the world's step budget for a while; the world gets its own back.
-    struct RestoreBudget {
+    // The run's budget lowers the world's step budget for a while, and its stop flag is the
+    // world's interrupt flag; the world gets its own budget back, and no flag.
+    struct Restore {
         World& world;
         std::uint64_t budget;
-        ~RestoreBudget() { world.set_step_event_budget(budget); }
+        ~Restore() {
+            world.set_step_event_budget(budget);
+            world.set_interrupt(nullptr);
+        }
     } restore{world, step_budget};
+    world.set_interrupt(control.stop);
     // Frame ends come from the frame number, not from a running sum, so rounding does not drift
     // over many frames. A run that starts at a frame end n·kFrame (at 0, or resumed from a
     // checkpoint written at a frame end) keeps to those frame ends, and its end snaps to one
@@ -582,6 +587,8 @@ bool advance(World& world, double duration, const RunControl& control) {
         try {
             world.step(target - world.time());
             if (control.on_frame) control.on_frame(world);
+        } catch (const StepInterrupted&) {
+            return false;
         } catch (const BudgetExceeded&) {
             if (!run_budget) throw;
             std::ostringstream message;

@@ -39,6 +39,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// World::step() saw the embedder's interrupt flag set (World::set_interrupt): the world stands,
+// consistent, at time() (the time of the last event processed, or where it was when the step
+// began), and the next step goes on from it.
+class StepInterrupted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Generation-checked handle of a ball, a plane or a cylinder (one type each): it stays valid
 // while storage is compacted, reordered or others are removed, and becomes stale (never silently
 // re-targeted) when its thing is removed. Zero is the null handle. A static's index

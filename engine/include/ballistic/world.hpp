@@ -7,6 +7,7 @@
 
 #include <ballistic/types.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -78,9 +79,13 @@ public:
     // Processes every event in [time(), time() + dt] in time order, then brings every ball to
     // time() + dt. The step's collisions are available from events() afterwards. Throws
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
-    // than def().step_event_budget events.
+    // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set.
     StepResult step(double dt);
     void set_step_event_budget(std::uint64_t events);  // 0: none
+    // A flag another thread (or a signal handler) may set to stop a step at the next event: the
+    // step then throws StepInterrupted, the world consistent at the time reached. Read at every
+    // event, never written; it must outlive its use. Null (the default): none.
+    void set_interrupt(const std::atomic<bool>* flag);
     // How many of a step's collisions events() keeps (WorldDef::event_record_limit); 0: none.
     void set_event_record_limit(std::size_t collisions);
     // Events processed since creation: collisions, cell crossings and re-predictions (what

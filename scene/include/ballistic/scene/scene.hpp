@@ -58,14 +58,16 @@ inline constexpr double kDefaultDuration = 10.0;
 // Steps the world by `duration` in frames of kFrame (the last one partial).
 // What may end a run early.
 struct RunControl {
-    const std::atomic<bool>* stop = nullptr;  // set (by a signal handler): stop at the next frame end
+    // Set (by a signal handler): stop at the next event. The world holds it as its interrupt flag
+    // (World::set_interrupt) while the run lasts.
+    const std::atomic<bool>* stop = nullptr;
     std::uint64_t event_budget = 0;           // events the run may process (0: none)
     // Called after every frame (progress, trajectory samples); may not change the world.
     std::function<void(const World&)> on_frame = {};
 };
 
-// Returns false when `control.stop` became true first: then the world stands at the last frame
-// end. Throws BudgetExceeded, the world consistent at the time reached, when the run's event
+// Returns false when `control.stop` became true first: then the world stands, consistent, at the
+// last event processed. Throws BudgetExceeded, the world consistent at the time reached, when the run's event
 // budget (or the world's own per-step budget) runs out.
 bool advance(World& world, double duration, const RunControl& control = {});
 
