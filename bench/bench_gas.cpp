@@ -13,6 +13,7 @@
 // its events are invalidated (here by set_gravity() with the same gravity): the Morton re-sort of
 // the storage, the cells, every ball's prediction and the event queue, timed as the next (tiny)
 // step. Counter ns/ball.
+// BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
 //
 // Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
 // ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
