@@ -1,8 +1,12 @@
-// The engine's components on their own: handles, statics, measurements and the island
-// equilibrium test, each against its invariants and closed forms.
+// The engine's components on their own: handles, statics, measurements, the island
+// equilibrium test and the predictor, each against its invariants and closed forms.
+#include "balls.hpp"
+#include "grid.hpp"
 #include "handles.hpp"
 #include "islands.hpp"
 #include "measurements.hpp"
+#include "predictor.hpp"
+#include "sleep_rules.hpp"
 #include "statics.hpp"
 
 #include <gtest/gtest.h>
@@ -136,4 +140,76 @@ TEST(Islands, BalancedOnlyWhenNonNegativeForcesHoldTheWeight) {
     EXPECT_TRUE(balanced(2, {{0, kFixed, up}, {0, 1, up}}));
     // Two balls side by side on nothing: no force can hold them.
     EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}));
+}
+
+// A predictor over its own balls, cells (width 2, from the origin) and statics.
+struct Predicting {
+    WorldDef def;
+    Balls balls;
+    Grid grid;
+    Statics statics;
+    std::vector<Contact> contacts;
+    SleepRules rules{def};
+    Predictor predictor{def, balls, grid, statics, contacts, rules};
+
+    explicit Predicting(Vec3 gravity) {
+        def.gravity = gravity;
+        balls.rests.reset(gravity);
+        grid.configure(2.0, std::nullopt, 8);
+    }
+    std::uint32_t add(Vec3 position, Vec3 velocity) {
+        const auto slot = static_cast<std::uint32_t>(balls.size());
+        balls.push(BallDef{position, velocity, 0.5, 1.0}, 0.0, BallId{slot + 1}, 0);
+        grid.insert(slot, grid.key_of(position));
+        contacts.resize(balls.size());
+        return slot;
+    }
+};
+
+TEST(Predictor, HeadOnPairMeetsAtTheClosedFormTime) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({0.5, 1, 1}, {1, 0, 0}), b = w.add({3.5, 1, 1}, {-1, 0, 0});
+    // Gap 3 − 1 closing at speed 2: t = 1, before a leaves its cell [0, 2) at x = 2 (t = 1.5).
+    const Pending next = w.predictor.predict(a, 0.0);
+    EXPECT_EQ(next.kind, Kind::BallBall);
+    EXPECT_EQ(next.other, b);
+    EXPECT_EQ(next.time, 1.0);
+    EXPECT_EQ(w.contacts[a].event.time, 1.0);  // stored as the ball's contact, with b's counter
+    EXPECT_EQ(w.contacts[a].other_counter, w.balls.counter[b]);
+}
+
+TEST(Predictor, FallingBallMeetsThePlaneOrLeavesItsCellFirst) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 1.3, 1}, {0, 0, 0});
+    // 0.8 above touching: 5 t² = 0.8, t = 0.4, inside its cell [0, 2).
+    Pending next = w.predictor.predict(low, 0.0);
+    EXPECT_EQ(next.kind, Kind::BallPlane);
+    EXPECT_EQ(next.other, 0u);
+    EXPECT_NEAR(next.time, 0.4, 1e-15);
+    const std::uint32_t high = w.add({5, 7, 5}, {0, 0, 0});
+    // Leaves cell [6, 8) through its lower face (face 2) when 5 t² = 1.
+    next = w.predictor.predict(high, 0.0);
+    EXPECT_EQ(next.kind, Kind::Crossing);
+    EXPECT_EQ(next.other, 2u);
+    EXPECT_NEAR(next.time, std::sqrt(0.2), 1e-15);
+    EXPECT_EQ(w.contacts[high].event.kind, Kind::BallPlane);  // the contact has no horizon
+}
+
+TEST(Predictor, EnteringACellSeesTheLayerThatCameIntoReach) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({1, 1, 1}, {1, 0, 0});
+    const std::uint32_t far = w.add({5.5, 1, 1}, {0, 0, 0});  // cell 2 along x: out of a's reach
+    Pending next = w.predictor.predict(a, 0.0);
+    EXPECT_EQ(next.kind, Kind::Crossing);
+    EXPECT_EQ(next.other, 1u);  // the upper x face, at x = 2
+    EXPECT_EQ(next.time, 1.0);
+    // Across it, cell 2 along x comes into reach, and with it the far ball: 1 + t = 5.5 − 1.
+    const CellKey entered{1, 0, 0};
+    w.grid.move(a, entered);
+    next = w.predictor.predict_entering(a, 1.0, entered, 1);
+    EXPECT_EQ(next.kind, Kind::Crossing);  // x = 4 at t = 3, before the impact at 3.5
+    EXPECT_EQ(w.contacts[a].event.kind, Kind::BallBall);
+    EXPECT_EQ(w.contacts[a].event.other, far);
+    EXPECT_EQ(w.contacts[a].event.time, 3.5);
 }

@@ -12,7 +12,7 @@
 
 namespace ballistic::detail {
 
-// A ball's earliest collision found for its current trajectory (simulate.cpp, "Prediction").
+// A ball's earliest collision found for its current trajectory (predictor.hpp).
 struct Contact {
     Pending event;
     std::uint64_t other_counter = 0;  // a ball–ball partner's event counter at prediction

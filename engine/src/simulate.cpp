@@ -1,4 +1,4 @@
-// Ballistic — the event loop: prediction, the queue of earliest events, and the responses.
+// Ballistic — the event loop: the queue of earliest events and the responses (predictions: predictor.hpp).
 #include "toi.hpp"
 #include "response.hpp"
 #include "toi_simd.hpp"
@@ -19,51 +19,6 @@ using detail::Kind;
 using detail::kNever;
 using detail::Pending;
 
-namespace {
-
-bool earlier(const Pending& a, const Pending& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.other < b.other;
-}
-
-// Per-thread scratch: the neighbours of one ball (slots and image shifts), then, when the balls'
-// accelerations differ, their relative state as lanes. Every array has room for `capacity()`.
-struct PairScratch {
-    std::size_t n = 0;
-    std::vector<std::uint32_t> slot;
-    std::vector<std::uint32_t> order;  // the slot of each formed lane (lanes are formed reordered)
-    std::vector<double> sx, sy, sz;
-    std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
-    std::size_t capacity() const { return slot.size(); }
-    // A neighbour, with its image shift or (a walk without periodic images) none.
-    void push(std::uint32_t j) {
-        if (n == capacity()) grow();
-        slot[n++] = j;
-    }
-    void push(std::uint32_t j, Vec3 shift) {
-        if (n == capacity()) grow();
-        sx[n] = shift.x;
-        sy[n] = shift.y;
-        sz[n] = shift.z;
-        slot[n++] = j;
-    }
-    void grow() {  // `slot` last: should an allocation fail, capacity() still holds for all
-        const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
-        for (auto* v : {&sx, &sy, &sz, &dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out})
-            v->resize(size);
-        order.resize(size);
-        slot.resize(size);
-    }
-    void set(std::size_t k, Vec3 dp, Vec3 dv, Vec3 da, double sig) {
-        dpx[k] = dp.x; dpy[k] = dp.y; dpz[k] = dp.z;
-        dvx[k] = dv.x; dvy[k] = dv.y; dvz[k] = dv.z;
-        dax[k] = da.x; day[k] = da.y; daz[k] = da.z;
-        sigma[k] = sig;
-    }
-};
-
-}  // namespace
 
 std::uint32_t World::Impl::rest_for(Supports& supports) {
     const Vec3 a = detail::acceleration_for(supports, def.gravity, statics.planes());
@@ -178,194 +133,10 @@ void World::Impl::rebuild_events() {
     contacts.assign(balls.size(), detail::Contact{});
     std::vector<Pending> events(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) events[s] = predict(static_cast<std::uint32_t>(s), time);
+        for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });
     build_queue(events);
     events_valid = true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Prediction. A ball's pending event is the earlier of its next cell crossing and its contact:
-// the earliest collision with the statics and the balls of the 27 cells around it, kept with no
-// horizon. When the ball crosses into a new cell its trajectory is unchanged, so its contact stays
-// right for the balls it already saw, and only the 9 cells that just came into reach are new
-// (Lubachevsky's scheme; the other 18 were searched before). A contact whose partner has had an
-// event since is found stale when it comes up, like any ball–ball event, and re-predicted.
-
-namespace {
-Pending earliest(const Pending& a, const Pending& b) { return earlier(b, a) ? b : a; }
-void lower(detail::Contact& contact, const Pending& event, std::uint64_t other_counter = 0) {
-    if (earlier(event, contact.event)) contact = {event, other_counter};
-}
-}  // namespace
-
-Pending World::Impl::predict(std::uint32_t i, double now) { return predict(i, now, grid.key(i)); }
-
-Pending World::Impl::predict(std::uint32_t i, double now, const CellKey& key) {
-    const Motion m = motion(i, now);
-    detail::Contact contact;
-    auto consider = [&](double tau, Kind kind, std::uint32_t other) {
-        if (tau != kNever) lower(contact, {now + tau, other, kind});
-    };
-    // A sleeping ball stands still: only awake balls can meet it.
-    const bool still = !shared_gravity() && balls.asleep(i);
-    const Supports& sup = balls.supports(i);
-    const std::vector<PlaneDef>& planes = statics.planes();
-    const std::vector<CylinderDef>& cylinders = statics.cylinders();
-    for (std::uint32_t k = 0; k < planes.size() && !still; ++k) {
-        if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
-        const PlaneDef& plane = planes[k];
-        consider(detail::toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.event.time - now),
-                 Kind::BallPlane, k);
-    }
-    for (std::uint32_t k = 0; k < cylinders.size() && !still; ++k) {
-        const CylinderDef& c = cylinders[k];
-        consider(detail::toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
-                 Kind::BallCylinder, k);
-    }
-    predict_balls(i, now, m, key, detail::Grid::kAllNear, contact);
-    return earliest(crossing(key, m, now), contact.event);
-}
-
-Pending World::Impl::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
-    const Motion m = motion(i, now);
-    detail::Contact contact = contacts[i];
-    predict_balls(i, now, m, key, detail::Grid::layer_beyond(face), contact);
-    return earliest(crossing(key, m, now), contact.event);
-}
-
-World::Impl::Motion World::Impl::motion(std::uint32_t i, double now) const {
-    const Vec3 a = shared_gravity() ? def.gravity : balls.acceleration(i);
-    return {balls.position_at(i, now, a), balls.velocity_at(i, now, a), a, balls.radius[i]};
-}
-
-Pending World::Impl::crossing(const CellKey& key, const Motion& m, double now) const {
-    // The earliest crossing, ties to the lowest face (faces come in ascending order), kept in
-    // two scalars: a Pending copied per face made a chain of stores and loads. As earlier() with
-    // the empty Pending to start from: a crossing at +inf is taken, one at NaN never.
-    double first = kNever;
-    int first_face = -1;
-    auto consider = [&](int face, double c0, double c1, double c2) {
-        if (!grid.has_face(key, face)) return;
-        const double tau = detail::first_closing_quadratic(c0, c1, c2, kNever);
-        if (tau == kNever) return;
-        const double t = now + tau;
-        const bool sooner = (t < first) | ((first_face < 0) & (t == first));  // no branch: a coin toss
-        first = sooner ? t : first;
-        first_face = sooner ? face : first_face;
-    };
-    for (int d = 0; d < 3; ++d) {
-        const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
-        if (ad == 0.0) {
-            // Without acceleration along the axis only the face ahead can close (the gap to the
-            // other is linear and opening, or constant when the ball stands still along the
-            // axis). It is picked without a branch on the sign of vd, a coin toss for the
-            // predictor: the gap x − bound below is −(bound − x), the same value (a zero gap
-            // becomes −0, which first_closing_quadratic() treats as +0: closed).
-            if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
-            const int up = vd > 0.0;
-            const double gap = (grid.bound(d, key[d] + up) - x) * static_cast<double>(2 * up - 1);
-            consider(2 * d + up, gap, -std::abs(vd), 0.0);
-            continue;
-        }
-        consider(2 * d, x - grid.bound(d, key[d]), vd, 0.5 * ad);
-        consider(2 * d + 1, grid.bound(d, key[d] + 1) - x, -vd, -0.5 * ad);
-    }
-    if (first_face < 0) return {};
-    return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
-}
-
-void World::Impl::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
-                                detail::Contact& contact) {
-    const auto [p, v, a, r] = m;
-    // Two passes: find the neighbours and prefetch their state, then gather it into lanes (the
-    // SIMD kernel gathers for itself when every ball falls with the same acceleration).
-    // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
-    const bool shared_acceleration = shared_gravity();
-    thread_local PairScratch lanes;
-    lanes.n = 0;
-    const detail::Balls::MotionColumns columns = balls.motion_columns();
-    const std::uint64_t* const counters = balls.counter.data();
-    const std::uint32_t* const rests = balls.rest.data();
-    bool imaged = false;  // were shifts handed (and stored)? Usually no cell is a periodic image
-    grid.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
-        if (j == i) return;
-        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) {
-            lanes.push(j, shift);
-            imaged = true;
-        } else {
-            lanes.push(j);
-        }
-        columns.prefetch(j);
-        __builtin_prefetch(counters + j);
-        if (!shared_acceleration) __builtin_prefetch(rests + j);
-    }, cells);
-    const std::size_t n = lanes.n;
-    if (n == 0) {
-        contacts[i] = contact;
-        return;
-    }
-    const std::span out = std::span(lanes.out).first(n);
-    // The contact keeps the earliest of the impacts out[begin, end) with the balls slots[...].
-    // The lanes with an impact are found first as a bit mask and then visited: whether a lane
-    // has one is a coin toss, which as a branch per lane the predictor mostly loses.
-    auto keep = [&](std::size_t begin, std::size_t end, const std::vector<std::uint32_t>& slots) {
-        for (std::size_t base = begin; base < end; base += 64) {
-            const std::size_t stop = std::min(end, base + 64);
-            std::uint64_t hits = 0;
-            for (std::size_t k = base; k < stop; ++k) hits |= std::uint64_t{out[k] != kNever} << (k - base);
-            for (; hits != 0; hits &= hits - 1) {
-                const std::size_t k = base + static_cast<std::size_t>(std::countr_zero(hits));
-                const std::uint32_t j = slots[k];
-                lower(contact, {now + out[k], j, Kind::BallBall}, balls.counter[j]);
-            }
-        }
-    };
-    if (shared_acceleration) {
-        auto shifts = [&](const std::vector<double>& column) {
-            return imaged ? std::span<const double>(column) : std::span<const double>();
-        };
-        detail::toi_neighbours_batch_simd({p, v, a, r, now},
-                                          {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, balls.t,
-                                           balls.radius, lanes.slot, shifts(lanes.sx), shifts(lanes.sy),
-                                           shifts(lanes.sz)},
-                                          contact.event.time - now, out);
-        keep(0, n, lanes.slot);
-    } else {
-        // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
-        // a ball resting on a plane and a falling one), solved only up to the earliest impact so
-        // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
-        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp).
-        const bool wakes = !balls.asleep(i) && !quiet(i, now);
-        const double gap = wakes ? touch_gap(r) : 0.0;
-        std::size_t quadratics = 0, quartics = n;
-        for (std::size_t k = 0; k < n; ++k) {
-            const std::uint32_t j = lanes.slot[k];
-            const detail::Rests::Rest& rest = balls.rests[balls.rest[j]];
-            const Vec3 aj = rest.acceleration;
-            const std::size_t lane = aj == a ? quadratics++ : --quartics;
-            // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-            const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
-            const Vec3 dp = (balls.position_at(j, now, aj) - p) + shift;
-            const double sigma = r + balls.radius[j];
-            lanes.set(lane, dp, balls.velocity_at(j, now, aj) - v, aj - a, sigma);
-            lanes.order[lane] = j;
-            if (wakes && rest.asleep && resting_on(dp, sigma, std::min(gap, touch_gap(balls.radius[j]))))
-                lower(contact, {now, j, Kind::Wake}, balls.counter[j]);
-        }
-        auto solve = [&](std::size_t begin, std::size_t end) {
-            if (begin == end) return;
-            auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(begin, end - begin); };
-            detail::toi_ball_ball_batch_simd({part(lanes.dpx), part(lanes.dpy), part(lanes.dpz), part(lanes.dvx),
-                                              part(lanes.dvy), part(lanes.dvz), part(lanes.dax), part(lanes.day),
-                                              part(lanes.daz), part(lanes.sigma)},
-                                             contact.event.time - now, out.subspan(begin, end - begin));
-            keep(begin, end, lanes.order);
-        };
-        solve(0, quadratics);
-        solve(quadratics, n);
-    }
-    contacts[i] = contact;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -412,7 +183,7 @@ void World::Impl::compute(std::uint32_t s, const Pending& event, detail::Outcome
             assert(contacts[s].event.kind == event.kind && contacts[s].event.other == event.other);
             if (balls.counter[event.other] != contacts[s].other_counter) {
                 save(s, out);  // the partner moved on: lazy invalidation
-                out.queue(s, predict(s, now));
+                out.queue(s, predictor.predict(s, now));
                 return;
             }
             if (event.kind == Kind::Wake) wake_resting(s, event.other, now, out);
@@ -488,10 +259,10 @@ void World::Impl::cross_cell(std::uint32_t i, std::uint32_t face, double now, de
     out.new_key = grid.across(out.old_key, static_cast<int>(face), shift);
     grid.move(i, out.new_key);
     if (shift == Vec3{}) {
-        out.queue(i, predict_entering(i, now, out.new_key, static_cast<int>(face)));
+        out.queue(i, predictor.predict_entering(i, now, out.new_key, static_cast<int>(face)));
     } else {  // a periodic wrap: the contact was found from the other side of the box
         balls.set_position(i, balls.position(i) + shift);
-        out.queue(i, predict(i, now, out.new_key));
+        out.queue(i, predictor.predict(i, now, out.new_key));
     }
 }
 
@@ -526,8 +297,8 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     const double s = detail::separation_speed(u, pressed, def.restitution, def.rest_speed, carried);
     const double wi = balls.asleep(i) ? 0.0 : balls.inv_mass[i], wj = balls.asleep(j) ? 0.0 : balls.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
-        out.queue(i, predict(i, now));
-        if (woke_j) out.queue(j, predict(j, now));
+        out.queue(i, predictor.predict(i, now));
+        if (woke_j) out.queue(j, predictor.predict(j, now));
         return;
     }
     const Vec3 n = dp / d;
@@ -544,8 +315,8 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     out.virial = J * d;
     out.overlap = balls.radius[i] + balls.radius[j] - d;
     out.event = {now, EventKind::BallBall, balls.id[i], balls.id[j], 0, balls.position(i) + n * balls.radius[i], n, J};
-    out.queue(i, predict(i, now));
-    out.queue(j, predict(j, now));
+    out.queue(i, predictor.predict(i, now));
+    out.queue(j, predictor.predict(j, now));
 }
 
 void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
@@ -573,7 +344,7 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
         J = mass * (u + s);
         release_supports(i);
     } else {
-        out.queue(i, predict(i, now));
+        out.queue(i, predictor.predict(i, now));
         return;
     }
     const double gap = detail::height(plane, balls.position(i));
@@ -590,7 +361,7 @@ void World::Impl::static_collided(std::uint32_t i, double approach, double now, 
     out.collided = true;
     out.overlap = overlap;
     out.event = event;
-    out.queue(i, predict(i, now));
+    out.queue(i, predictor.predict(i, now));
 }
 
 void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out) {
@@ -604,7 +375,7 @@ void World::Impl::collide_cylinder(std::uint32_t i, std::uint32_t k, double now,
     const bool pressed = dot(w, across(balls.acceleration(i))) < 0.0;
     const double s = detail::separation_speed(u, pressed, def.restitution, def.rest_speed);
     if (!(u + s > 0.0) || !(d > 0.0)) {
-        out.queue(i, predict(i, now));
+        out.queue(i, predictor.predict(i, now));
         return;
     }
     const Vec3 n = w / d;

@@ -55,24 +55,11 @@ bool World::Impl::sleeping_enabled() const {
     return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && !statics.planes().empty();
 }
 
-double World::Impl::touch_gap(double radius) const {
-    // A ball slower than sleep_speed rises at most sleep_speed² / 2|g| above what it rests on.
-    const double rise = def.sleep_speed * def.sleep_speed / (2.0 * length(def.gravity));
-    return std::min(rise, 1e-3 * radius);
-}
-
-bool World::Impl::resting_on(Vec3 dp, double sigma, double gap) const {
-    // dp from the lower ball's centre to the upper's: they touch, and the lower one's normal
-    // force has an upward part (a contact side by side carries no weight).
-    const double d = length(dp);
-    return d - sigma <= gap && above(dp / d);
-}
-
 template <class Fn>
 void World::Impl::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
     const Vec3 p = balls.position_at(s, now);
     const double r = balls.radius[s];
-    const double gap = touch_gap(r);
+    const double gap = rules.touch_gap(r);
     for (const PlaneDef& plane : statics.planes())
         if (detail::clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
     for (const CylinderDef& c : statics.cylinders()) {
@@ -85,7 +72,7 @@ void World::Impl::for_each_touching(std::uint32_t s, double now, Fn&& fn) const 
         Vec3 dp = p - balls.position_at(j, now);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double d = length(dp);
-        if (d - r - balls.radius[j] <= std::min(gap, touch_gap(balls.radius[j])) && d > 0.0) fn(j, dp / d);
+        if (d - r - balls.radius[j] <= std::min(gap, rules.touch_gap(balls.radius[j])) && d > 0.0) fn(j, dp / d);
     }, detail::Grid::kAllNear);
 }
 
@@ -101,18 +88,13 @@ bool World::Impl::can_stand(std::uint32_t s, double now) const {
     bool awake_below = false;
     for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
         if (j == kFixed || balls.asleep(j)) add(normals, m, n);
-        else if (above(n)) awake_below = true;
-        if (j != kFixed && above(-n)) add(loads, l, -n);
+        else if (rules.above(n)) awake_below = true;
+        if (j != kFixed && rules.above(-n)) add(loads, l, -n);
     });
     if (awake_below || !in_cone(normalize(-def.gravity), normals, m)) return false;
     for (std::size_t k = 0; k < l; ++k)
         if (!in_cone(loads[k], normals, m)) return false;
     return true;
-}
-
-bool World::Impl::above(Vec3 n) const {
-    // Does a contact with unit normal n (towards the ball) carry some of its weight?
-    return dot(n, -def.gravity) > 1e-6 * length(def.gravity);
 }
 
 void World::Impl::sleep_islands(double now) {
@@ -135,7 +117,7 @@ void World::Impl::sleep_islands(double now) {
             if (j == kFixed || balls.asleep(j)) {
                 is.contacts.push_back({s, kFixed, normal});
             } else if (is.parent[j] == kFixed) {
-                if (above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
+                if (rules.above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
             } else if (j > s) {
                 is.contacts.push_back({s, j, -normal});
                 const std::uint32_t a = is.root(s), b = is.root(j);
@@ -172,7 +154,7 @@ void World::Impl::sleep_islands(double now) {
         if (!is.disturbed[root] && is.balanced(members, std::span(is.sorted).subspan(begin, c - begin), balls.inv_mass, def.gravity)) {
             for (const std::uint32_t s : members) fall_asleep(s, now);
             if (events_valid)
-                for (const std::uint32_t s : members) requeue(s, predict(s, now));
+                for (const std::uint32_t s : members) requeue(s, predictor.predict(s, now));
         }
         first = last;
     }
@@ -198,12 +180,8 @@ void World::Impl::note_quiet(std::uint32_t s, double approach, double now, bool 
     }
 }
 
-bool World::Impl::quiet(std::uint32_t s, double now) const {
-    return now - balls.quiet_since[s] >= def.sleep_time || balls.quiet_events[s] >= def.sleep_events;
-}
-
 bool World::Impl::may_sleep(std::uint32_t s, double now) const {
-    return !balls.asleep(s) && quiet(s, now) && length(balls.velocity(s)) <= def.sleep_speed;
+    return !balls.asleep(s) && rules.quiet(balls, s, now) && length(balls.velocity(s)) <= def.sleep_speed;
 }
 
 bool World::Impl::try_sleep(std::uint32_t s, double now) {
@@ -238,7 +216,7 @@ World::Impl::Woken World::Impl::prepare_wake_touching(std::uint32_t s) {
     Woken woken;
     for (std::uint32_t j = 0; j < balls.size(); ++j) {
         if (j == s || !balls.asleep(j)) continue;
-        const double gap = std::min(touch_gap(balls.radius[s]), touch_gap(balls.radius[j]));
+        const double gap = std::min(rules.touch_gap(balls.radius[s]), rules.touch_gap(balls.radius[j]));
         if (length(balls.position_at(j, time) - p) - balls.radius[s] - balls.radius[j] > gap) continue;
         Supports sup = balls.supports(j);
         woken.emplace_back(j, rest_for(sup));
@@ -257,8 +235,8 @@ void World::Impl::wake_resting(std::uint32_t s, std::uint32_t k, double now, det
     save(s, out);
     save(k, out);
     wake(k, now);
-    out.queue(s, predict(s, now));
-    out.queue(k, predict(k, now));
+    out.queue(s, predictor.predict(s, now));
+    out.queue(k, predictor.predict(k, now));
 }
 
 }  // namespace ballistic

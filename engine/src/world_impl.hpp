@@ -1,6 +1,5 @@
 // Ballistic — the world's private state: the components (engine/README.md has the map) and the
-// event loop that runs through them, implemented in simulate.cpp (prediction, responses, the
-// serial loop), parallel_events.cpp (batches), sleep.cpp, reorder.cpp, raycast.cpp and world.cpp.
+// event loop that runs through them, implemented in simulate.cpp (responses, the serial loop), parallel_events.cpp (batches), sleep.cpp, reorder.cpp, raycast.cpp and world.cpp.
 #pragma once
 
 #include <ballistic/world.hpp>
@@ -14,6 +13,8 @@
 #include "measurements.hpp"
 #include "outcome.hpp"
 #include "parallel.hpp"
+#include "predictor.hpp"
+#include "sleep_rules.hpp"
 #include "statics.hpp"
 
 #include <array>
@@ -64,10 +65,12 @@ struct World::Impl {
     bool events_valid = false;  // every ball has its earliest event queued
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
-    // queue (simulate.cpp, "Prediction"); a ball–ball pending event is always the contact, which
+    // queue (predictor.hpp); a ball–ball pending event is always the contact, which
     // holds the partner's counter.
     std::vector<detail::Contact> contacts;
     detail::EventQueue queue;
+    detail::SleepRules rules{def};
+    detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
 
     detail::Measurements measurements;
 
@@ -79,24 +82,6 @@ struct World::Impl {
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
     void rebuild_events();
-    // A ball's new contact, stored, and its new pending event, returned.
-    detail::Pending predict(std::uint32_t slot, double now);
-    detail::Pending predict(std::uint32_t slot, double now, const detail::CellKey& key);
-    // After crossing into `key` through `face`: only the balls that came into reach are new.
-    detail::Pending predict_entering(std::uint32_t slot, double now, const detail::CellKey& key, int face);
-    struct Motion {  // a ball at a time
-        Vec3 p, v, a;
-        double r;
-    };
-    Motion motion(std::uint32_t slot, double now) const;
-    // Without planes or without gravity no ball ever rests on a plane, so every ball's
-    // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
-    bool shared_gravity() const { return statics.planes().empty() || def.gravity == Vec3{}; }
-    detail::Pending crossing(const detail::CellKey& key, const Motion& m, double now) const;
-    // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
-    // and stores it as the ball's contact.
-    void predict_balls(std::uint32_t slot, double now, const Motion& m, const detail::CellKey& key,
-                       std::uint32_t cells, detail::Contact& contact);
     // Processes the events up to `end`, unless it stops first, after the event at
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
     enum class RunEnd { Reached, Budget, Interrupted };
@@ -156,13 +141,8 @@ struct World::Impl {
     void drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                      std::vector<StaticCounters>& counters) noexcept;
 
-    // --- sleep.cpp
+    // --- sleep.cpp (the rules it shares with prediction: sleep_rules.hpp)
     bool sleeping_enabled() const;
-    // How far apart a ball of this radius and a body still touch, for sleeping (unit: length).
-    double touch_gap(double radius) const;
-    // Does a ball rest on a lower one (dp from the lower centre to the upper, sigma their radii)?
-    bool resting_on(Vec3 dp, double sigma, double gap) const;
-    bool above(Vec3 n) const;  // does a contact of unit normal n (towards the ball) carry weight?
     // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
     // or kFixed for a static, n the unit normal towards the ball.
     template <class Fn>
@@ -176,8 +156,6 @@ struct World::Impl {
     // touches, falls asleep at once.
     void sleep_islands(double now);
     detail::Islands islands;  // sleep_islands()' scratch, kept between steps
-    // Has the ball been slow at each of its events for sleep_time or sleep_events?
-    bool quiet(std::uint32_t slot, double now) const;
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
     // its collisions at one instant (`same_instant`: its previous event was at `now` too).
     void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);

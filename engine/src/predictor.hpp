@@ -1,0 +1,60 @@
+// Ballistic — the predictor: a ball's next event, the earlier of its next cell crossing and its
+// contact, the earliest collision with the statics and the balls of the 27 cells around it, by
+// the exact time-of-impact kernels (predictor.cpp has the scheme).
+//
+// Invariants: it reads the balls, the cells and the statics and writes only the ball's contact;
+// a prediction at `now` depends on nothing but the state of the balls it reads at `now`, so the
+// serial loop and every batch of parallel processing predict the same bits.
+#pragma once
+
+#include <ballistic/types.hpp>
+
+#include "balls.hpp"
+#include "event_queue.hpp"
+#include "grid.hpp"
+#include "outcome.hpp"
+#include "sleep_rules.hpp"
+#include "statics.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ballistic::detail {
+
+class Predictor {
+public:
+    Predictor(const WorldDef& def, const Balls& balls, const Grid& grid, const Statics& statics,
+              std::vector<Contact>& contacts, const SleepRules& rules)
+        : def_(def), balls_(balls), grid_(grid), statics_(statics), contacts_(contacts), rules_(rules) {}
+
+    // A ball's new contact, stored, and its new pending event, returned.
+    Pending predict(std::uint32_t slot, double now);
+    Pending predict(std::uint32_t slot, double now, const CellKey& key);
+    // After crossing into `key` through `face`: only the balls that came into reach are new.
+    Pending predict_entering(std::uint32_t slot, double now, const CellKey& key, int face);
+
+    struct Motion {  // a ball at a time
+        Vec3 p, v, a;
+        double r;
+    };
+    Motion motion(std::uint32_t slot, double now) const;
+    // Without planes or without gravity no ball ever rests on a plane, so every ball's
+    // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
+    bool shared_gravity() const { return statics_.planes().empty() || def_.gravity == Vec3{}; }
+    Pending crossing(const CellKey& key, const Motion& m, double now) const;
+
+private:
+    // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
+    // and stores it as the ball's contact.
+    void predict_balls(std::uint32_t slot, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
+                       Contact& contact);
+
+    const WorldDef& def_;
+    const Balls& balls_;
+    const Grid& grid_;
+    const Statics& statics_;
+    std::vector<Contact>& contacts_;
+    const SleepRules& rules_;
+};
+
+}  // namespace ballistic::detail

@@ -1,0 +1,45 @@
+// Ballistic — the sleeping rules that prediction and sleeping share (engine/README.md, "Piles
+// that settle"): when bodies touch, which contacts carry weight, and when a ball is quiet. Pure
+// functions of the world's settings (read when called, so a change of gravity counts at once)
+// and of a ball's history.
+#pragma once
+
+#include <ballistic/types.hpp>
+
+#include "balls.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace ballistic::detail {
+
+class SleepRules {
+public:
+    explicit SleepRules(const WorldDef& def) : def_(def) {}
+
+    // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
+    // a ball slower than sleep_speed rises at most sleep_speed² / 2|g| above what it rests on.
+    double touch_gap(double radius) const {
+        const double rise = def_.sleep_speed * def_.sleep_speed / (2.0 * length(def_.gravity));
+        return std::min(rise, 1e-3 * radius);
+    }
+    // Does a contact with unit normal n (towards the ball) carry some of its weight?
+    bool above(Vec3 n) const { return dot(n, -def_.gravity) > 1e-6 * length(def_.gravity); }
+    // Does a ball rest on a lower one? dp from the lower ball's centre to the upper's, sigma their
+    // radii: they touch, and the lower one's normal force has an upward part (a contact side by
+    // side carries no weight).
+    bool resting_on(Vec3 dp, double sigma, double gap) const {
+        const double d = length(dp);
+        return d - sigma <= gap && above(dp / d);
+    }
+    // Has the ball been slow at each of its events for sleep_time or sleep_events?
+    bool quiet(const Balls& balls, std::uint32_t slot, double now) const {
+        return now - balls.quiet_since[slot] >= def_.sleep_time || balls.quiet_events[slot] >= def_.sleep_events;
+    }
+
+private:
+    const WorldDef& def_;
+};
+
+}  // namespace ballistic::detail
