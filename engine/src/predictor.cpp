@@ -1,11 +1,10 @@
-// Ballistic — the predictor (predictor.hpp).
-//
-// A ball's pending event is the earlier of its next cell crossing and its contact:
-// the earliest collision with the statics and the balls of the 27 cells around it, kept with no
-// horizon. When the ball crosses into a new cell its trajectory is unchanged, so its contact stays
-// right for the balls it already saw, and only the 9 cells that just came into reach are new
-// (Lubachevsky's scheme; the other 18 were searched before). A contact whose partner has had an
-// event since is found stale when it comes up, like any ball–ball event, and re-predicted.
+// Ballistic — prediction (predictor.hpp). A ball's pending event is the earlier of its next
+// cell crossing and its contact: the earliest collision with the statics and the balls of the 27
+// cells around it, kept with no horizon. When the ball crosses into a new cell its trajectory is
+// unchanged, so its contact stays right for the balls it already saw, and only the 9 cells that
+// just came into reach are new (Lubachevsky's scheme; the other 18 were searched before). A
+// contact whose partner has had an event since is found stale when it comes up, like any
+// ball–ball event, and re-predicted.
 #include "predictor.hpp"
 
 #include "toi.hpp"
