@@ -1,11 +1,12 @@
 // The engine's components on their own: handles, statics, measurements, the island
-// equilibrium test and the predictor, each against its invariants and closed forms.
+// equilibrium test, the predictor and sleeping, each against its invariants and closed forms.
 #include "balls.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
 #include "islands.hpp"
 #include "measurements.hpp"
 #include "predictor.hpp"
+#include "sleep.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
 
@@ -142,7 +143,7 @@ TEST(Islands, BalancedOnlyWhenNonNegativeForcesHoldTheWeight) {
     EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}));
 }
 
-// A predictor over its own balls, cells (width 2, from the origin) and statics.
+// A predictor and sleeping over their own balls, cells (width 2, from the origin) and statics.
 struct Predicting {
     WorldDef def;
     Balls balls;
@@ -152,14 +153,19 @@ struct Predicting {
     SleepRules rules{def};
     Predictor predictor{def, balls, grid, statics, contacts, rules};
 
+    Sleep sleep{def, balls, grid, statics, rules};
+
     explicit Predicting(Vec3 gravity) {
         def.gravity = gravity;
+        def.restitution = 0.5;
         balls.rests.reset(gravity);
         grid.configure(2.0, std::nullopt, 8);
     }
+    // A ball at rest is quiet at once (as World::add_balls() makes it).
     std::uint32_t add(Vec3 position, Vec3 velocity) {
         const auto slot = static_cast<std::uint32_t>(balls.size());
-        balls.push(BallDef{position, velocity, 0.5, 1.0}, 0.0, BallId{slot + 1}, 0);
+        const bool still = velocity == Vec3{};
+        balls.push(BallDef{position, velocity, 0.5, 1.0}, 0.0, BallId{slot + 1}, still ? def.sleep_events : 0);
         grid.insert(slot, grid.key_of(position));
         contacts.resize(balls.size());
         return slot;
@@ -212,4 +218,45 @@ TEST(Predictor, EnteringACellSeesTheLayerThatCameIntoReach) {
     EXPECT_EQ(w.contacts[a].event.kind, Kind::BallBall);
     EXPECT_EQ(w.contacts[a].event.other, far);
     EXPECT_EQ(w.contacts[a].event.time, 3.5);
+}
+
+TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    ASSERT_TRUE(w.sleep.enabled());
+    const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
+    // Alone, the upper ball cannot stand on an awake one; the lower one stands on the floor.
+    EXPECT_TRUE(w.sleep.may_sleep(high, 0.0));
+    EXPECT_FALSE(w.sleep.can_stand(high, 0.0));
+    EXPECT_TRUE(w.sleep.can_stand(low, 0.0));
+    const std::uint64_t counter = w.balls.counter[low];
+    EXPECT_TRUE(w.sleep.try_sleep(low, 0.0));
+    EXPECT_TRUE(w.balls.asleep(low));
+    EXPECT_EQ(w.balls.counter[low], counter + 1);  // predictions of it are stale
+    EXPECT_TRUE(w.sleep.try_sleep(high, 0.0));     // now on a sleeping ball
+    // A ball off-centre on the sleeping pair cannot stand: it would slide off.
+    const std::uint32_t tilted = w.add({1.6, 2.3, 1}, {});  // touching: 0.6² + 0.8² = 1
+    EXPECT_FALSE(w.sleep.can_stand(tilted, 0.0));
+    // Waking what touches a ball: the upper one, not the floor ball.
+    const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0);
+    ASSERT_EQ(woken.size(), 1u);
+    EXPECT_EQ(woken[0].first, high);
+    w.sleep.commit_wake(woken);
+    EXPECT_FALSE(w.balls.asleep(high));
+    EXPECT_TRUE(w.balls.asleep(low));
+}
+
+TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
+    std::vector<std::uint32_t> fell;
+    w.sleep.settle(0.0, [&](std::span<const std::uint32_t> members) { fell.assign(members.begin(), members.end()); });
+    EXPECT_EQ(fell, (std::vector<std::uint32_t>{low, high}));
+    EXPECT_TRUE(w.balls.asleep(low) && w.balls.asleep(high));
+    // A moving ball is never quiet: nothing settles.
+    Predicting m({0, -10, 0});
+    m.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    m.add({1, 0.5, 1}, {0.5, 0, 0});
+    m.sleep.settle(0.0, [&](std::span<const std::uint32_t>) { ADD_FAILURE() << "a moving ball fell asleep"; });
 }

@@ -51,6 +51,11 @@ Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneD
     return a;
 }
 
+std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
+    const Vec3 a = acceleration_for(supports, gravity, planes);
+    return rests.intern(supports, false, a);
+}
+
 Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes) {
     // Remove the components along the span of the support normals (Gram–Schmidt), so a ball
     // resting in a crease keeps no velocity into either plane.

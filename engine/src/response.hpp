@@ -20,6 +20,9 @@ bool off_plane(double normal_speed, Vec3 v, double rest_speed);
 // The acceleration `gravity` leaves a ball resting on `supports` (indices into `planes`); drops
 // the supports it does not press into.
 Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
+// The entry of `rests` for a ball awake on these supports (added if new), with the acceleration
+// acceleration_for() leaves; drops the supports it does not press into.
+std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
 // v without its components into the supports' normals.
 Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
 

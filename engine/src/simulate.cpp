@@ -21,8 +21,7 @@ using detail::Pending;
 
 
 std::uint32_t World::Impl::rest_for(Supports& supports) {
-    const Vec3 a = detail::acceleration_for(supports, def.gravity, statics.planes());
-    return balls.rests.intern(supports, false, a);
+    return detail::rest_for(balls.rests, supports, def.gravity, statics.planes());
 }
 
 void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vector<PlaneDef>& planes,
@@ -137,6 +136,31 @@ void World::Impl::rebuild_events() {
     });
     build_queue(events);
     events_valid = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
+
+void World::Impl::sleep_islands(double now) {
+    if (!grid_valid) return;
+    sleep.settle(now, [&](std::span<const std::uint32_t> members) {
+        if (events_valid)
+            for (const std::uint32_t s : members) requeue(s, predictor.predict(s, now));
+    });
+}
+
+void World::Impl::wake_all() {
+    Awakening awakening;
+    prepare_awakening(awakening, def.gravity, statics.planes());
+    commit_awakening(awakening);
+}
+
+void World::Impl::wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out) {
+    save(s, out);
+    save(k, out);
+    sleep.wake(k, now);
+    out.queue(s, predictor.predict(s, now));
+    out.queue(k, predictor.predict(k, now));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +310,7 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
     if (balls.asleep(i) || balls.asleep(j)) {
         const std::uint32_t k = balls.asleep(i) ? i : j;
         if (!(u <= def.sleep_speed)) {  // it moves: it is not quiet until it has been slow again
-            wake(k, now);
+            sleep.wake(k, now);
             balls.quiet_since[k] = now;
             balls.quiet_events[k] = 0;
             woke_j = k == j;
@@ -308,8 +332,8 @@ void World::Impl::collide_balls(std::uint32_t i, std::uint32_t j, double now, de
         balls.set_velocity(ball, balls.velocity(ball) + n * (sign * J * balls.inv_mass[ball]));
         release_supports(ball);
         ++balls.counter[ball];
-        note_quiet(ball, u, now, same_instant[ball == j]);
-        try_sleep(ball, now);
+        sleep.note_quiet(ball, u, now, same_instant[ball == j]);
+        sleep.try_sleep(ball, now);
     }
     out.collided = true;
     out.virial = J * d;
@@ -356,8 +380,8 @@ void World::Impl::collide_plane(std::uint32_t i, std::uint32_t k, double now, de
 void World::Impl::static_collided(std::uint32_t i, double approach, double now, bool same_instant,
                                   const CollisionEvent& event, double overlap, detail::Outcome& out) {
     ++balls.counter[i];
-    note_quiet(i, approach, now, same_instant);
-    try_sleep(i, now);
+    sleep.note_quiet(i, approach, now, same_instant);
+    sleep.try_sleep(i, now);
     out.collided = true;
     out.overlap = overlap;
     out.event = event;

@@ -1,16 +1,14 @@
-// Ballistic — sleeping: when a ball may sleep, what a sleeping ball carries, and waking.
+// Ballistic — sleeping (sleep.hpp): when a ball may sleep, what a sleeping ball carries, and waking.
 // engine/README.md, "Piles that settle", gives the rules and why they are these.
-#include "world_impl.hpp"
+#include "sleep.hpp"
+
+#include "response.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
-namespace ballistic {
-
-using detail::IslandContact;
-using detail::Islands;
-using detail::kFixed;
+namespace ballistic::detail {
 
 namespace {
 
@@ -51,35 +49,35 @@ bool in_cone(Vec3 u, const Vec3* n, std::size_t m) {
 
 }  // namespace
 
-bool World::Impl::sleeping_enabled() const {
-    return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && !statics.planes().empty();
+bool Sleep::enabled() const {
+    return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) && !statics_.planes().empty();
 }
 
 template <class Fn>
-void World::Impl::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
-    const Vec3 p = balls.position_at(s, now);
-    const double r = balls.radius[s];
-    const double gap = rules.touch_gap(r);
-    for (const PlaneDef& plane : statics.planes())
+void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
+    const Vec3 p = balls_.position_at(s, now);
+    const double r = balls_.radius[s];
+    const double gap = rules_.touch_gap(r);
+    for (const PlaneDef& plane : statics_.planes())
         if (detail::clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
-    for (const CylinderDef& c : statics.cylinders()) {
+    for (const CylinderDef& c : statics_.cylinders()) {
         const Vec3 w = detail::from_axis(c, p);
         const double len = length(w);
         if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     }
-    grid.for_each_near(grid.key(s), [&](std::uint32_t j, const auto& shift) {
+    grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s) return;
-        Vec3 dp = p - balls.position_at(j, now);
+        Vec3 dp = p - balls_.position_at(j, now);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double d = length(dp);
-        if (d - r - balls.radius[j] <= std::min(gap, rules.touch_gap(balls.radius[j])) && d > 0.0) fn(j, dp / d);
+        if (d - r - balls_.radius[j] <= std::min(gap, rules_.touch_gap(balls_.radius[j])) && d > 0.0) fn(j, dp / d);
     }, detail::Grid::kAllNear);
 }
 
-bool World::Impl::can_stand(std::uint32_t s, double now) const {
+bool Sleep::can_stand(std::uint32_t s, double now) const {
     // The normals (towards the ball) of the statics and the sleeping balls it touches, and the
     // pushes of the balls resting on it. An awake ball under it means no: a ball falls asleep on
-    // its own only on supports known to stand (whole clusters fall asleep in sleep_islands()).
+    // its own only on supports known to stand (whole clusters fall asleep in settle()).
     Vec3 normals[kMaxContacts], loads[kMaxContacts];
     std::size_t m = 0, l = 0;
     auto add = [](Vec3* list, std::size_t& count, Vec3 n) {
@@ -87,20 +85,20 @@ bool World::Impl::can_stand(std::uint32_t s, double now) const {
     };
     bool awake_below = false;
     for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
-        if (j == kFixed || balls.asleep(j)) add(normals, m, n);
-        else if (rules.above(n)) awake_below = true;
-        if (j != kFixed && rules.above(-n)) add(loads, l, -n);
+        if (j == kFixed || balls_.asleep(j)) add(normals, m, n);
+        else if (rules_.above(n)) awake_below = true;
+        if (j != kFixed && rules_.above(-n)) add(loads, l, -n);
     });
-    if (awake_below || !in_cone(normalize(-def.gravity), normals, m)) return false;
+    if (awake_below || !in_cone(normalize(-def_.gravity), normals, m)) return false;
     for (std::size_t k = 0; k < l; ++k)
         if (!in_cone(loads[k], normals, m)) return false;
     return true;
 }
 
-void World::Impl::sleep_islands(double now) {
-    if (!sleeping_enabled() || !grid_valid) return;
-    Islands& is = islands;
-    const auto n = static_cast<std::uint32_t>(balls.size());
+void Sleep::settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep) {
+    if (!enabled()) return;
+    Islands& is = islands_;
+    const auto n = static_cast<std::uint32_t>(balls_.size());
     is.parent.assign(n, kFixed);
     is.candidates.clear();
     for (std::uint32_t s = 0; s < n; ++s) {
@@ -114,10 +112,10 @@ void World::Impl::sleep_islands(double now) {
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
         for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
-            if (j == kFixed || balls.asleep(j)) {
+            if (j == kFixed || balls_.asleep(j)) {
                 is.contacts.push_back({s, kFixed, normal});
             } else if (is.parent[j] == kFixed) {
-                if (rules.above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
+                if (rules_.above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
             } else if (j > s) {
                 is.contacts.push_back({s, j, -normal});
                 const std::uint32_t a = is.root(s), b = is.root(j);
@@ -151,92 +149,77 @@ void World::Impl::sleep_islands(double now) {
         const std::size_t begin = c;
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
         const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
-        if (!is.disturbed[root] && is.balanced(members, std::span(is.sorted).subspan(begin, c - begin), balls.inv_mass, def.gravity)) {
+        if (!is.disturbed[root] && is.balanced(members, std::span(is.sorted).subspan(begin, c - begin), balls_.inv_mass, def_.gravity)) {
             for (const std::uint32_t s : members) fall_asleep(s, now);
-            if (events_valid)
-                for (const std::uint32_t s : members) requeue(s, predictor.predict(s, now));
+            fell_asleep(members);
         }
         first = last;
     }
 }
 
-void World::Impl::note_quiet(std::uint32_t s, double approach, double now, bool same_instant) {
-    if (!sleeping_enabled()) return;
+void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool same_instant) {
+    if (!enabled()) return;
     // Balls jammed at zero gaps between each other and the statics pass an impact around at one
     // instant, again and again: slow contacts are elastic, and pressed ones leave at rest_speed.
     // Past a budget of collisions at one instant a ball stops where it is jammed and sleeps.
-    balls.instant[s] = same_instant ? balls.instant[s] + 1 : 0;
-    if (balls.instant[s] > kInstantBudget) {
-        balls.instant[s] = 0;
+    balls_.instant[s] = same_instant ? balls_.instant[s] + 1 : 0;
+    if (balls_.instant[s] > kInstantBudget) {
+        balls_.instant[s] = 0;
         fall_asleep(s, now);
         return;
     }
-    const double v = length(balls.velocity(s));
-    if (approach > def.sleep_speed || !(v <= def.sleep_speed)) {
-        balls.quiet_since[s] = now;
-        balls.quiet_events[s] = 0;
-    } else if (balls.quiet_events[s] < def.sleep_events) {
-        ++balls.quiet_events[s];
+    const double v = length(balls_.velocity(s));
+    if (approach > def_.sleep_speed || !(v <= def_.sleep_speed)) {
+        balls_.quiet_since[s] = now;
+        balls_.quiet_events[s] = 0;
+    } else if (balls_.quiet_events[s] < def_.sleep_events) {
+        ++balls_.quiet_events[s];
     }
 }
 
-bool World::Impl::may_sleep(std::uint32_t s, double now) const {
-    return !balls.asleep(s) && rules.quiet(balls, s, now) && length(balls.velocity(s)) <= def.sleep_speed;
+bool Sleep::may_sleep(std::uint32_t s, double now) const {
+    return !balls_.asleep(s) && rules_.quiet(balls_, s, now) && length(balls_.velocity(s)) <= def_.sleep_speed;
 }
 
-bool World::Impl::try_sleep(std::uint32_t s, double now) {
-    if (!sleeping_enabled() || !may_sleep(s, now) || !can_stand(s, now)) return false;
+bool Sleep::try_sleep(std::uint32_t s, double now) {
+    if (!enabled() || !may_sleep(s, now) || !can_stand(s, now)) return false;
     fall_asleep(s, now);
     return true;
 }
 
-void World::Impl::fall_asleep(std::uint32_t s, double now) {
-    balls.advance(s, now);
-    balls.set_velocity(s, {});
-    balls.rest[s] = balls.rests.intern(balls.supports(s), true, {});
-    ++balls.counter[s];
+void Sleep::fall_asleep(std::uint32_t s, double now) {
+    balls_.advance(s, now);
+    balls_.set_velocity(s, {});
+    balls_.rest[s] = balls_.rests.intern(balls_.supports(s), true, {});
+    ++balls_.counter[s];
 }
 
-void World::Impl::wake(std::uint32_t s, double now) {
-    balls.advance(s, now);
-    Supports sup = balls.supports(s);
-    balls.rest[s] = rest_for(sup);
-    ++balls.counter[s];  // its quiet history stays: an impact that was not slow resets it
+void Sleep::wake(std::uint32_t s, double now) {
+    balls_.advance(s, now);
+    Supports sup = balls_.supports(s);
+    balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.planes());
+    ++balls_.counter[s];  // its quiet history stays: an impact that was not slow resets it
 }
 
-void World::Impl::wake_all() {
-    Awakening awakening;
-    prepare_awakening(awakening, def.gravity, statics.planes());
-    commit_awakening(awakening);
-}
-
-World::Impl::Woken World::Impl::prepare_wake_touching(std::uint32_t s) {
+Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
     // An API call between steps, which rebuilds every event anyway: a scan is no extra order.
-    const Vec3 p = balls.position_at(s, time);
+    const Vec3 p = balls_.position_at(s, time);
     Woken woken;
-    for (std::uint32_t j = 0; j < balls.size(); ++j) {
-        if (j == s || !balls.asleep(j)) continue;
-        const double gap = std::min(rules.touch_gap(balls.radius[s]), rules.touch_gap(balls.radius[j]));
-        if (length(balls.position_at(j, time) - p) - balls.radius[s] - balls.radius[j] > gap) continue;
-        Supports sup = balls.supports(j);
-        woken.emplace_back(j, rest_for(sup));
+    for (std::uint32_t j = 0; j < balls_.size(); ++j) {
+        if (j == s || !balls_.asleep(j)) continue;
+        const double gap = std::min(rules_.touch_gap(balls_.radius[s]), rules_.touch_gap(balls_.radius[j]));
+        if (length(balls_.position_at(j, time) - p) - balls_.radius[s] - balls_.radius[j] > gap) continue;
+        Supports sup = balls_.supports(j);
+        woken.emplace_back(j, rest_for(balls_.rests, sup, def_.gravity, statics_.planes()));
     }
     return woken;
 }
 
-void World::Impl::commit_wake(const Woken& woken) noexcept {
+void Sleep::commit_wake(const Woken& woken) noexcept {
     for (const auto& [j, rest] : woken) {
-        balls.rest[j] = rest;  // every ball is at `time` between steps: nothing to advance
-        ++balls.counter[j];
+        balls_.rest[j] = rest;  // every ball is at `time` between steps: nothing to advance
+        ++balls_.counter[j];
     }
 }
 
-void World::Impl::wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out) {
-    save(s, out);
-    save(k, out);
-    wake(k, now);
-    out.queue(s, predictor.predict(s, now));
-    out.queue(k, predictor.predict(k, now));
-}
-
-}  // namespace ballistic
+}  // namespace ballistic::detail

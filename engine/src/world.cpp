@@ -328,7 +328,8 @@ void World::remove_ball(BallId id) {
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
-    w.wake_touching(s);  // the last step that may fail (out of memory), leaving the world as it was
+    // The last step that may fail (out of memory), leaving the world as it was.
+    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time));
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -357,11 +358,11 @@ void World::set_position(BallId id, Vec3 position) {
                                          static_cast<std::uint32_t>(w.balls.size()), w.max_radius, s);
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
-    const Impl::Woken woken = w.prepare_wake_touching(s);
+    const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
     if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
-    w.commit_wake(woken);
+    w.sleep.commit_wake(woken);
     w.disturbed(s);
 }
 
@@ -370,12 +371,13 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.velocity", velocity);
     const bool asleep = w.balls.asleep(s);
-    const Impl::Woken woken = asleep ? w.prepare_wake_touching(s) : Impl::Woken{};  // the balls resting on it
+    // The balls resting on it.
+    const detail::Sleep::Woken woken = asleep ? w.sleep.prepare_wake_touching(s, w.time) : detail::Sleep::Woken{};
     const Vec3 before = w.balls.velocity(s);
     const std::uint32_t rest = w.balls.rest[s];
     const std::uint64_t counter = w.balls.counter[s];
     try {
-        if (asleep) w.wake(s, w.time);
+        if (asleep) w.sleep.wake(s, w.time);
         w.balls.set_velocity(s, velocity);
         w.release_supports(s);  // off the planes it now leaves; along those it stays on
     } catch (...) {  // out of memory for an entry of the table of rests: as it was
@@ -384,7 +386,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
         w.balls.counter[s] = counter;
         throw;
     }
-    w.commit_wake(woken);
+    w.sleep.commit_wake(woken);
     w.disturbed(s);
 }
 
@@ -484,7 +486,7 @@ void World::set_restitution(double restitution) {
     const double before = w.def.restitution;
     w.def.restitution = restitution;
     try {
-        if (!w.sleeping_enabled()) w.wake_all();
+        if (!w.sleep.enabled()) w.wake_all();
     } catch (...) {
         w.def.restitution = before;
         throw;

@@ -1,5 +1,7 @@
 // Ballistic — the world's private state: the components (engine/README.md has the map) and the
-// event loop that runs through them, implemented in simulate.cpp (responses, the serial loop), parallel_events.cpp (batches), sleep.cpp, reorder.cpp, raycast.cpp and world.cpp.
+// event loop that runs through them, implemented in simulate.cpp (responses, the serial loop,
+// sleeping where it meets the loop), parallel_events.cpp (batches), reorder.cpp, raycast.cpp and
+// world.cpp.
 #pragma once
 
 #include <ballistic/world.hpp>
@@ -14,6 +16,7 @@
 #include "outcome.hpp"
 #include "parallel.hpp"
 #include "predictor.hpp"
+#include "sleep.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
 
@@ -71,6 +74,7 @@ struct World::Impl {
     detail::EventQueue queue;
     detail::SleepRules rules{def};
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
+    detail::Sleep sleep{def, balls, grid, statics, rules};
 
     detail::Measurements measurements;
 
@@ -141,37 +145,11 @@ struct World::Impl {
     void drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                      std::vector<StaticCounters>& counters) noexcept;
 
-    // --- sleep.cpp (the rules it shares with prediction: sleep_rules.hpp)
-    bool sleeping_enabled() const;
-    // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
-    // or kFixed for a static, n the unit normal towards the ball.
-    template <class Fn>
-    void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
-    // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
-    // pushes of the balls resting on it (each in the cone of their normals), with no awake ball
-    // under it?
-    bool can_stand(std::uint32_t slot, double now) const;
-    // End of a step (every ball at `now`): each cluster of touching quiet awake balls that non-
-    // negative contact forces can hold in equilibrium, against the statics and sleeping balls it
-    // touches, falls asleep at once.
+    // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
+    // End of a step (every ball at `now`): the clusters that can stand fall asleep, and their
+    // events are predicted afresh.
     void sleep_islands(double now);
-    detail::Islands islands;  // sleep_islands()' scratch, kept between steps
-    // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
-    // its collisions at one instant (`same_instant`: its previous event was at `now` too).
-    void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);
-    // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
-    bool may_sleep(std::uint32_t slot, double now) const;
-    bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may; true if so
-    void fall_asleep(std::uint32_t slot, double now);
-    void wake(std::uint32_t slot, double now);
-    void wake_all();                       // between steps; as it was if it fails
-    // The sleeping balls touching it, between steps: what may fail first (the list, and the awake
-    // entries of the table of rests they will take, at most unused ones added), then the waking,
-    // which cannot fail.
-    using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
-    Woken prepare_wake_touching(std::uint32_t slot);
-    void commit_wake(const Woken& woken) noexcept;
-    void wake_touching(std::uint32_t slot) { commit_wake(prepare_wake_touching(slot)); }
+    void wake_all();  // between steps; as it was if it fails
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out);
 

@@ -1,0 +1,73 @@
+// Ballistic — sleeping (engine/README.md, "Piles that settle", gives the rules and why they are
+// these): when a ball is quiet, when a ball or a cluster can stand and falls asleep, and waking.
+//
+// Invariants: a sleeping ball has zero velocity and the sleeping entry of its supports in the
+// table of rests, and every change of a ball's motion here increments its event counter, so that
+// predictions of it become stale. A ball falls asleep alone only on statics and sleeping balls; a
+// cluster only when non-negative contact forces hold it (Islands::balanced()).
+#pragma once
+
+#include <ballistic/types.hpp>
+
+#include "balls.hpp"
+#include "grid.hpp"
+#include "islands.hpp"
+#include "sleep_rules.hpp"
+#include "statics.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace ballistic::detail {
+
+class Sleep {
+public:
+    Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
+        : def_(def), balls_(balls), grid_(grid), statics_(statics), rules_(rules) {}
+
+    // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes to rest on.
+    bool enabled() const;
+
+    // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
+    // its collisions at one instant (`same_instant`: its previous event was at `now` too).
+    void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);
+    // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
+    bool may_sleep(std::uint32_t slot, double now) const;
+    // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
+    // pushes of the balls resting on it (each in the cone of their normals), with no awake ball
+    // under it?
+    bool can_stand(std::uint32_t slot, double now) const;
+    bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may and can; true if so
+    void fall_asleep(std::uint32_t slot, double now);
+    void wake(std::uint32_t slot, double now);
+
+    // With every ball at `now` (the cells valid): each cluster of touching quiet awake balls that
+    // non-negative contact forces can hold in equilibrium, against the statics and sleeping balls
+    // it touches, falls asleep at once, and `fell_asleep` is told its members.
+    void settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep);
+
+    // The sleeping balls touching a ball, between steps (every ball at `time`): what may fail
+    // first (the list, and the awake entries of the table of rests they will take, at most unused
+    // ones added), then the waking, which cannot fail.
+    using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
+    Woken prepare_wake_touching(std::uint32_t slot, double time);
+    void commit_wake(const Woken& woken) noexcept;
+
+private:
+    // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
+    // or kFixed for a static, n the unit normal towards the ball.
+    template <class Fn>
+    void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
+
+    const WorldDef& def_;
+    Balls& balls_;
+    const Grid& grid_;
+    const Statics& statics_;
+    const SleepRules& rules_;
+    Islands islands_;  // settle()'s scratch, kept between steps
+};
+
+}  // namespace ballistic::detail
