@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -95,11 +96,21 @@ BENCHMARK(BM_PeriodicGas)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime();
 
-void BM_ClosedBox(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const auto threads = static_cast<int>(state.range(1));
+// The closed box of the box benchmarks: range(0) balls (packing fraction 0.1, speed 5) on
+// range(1) threads.
+std::pair<std::size_t, int> box_size(const benchmark::State& state) {
+    return {static_cast<std::size_t>(state.range(0)), static_cast<int>(state.range(1))};
+}
+scenes::Scene box_scene(const benchmark::State& state) {
+    const auto [count, threads] = box_size(state);
     scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
     scene.world.threads = threads;
+    return scene;
+}
+
+void BM_ClosedBox(benchmark::State& state) {
+    const auto [count, threads] = box_size(state);
+    scenes::Scene scene = box_scene(state);
     World world = scenes::make_world(scene);
     constexpr double kDt = 1.0 / 60.0;
     const int warm = count >= 1'000'000 ? 5 : 30;
@@ -121,10 +132,8 @@ void set_per_ball(benchmark::State& state, std::size_t count, int threads) {
 }
 
 void BM_AddBalls(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const auto threads = static_cast<int>(state.range(1));
-    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
-    scene.world.threads = threads;
+    const auto [count, threads] = box_size(state);
+    scenes::Scene scene = box_scene(state);
     scenes::Scene walls = scene;
     walls.balls.clear();
     std::optional<World> world;
@@ -145,10 +154,8 @@ BENCHMARK(BM_AddBalls)
     ->UseRealTime();
 
 void BM_Rebuild(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const auto threads = static_cast<int>(state.range(1));
-    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
-    scene.world.threads = threads;
+    const auto [count, threads] = box_size(state);
+    scenes::Scene scene = box_scene(state);
     World world = scenes::make_world(scene);
     constexpr double kTiny = 1e-9;  // no event happens in it
     world.step(kTiny);
@@ -171,10 +178,8 @@ BENCHMARK(BM_Rebuild)
 // it meets a ball or a wall. Counters ns/ray and hit_balls (the fraction that hit a ball); the
 // label carries a hash of every hit, so two builds can be compared for the same answers.
 void BM_RayCasts(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const auto threads = static_cast<int>(state.range(1));
-    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
-    scene.world.threads = threads;
+    const auto [count, threads] = box_size(state);
+    scenes::Scene scene = box_scene(state);
     World world = scenes::make_world(scene);
     world.step(0.5);
     const double side = scenes::cube_side(count, 0.1, 0.5);
