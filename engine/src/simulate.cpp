@@ -1,24 +1,17 @@
-// Ballistic — the event loop: the queue of earliest events and the responses (predictions: predictor.hpp).
-#include "toi.hpp"
+// Ballistic — the event loop: the queue of earliest events and the responses (a ball's next
+// event is the predictor's, predictor.hpp).
 #include "response.hpp"
-#include "toi_simd.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cassert>
-#include <cmath>
 #include <limits>
-#include <type_traits>
 
 namespace ballistic {
 
-using detail::axis;
 using detail::CellKey;
 using detail::Kind;
-using detail::kNever;
 using detail::Pending;
-
 
 std::uint32_t World::Impl::rest_for(Supports& supports) {
     return detail::rest_for(balls.rests, supports, def.gravity, statics.planes());

@@ -68,8 +68,8 @@ struct World::Impl {
     bool events_valid = false;  // every ball has its earliest event queued
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
-    // queue (predictor.hpp); a ball–ball pending event is always the contact, which
-    // holds the partner's counter.
+    // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
+    // partner's counter.
     std::vector<detail::Contact> contacts;
     detail::EventQueue queue;
     detail::SleepRules rules{def};
