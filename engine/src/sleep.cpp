@@ -59,9 +59,9 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
     const double r = balls_.radius[s];
     const double gap = rules_.touch_gap(r);
     for (const PlaneDef& plane : statics_.planes())
-        if (detail::clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
+        if (clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
     for (const CylinderDef& c : statics_.cylinders()) {
-        const Vec3 w = detail::from_axis(c, p);
+        const Vec3 w = from_axis(c, p);
         const double len = length(w);
         if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     }
@@ -71,7 +71,7 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double d = length(dp);
         if (d - r - balls_.radius[j] <= std::min(gap, rules_.touch_gap(balls_.radius[j])) && d > 0.0) fn(j, dp / d);
-    }, detail::Grid::kAllNear);
+    }, Grid::kAllNear);
 }
 
 bool Sleep::can_stand(std::uint32_t s, double now) const {

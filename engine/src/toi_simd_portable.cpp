@@ -12,9 +12,9 @@ namespace ballistic::detail {
 namespace {
 
 void ball_ball(const PairPointers& l, std::size_t n, double horizon, double* out) {
-    for (std::size_t k = 0; k < n; ++k)
-        out[k] = toi_ball_ball({l.dpx[k], l.dpy[k], l.dpz[k]}, {l.dvx[k], l.dvy[k], l.dvz[k]},
-                               {l.dax[k], l.day[k], l.daz[k]}, l.sigma[k], horizon);
+    toi_ball_ball_batch({{l.dpx, n}, {l.dpy, n}, {l.dpz, n}, {l.dvx, n}, {l.dvy, n}, {l.dvz, n}, {l.dax, n}, {l.day, n},
+                         {l.daz, n}, {l.sigma, n}},
+                        horizon, {out, n});
 }
 
 void ball_plane(const PlanePointers& l, std::size_t n, double horizon, double* out) {
