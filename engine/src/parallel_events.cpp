@@ -137,7 +137,7 @@ bool World::Impl::run_batch(double end) {
             const Candidate& c = *b.events[k].candidate;
             if (earliest.precedes(c.event, c.slot)) break;
             detail::Outcome& out = b.outcomes[k];
-            compute(c.slot, c.event, out);
+            response.compute(c.slot, c.event, out);
             queue.warm(r);  // the next take moves the next buckets of this slab's part into its front
             b.computed[k] = 1;
             for (int i = 0; i < out.n_requeue; ++i)
@@ -172,7 +172,7 @@ bool World::Impl::run_batch(double end) {
     std::size_t undone = 0;
     for (std::size_t u = n; u-- > k;) {
         if (b.events[u].leftover || !b.computed[u]) continue;
-        undo(b.outcomes[u]);
+        response.undo(b.outcomes[u]);
         ++undone;
     }
 

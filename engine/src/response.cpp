@@ -1,6 +1,9 @@
 // Ballistic — the collision rules (response.hpp).
 #include "response.hpp"
 
+#include <algorithm>
+#include <cassert>
+
 namespace ballistic::detail {
 
 // Separation speed after a contact approached at normal speed u (the robustness rules):
@@ -71,6 +74,241 @@ Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef
     }
     for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
     return v;
+}
+
+Vec3 min_image(const std::optional<Box>& periodic, Vec3 d) {
+    if (!periodic) return d;
+    const Vec3 period = periodic->max - periodic->min;
+    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
+    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response: processing an event on the balls it touches. compute() does the physics, saving the
+// balls' old state first when the outcome is undoable, moves a crossing ball to its new cell and
+// predicts the next events; the commit (world_impl.hpp) applies what is shared.
+
+void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
+    out.clear();
+    const double now = event.time;
+    out.time = now;
+    // The predictions read the balls' cells last; their loads start now, beside the state's.
+    grid_.prefetch(s);
+    if (event.kind == Kind::BallBall) grid_.prefetch(event.other);
+    switch (event.kind) {
+        case Kind::BallBall:
+        case Kind::Wake:
+            assert(contacts_[s].event.kind == event.kind && contacts_[s].event.other == event.other);
+            if (balls_.counter[event.other] != contacts_[s].other_counter) {
+                save(s, out);  // the partner moved on: lazy invalidation
+                out.queue(s, predictor_.predict(s, now));
+                return;
+            }
+            if (event.kind == Kind::Wake) wake_resting(s, event.other, now, out);
+            else collide_balls(s, event.other, now, out);
+            return;
+        case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
+        case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
+        case Kind::Crossing:
+            // Moving the ball between the cell lists comes first: load its state meanwhile.
+            balls_.prefetch_motion(s);
+            __builtin_prefetch(&contacts_[s]);
+            cross_cell(s, event.other, now, out);
+            return;
+        case Kind::None: return;
+    }
+}
+
+void Response::save(std::uint32_t s, Outcome& out) const {
+    if (!out.undoable) return;
+    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,
+                                                          balls_.position(s),
+                                                          balls_.velocity(s),
+                                                          balls_.t[s],
+                                                          balls_.counter[s],
+                                                          balls_.rest[s],
+                                                          balls_.quiet_since[s],
+                                                          balls_.quiet_events[s],
+                                                          balls_.instant[s],
+                                                          contacts_[s]};
+}
+
+void Response::undo(const Outcome& out) {
+    if (out.crossing) grid_.move(out.saved[0].slot, out.old_key);
+    for (int k = out.n_saved; k-- > 0;) {
+        const Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
+        balls_.set_position(old.slot, old.position);
+        balls_.set_velocity(old.slot, old.velocity);
+        balls_.t[old.slot] = old.t;
+        balls_.counter[old.slot] = old.counter;
+        balls_.rest[old.slot] = old.rest;
+        balls_.quiet_since[old.slot] = old.quiet_since;
+        balls_.quiet_events[old.slot] = old.quiet_events;
+        balls_.instant[old.slot] = old.instant;
+        contacts_[old.slot] = old.contact;
+    }
+}
+
+void Response::release_supports(std::uint32_t s) {
+    // After an impulse: a ball given a real normal velocity leaves that plane (moving into it, it
+    // meets the plane again at once and settles or bounces); rounding noise is removed.
+    Supports sup = balls_.supports(s);
+    bool changed = false;
+    for (auto& k : sup) {
+        if (k == kNoSupport) continue;
+        const Vec3 v = balls_.velocity(s);
+        const double vn = dot(v, statics_.planes()[static_cast<std::size_t>(k)].normal);
+        if (off_plane(vn, v, def_.rest_speed)) {
+            k = kNoSupport;
+            changed = true;
+        }
+    }
+    if (changed) balls_.rest[s] = rest_for(sup);
+    balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.planes()));
+}
+
+void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
+    save(i, out);
+    Vec3 shift;
+    out.crossing = true;
+    out.old_key = grid_.key(i);
+    out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
+    grid_.move(i, out.new_key);
+    if (shift == Vec3{}) {
+        out.queue(i, predictor_.predict_entering(i, now, out.new_key, static_cast<int>(face)));
+    } else {  // a periodic wrap: the contact was found from the other side of the box
+        balls_.set_position(i, balls_.position(i) + shift);
+        out.queue(i, predictor_.predict(i, now, out.new_key));
+    }
+}
+
+bool Response::meet(std::uint32_t i, double now, Outcome& out) {
+    save(i, out);
+    const bool same_instant = balls_.t[i] == now;
+    balls_.advance(i, now);
+    return same_instant;
+}
+
+void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out) {
+    const bool same_instant[2] = {meet(i, now, out), meet(j, now, out)};
+    const Vec3 dp = min_image(def_.periodic, balls_.position(j) - balls_.position(i));
+    const Vec3 dv = balls_.velocity(j) - balls_.velocity(i);
+    const double d = length(dp);
+    const double u = -dot(dp, dv) / d;  // same sign as the kernel's gap derivative
+    // A sleeping ball (at most one: two cannot approach) stays asleep under a slow impact, which
+    // the sleeping pile carries as an immovable ball; a faster one wakes it, and it takes the
+    // impact with its true mass.
+    bool woke_j = false;
+    if (balls_.asleep(i) || balls_.asleep(j)) {
+        const std::uint32_t k = balls_.asleep(i) ? i : j;
+        if (!(u <= def_.sleep_speed)) {  // it moves: it is not quiet until it has been slow again
+            sleep_.wake(k, now);
+            balls_.quiet_since[k] = now;
+            balls_.quiet_events[k] = 0;
+            woke_j = k == j;
+        }
+    }
+    const bool pressed = dot(dp, balls_.acceleration(j) - balls_.acceleration(i)) < 0.0;
+    const bool carried = balls_.asleep(i) || balls_.asleep(j);
+    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed, carried);
+    const double wi = balls_.asleep(i) ? 0.0 : balls_.inv_mass[i], wj = balls_.asleep(j) ? 0.0 : balls_.inv_mass[j];
+    if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
+        out.queue(i, predictor_.predict(i, now));
+        if (woke_j) out.queue(j, predictor_.predict(j, now));
+        return;
+    }
+    const Vec3 n = dp / d;
+    const double J = (u + s) / (wi + wj);
+    for (const auto& [ball, sign] : {std::pair{i, -1.0}, std::pair{j, 1.0}}) {
+        if (balls_.asleep(ball)) continue;
+        balls_.set_velocity(ball, balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]));
+        release_supports(ball);
+        ++balls_.counter[ball];
+        sleep_.note_quiet(ball, u, now, same_instant[ball == j]);
+        sleep_.try_sleep(ball, now);
+    }
+    out.collided = true;
+    out.virial = J * d;
+    out.overlap = balls_.radius[i] + balls_.radius[j] - d;
+    out.event = {now, EventKind::BallBall, balls_.id[i], balls_.id[j], 0, balls_.position(i) + n * balls_.radius[i], n, J};
+    out.queue(i, predictor_.predict(i, now));
+    out.queue(j, predictor_.predict(j, now));
+}
+
+void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+    const bool same_instant = meet(i, now, out);
+    const PlaneDef& plane = statics_.planes()[k];
+    const Vec3 n = plane.normal;
+    const Vec3 v = balls_.velocity(i);
+    const double u = -dot(v, n);
+    const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
+    const double mass = 1.0 / balls_.inv_mass[i];
+    double J;
+    if (pressed && u < def_.rest_speed) {
+        // Settle: the ball rests on the plane (and on the planes it already rested on) and
+        // slides under the rest of its acceleration. Its velocity loses every component into the
+        // supports, a perfectly inelastic contact at a speed below rest_speed.
+        Supports sup = balls_.supports(i);
+        auto free = std::find(sup.begin(), sup.end(), kNoSupport);
+        if (free != sup.end()) *free = static_cast<std::int32_t>(k);
+        balls_.rest[i] = rest_for(sup);
+        balls_.set_velocity(i, along_supports(sup, v - n * dot(v, n), statics_.planes()));
+        J = mass * u;
+    } else if (u > 0.0) {
+        const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
+        balls_.set_velocity(i, v + n * (u + s));
+        J = mass * (u + s);
+        release_supports(i);
+    } else {
+        out.queue(i, predictor_.predict(i, now));
+        return;
+    }
+    const double gap = height(plane, balls_.position(i));
+    static_collided(i, u, now, same_instant,
+                    {now, EventKind::BallPlane, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
+                    balls_.radius[i] - gap, out);
+}
+
+void Response::static_collided(std::uint32_t i, double approach, double now, bool same_instant,
+                                  const CollisionEvent& event, double overlap, Outcome& out) {
+    ++balls_.counter[i];
+    sleep_.note_quiet(i, approach, now, same_instant);
+    sleep_.try_sleep(i, now);
+    out.collided = true;
+    out.overlap = overlap;
+    out.event = event;
+    out.queue(i, predictor_.predict(i, now));
+}
+
+void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+    const bool same_instant = meet(i, now, out);
+    const CylinderDef& c = statics_.cylinders()[k];
+    auto across = [&](Vec3 w) { return detail::across(c, w); };
+    const Vec3 w = from_axis(c, balls_.position(i));  // from the axis to the centre
+    const Vec3 v = balls_.velocity(i);
+    const double d = length(w);
+    const double u = -dot(w, across(v)) / d;
+    const bool pressed = dot(w, across(balls_.acceleration(i))) < 0.0;
+    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed);
+    if (!(u + s > 0.0) || !(d > 0.0)) {
+        out.queue(i, predictor_.predict(i, now));
+        return;
+    }
+    const Vec3 n = w / d;
+    const double J = (u + s) / balls_.inv_mass[i];
+    balls_.set_velocity(i, v + n * (u + s));
+    release_supports(i);
+    static_collided(i, u, now, same_instant,
+                    {now, EventKind::BallCylinder, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - c.radius), -n, J},
+                    c.radius + balls_.radius[i] - d, out);
+}
+
+void Response::wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out) {
+    save(s, out);
+    save(k, out);
+    sleep_.wake(k, now);
+    out.queue(s, predictor_.predict(s, now));
+    out.queue(k, predictor_.predict(k, now));
 }
 
 }  // namespace ballistic::detail

@@ -57,13 +57,6 @@ double World::bytes_per_ball() const {
 
 double World::Impl::cell_width_for(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
 
-Vec3 World::Impl::min_image(Vec3 d) const {
-    if (!def.periodic) return d;
-    const Vec3 period = def.periodic->max - def.periodic->min;
-    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
-    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
-}
-
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
                                   double largest, std::uint32_t except) const {
     if (std::string found = statics.overlapped(p, r); !found.empty()) return found;
@@ -77,7 +70,7 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     auto check = [&](std::uint32_t j) {
         if (!found.empty() || j >= below || j == except) return;
         const double sigma = r + balls.radius[j];
-        const double gap = length(min_image(balls.position(j) - p)) - sigma;
+        const double gap = length(detail::min_image(def.periodic, balls.position(j) - p)) - sigma;
         if (!(gap < -kTouchTolerance * sigma)) return;
         const std::string other = j >= first_new
             ? "balls[" + std::to_string(j - first_new) + "]"
@@ -379,7 +372,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     try {
         if (asleep) w.sleep.wake(s, w.time);
         w.balls.set_velocity(s, velocity);
-        w.release_supports(s);  // off the planes it now leaves; along those it stays on
+        w.response.release_supports(s);  // off the planes it now leaves; along those it stays on
     } catch (...) {  // out of memory for an entry of the table of rests: as it was
         w.balls.set_velocity(s, before);
         w.balls.rest[s] = rest;
@@ -623,7 +616,7 @@ double World::max_overlap() const {
             worst = std::max(worst, w.statics.deepest_overlap(p, r));
             w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
-                const double d = length(w.min_image(b.position_at(j, w.time) - p));
+                const double d = length(detail::min_image(w.def.periodic, b.position_at(j, w.time) - p));
                 worst = std::max(worst, r + b.radius[j] - d);
             });
         }

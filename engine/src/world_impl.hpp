@@ -1,6 +1,6 @@
 // Ballistic — the world's private state: the components (engine/README.md has the map) and the
-// event loop that runs through them, implemented in simulate.cpp (responses, the serial loop,
-// sleeping where it meets the loop), parallel_events.cpp (batches), reorder.cpp, raycast.cpp and
+// event loop that runs through them, implemented in simulate.cpp (the serial loop, sleeping where
+// it meets the loop), parallel_events.cpp (batches), reorder.cpp, raycast.cpp and
 // world.cpp.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "outcome.hpp"
 #include "parallel.hpp"
 #include "predictor.hpp"
+#include "response.hpp"
 #include "sleep.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
@@ -75,6 +76,7 @@ struct World::Impl {
     detail::SleepRules rules{def};
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
+    detail::Response response{def, balls, grid, statics, contacts, predictor, sleep};
 
     detail::Measurements measurements;
 
@@ -97,21 +99,8 @@ struct World::Impl {
     // world's time.
     void finish_step(double end, double dt);
     bool run_batch(double end);
-    void compute(std::uint32_t slot, const detail::Pending& event, detail::Outcome& out);
     void commit(const detail::Outcome& out);   // record() and requeue() its balls
     void record(const detail::Outcome& out);   // counters, statistics, the event list
-    void save(std::uint32_t slot, detail::Outcome& out) const;
-    void undo(const detail::Outcome& out);
-    // A collision's first touch of ball i: saved and brought to `now`; true if its previous event
-    // was at `now` too.
-    bool meet(std::uint32_t i, double now, detail::Outcome& out);
-    void collide_balls(std::uint32_t i, std::uint32_t j, double now, detail::Outcome& out);
-    void collide_plane(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
-    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, detail::Outcome& out);
-    // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
-    void static_collided(std::uint32_t i, double approach, double now, bool same_instant, const CollisionEvent& event,
-                         double overlap, detail::Outcome& out);
-    void cross_cell(std::uint32_t i, std::uint32_t face, double now, detail::Outcome& out);
 
     // Parallel event processing (parallel_events.cpp, batch.hpp).
     detail::SlabPlan slabs;
@@ -120,10 +109,6 @@ struct World::Impl {
     void select_candidates(detail::Batch::Slab& slab, std::size_t index, std::size_t count);
     // Queues the new event of a ball (in the part of its slab).
     void requeue(std::uint32_t slot, const detail::Pending& event);
-    // The entry of these supports in balls.rests; drops those that do not press
-    // (acceleration_for(), response.hpp).
-    std::uint32_t rest_for(Supports& supports);
-    void release_supports(std::uint32_t slot);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
@@ -150,8 +135,6 @@ struct World::Impl {
     // events are predicted afresh.
     void sleep_islands(double now);
     void wake_all();  // between steps; as it was if it fails
-    // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
-    void wake_resting(std::uint32_t s, std::uint32_t k, double now, detail::Outcome& out);
 
     // --- reorder.cpp
     void reorder();
@@ -181,7 +164,6 @@ struct World::Impl {
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.
     std::optional<RayHit> cast(const Ray& ray, const Box& bounds) const;
     Box ball_bounds() const;
-    Vec3 min_image(Vec3 d) const;
 };
 
 }  // namespace ballistic
