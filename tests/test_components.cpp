@@ -1,11 +1,13 @@
 // The engine's components on their own: handles, statics, measurements, the island
-// equilibrium test, the predictor and sleeping, each against its invariants and closed forms.
+// equilibrium test, the predictor, the response and sleeping, each against its invariants and
+// closed forms.
 #include "balls.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
 #include "islands.hpp"
 #include "measurements.hpp"
 #include "predictor.hpp"
+#include "response.hpp"
 #include "sleep.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
@@ -143,7 +145,8 @@ TEST(Islands, BalancedOnlyWhenNonNegativeForcesHoldTheWeight) {
     EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}));
 }
 
-// A predictor and sleeping over their own balls, cells (width 2, from the origin) and statics.
+// A predictor, sleeping and a response over their own balls, cells (width 2, from the origin)
+// and statics.
 struct Predicting {
     WorldDef def;
     Balls balls;
@@ -152,8 +155,8 @@ struct Predicting {
     std::vector<Contact> contacts;
     SleepRules rules{def};
     Predictor predictor{def, balls, grid, statics, contacts, rules};
-
     Sleep sleep{def, balls, grid, statics, rules};
+    Response response{def, balls, grid, statics, contacts, predictor, sleep};
 
     explicit Predicting(Vec3 gravity) {
         def.gravity = gravity;
@@ -218,6 +221,52 @@ TEST(Predictor, EnteringACellSeesTheLayerThatCameIntoReach) {
     EXPECT_EQ(w.contacts[a].event.kind, Kind::BallBall);
     EXPECT_EQ(w.contacts[a].event.other, far);
     EXPECT_EQ(w.contacts[a].event.time, 3.5);
+}
+
+TEST(Response, HeadOnCollisionMatchesTheClosedFormAndUndoes) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({0.5, 1, 1}, {1, 0, 0}), b = w.add({3.5, 1, 1}, {-1, 0, 0});
+    const Pending event = w.predictor.predict(a, 0.0);
+    w.predictor.predict(b, 0.0);
+    Outcome out;
+    w.response.compute(a, event, out);
+    // Equal masses, e = 0.5, approach 2: each leaves at 0.5, the impulse (1 + e) u m / 2 = 1.5.
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.velocity(a), (Vec3{-0.5, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(b), (Vec3{0.5, 0, 0}));
+    EXPECT_EQ(w.balls.t[a], 1.0);
+    EXPECT_EQ(w.balls.position(a), (Vec3{1.5, 1, 1}));
+    EXPECT_DOUBLE_EQ(out.event.impulse, 1.5);
+    EXPECT_EQ(out.n_requeue, 2);  // both predicted afresh, for the commit to queue
+    // Undone, both balls are as they were, bit for bit, counters and contacts included.
+    w.response.undo(out);
+    EXPECT_EQ(w.balls.velocity(a), (Vec3{1, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(b), (Vec3{-1, 0, 0}));
+    EXPECT_EQ(w.balls.position(a), (Vec3{0.5, 1, 1}));
+    EXPECT_EQ(w.balls.t[a], 0.0);
+    EXPECT_EQ(w.balls.counter[a], 0u);
+    EXPECT_EQ(w.contacts[a].event.time, 1.0);
+}
+
+TEST(Response, ASlowImpactOnTheFloorSettlesAndAFastOneBounces) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    // Falling 0.8 onto the floor: it arrives at 4 (the square root of 2 g h), bounces at e = 0.5.
+    const std::uint32_t fast = w.add({1, 1.3, 1}, {});
+    Outcome out;
+    w.response.compute(fast, w.predictor.predict(fast, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_NEAR(w.balls.velocity(fast).y, 2.0, 1e-12);
+    EXPECT_NEAR(out.event.impulse, 6.0, 1e-12);  // m (1 + e) u
+    EXPECT_EQ(w.balls.supports(fast)[0], kNoSupport);
+    // Arriving slower than rest_speed, pressed by gravity: it rests on the floor and slides on.
+    const double slow = 0.5 * w.def.rest_speed;
+    const std::uint32_t resting = w.add({5, 0.5 + slow * slow / 20.0, 5}, {0.25, 0, 0});
+    w.response.compute(resting, w.predictor.predict(resting, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(resting)[0], 0);
+    EXPECT_EQ(w.balls.acceleration(resting), (Vec3{0, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(resting), (Vec3{0.25, 0, 0}));
 }
 
 TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
