@@ -1,56 +1,40 @@
 // Ballistic — parallel event processing: batches of the earliest events, taken, computed and
 // queued slab by slab in parallel and committed in the serial order (engine/README.md, "Parallel
 // event processing").
-#include "world_impl.hpp"
+#include "event_loop.hpp"
 
 #include <algorithm>
 
-namespace ballistic {
-
-using detail::CellKey;
-using detail::Kind;
-using detail::Pending;
-
-void World::Impl::build_queue(const std::vector<Pending>& events) {
-    slabs.plan(grid, balls.size(), parallel.concurrency(), def.parallel_events_min_balls);
-    std::vector<std::uint32_t> slab_of;  // the queue has one part per slab
-    if (slabs.count() > 1) {
-        slab_of.resize(balls.size());
-        parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
-            for (std::size_t s = begin; s < end; ++s) slab_of[s] = slabs.slab_of(grid.key(static_cast<std::uint32_t>(s)));
-        });
-    }
-    queue.build(events, slab_of, slabs.count(), parallel);
-}
+namespace ballistic::detail {
 
 // A slab's earliest events with what the batch needs to know of them: their cells, whether those
 // and their neighbours are dense cells, whether they lie near a slab boundary.
-void World::Impl::select_candidates(detail::Batch::Slab& slab, std::size_t index, std::size_t count) {
-    slab.more = queue.smallest(index, count, slab.queued);
+void EventLoop::select_candidates(Batch::Slab& slab, std::size_t index, std::size_t count) {
+    slab.more = queue_.smallest(index, count, slab.queued);
     // The cells of the candidates' balls sit at scattered slots: load them all at once.
     for (const auto& [s, event] : slab.queued) {
-        __builtin_prefetch(&grid.key(s));
-        if (detail::pairwise(event.kind)) __builtin_prefetch(&grid.key(event.other));
+        __builtin_prefetch(&grid_.key(s));
+        if (pairwise(event.kind)) __builtin_prefetch(&grid_.key(event.other));
     }
     slab.candidates.resize(slab.queued.size());
     for (std::size_t k = 0; k < slab.queued.size(); ++k) {
         const auto& [s, event] = slab.queued[k];
-        detail::Batch::Candidate& c = slab.candidates[k];
+        Batch::Candidate& c = slab.candidates[k];
         c.slot = s;
         c.event = event;
         c.n_cells = 0;
-        c.cells[c.n_cells++] = grid.key(s);
-        if (detail::pairwise(event.kind)) c.cells[c.n_cells++] = grid.key(event.other);
+        c.cells[c.n_cells++] = grid_.key(s);
+        if (pairwise(event.kind)) c.cells[c.n_cells++] = grid_.key(event.other);
         if (event.kind == Kind::Crossing) {
             // The crossing ball joins its new cell and is predicted from there: that cell counts
             // too, or two balls crossing towards each other would each miss the other.
             Vec3 shift;
-            c.cells[c.n_cells++] = grid.across(c.cells[0], static_cast<int>(event.other), shift);
+            c.cells[c.n_cells++] = grid_.across(c.cells[0], static_cast<int>(event.other), shift);
         }
         c.dense = true;
-        for (int i = 0; i < c.n_cells; ++i) c.dense = c.dense && grid.dense_near(c.cells[i]);
-        c.near = slabs.near_boundary(c.cells[0], grid);
-        c.slab = slabs.slab_of(c.cells[0]);
+        for (int i = 0; i < c.n_cells; ++i) c.dense = c.dense && grid_.dense_near(c.cells[i]);
+        c.near = slabs_.near_boundary(c.cells[0], grid_);
+        c.slab = slabs_.slab_of(c.cells[0]);
     }
 }
 
@@ -64,23 +48,23 @@ void World::Impl::select_candidates(detail::Batch::Slab& slab, std::size_t index
 // event the serial loop would process next: no committed event has produced an earlier one, and
 // a leftover (below) really is one. The rest is undone, in reverse order, and comes back later.
 // Last, each slab updates its part of the queue.
-bool World::Impl::run_batch(double end) {
-    using Candidate = detail::Batch::Candidate;
-    using Touch = detail::Batch::Touch;
-    detail::Batch& b = batch;
-    const std::size_t slab_count = slabs.count();
+bool EventLoop::run_batch(double end) {
+    using Candidate = Batch::Candidate;
+    using Touch = Batch::Touch;
+    Batch& b = batch_;
+    const std::size_t slab_count = slabs_.count();
     b.slabs.resize(slab_count);
-    const std::size_t per_slab = std::max(detail::Batch::kMinSize, b.size / slab_count);
-    parallel.for_each(slab_count, [&](std::size_t r) { select_candidates(b.slabs[r], r, per_slab); });
+    const std::size_t per_slab = std::max(Batch::kMinSize, b.size / slab_count);
+    parallel_.for_each(slab_count, [&](std::size_t r) { select_candidates(b.slabs[r], r, per_slab); });
     b.clear();
     // The merged order is only known up to the earliest last candidate of a slab that has more.
     const Candidate* limit = nullptr;
-    for (const detail::Batch::Slab& slab : b.slabs) {
+    for (const Batch::Slab& slab : b.slabs) {
         if (!slab.more) continue;
         const Candidate& last = slab.candidates.back();
-        if (!limit || detail::before(last.event, last.slot, limit->event, limit->slot)) limit = &last;
+        if (!limit || before(last.event, last.slot, limit->event, limit->slot)) limit = &last;
     }
-    for (detail::Batch::Slab& slab : b.slabs) slab.events.clear();
+    for (Batch::Slab& slab : b.slabs) slab.events.clear();
     std::vector<std::size_t>& at = b.merge_at;
     at.assign(slab_count, 0);
     bool out_of_candidates = false;
@@ -90,13 +74,13 @@ bool World::Impl::run_batch(double end) {
         for (std::size_t r = 0; r < slab_count; ++r) {
             if (at[r] == b.slabs[r].candidates.size()) continue;
             const Candidate& c = b.slabs[r].candidates[at[r]];
-            if (!next || detail::before(c.event, c.slot, next->event, next->slot)) {
+            if (!next || before(c.event, c.slot, next->event, next->slot)) {
                 next = &c;
                 from = r;
             }
         }
         if (!next || !(next->event.time <= end)) break;
-        if (limit && detail::before(limit->event, limit->slot, next->event, next->slot)) {
+        if (limit && before(limit->event, limit->slot, next->event, next->slot)) {
             out_of_candidates = true;
             break;
         }
@@ -114,13 +98,13 @@ bool World::Impl::run_batch(double end) {
         if (!c.dense) break;
         if (c.near) {
             bool fits = true;
-            for (const detail::Batch::BoundaryCell& other : b.boundary)
+            for (const Batch::BoundaryCell& other : b.boundary)
                 for (int i = 0; i < c.n_cells && fits; ++i)
-                    fits = other.slab == c.slab || grid.distance(c.cells[i], other.cell) >= detail::kIndependentCells;
+                    fits = other.slab == c.slab || grid_.distance(c.cells[i], other.cell) >= kIndependentCells;
             if (!fits) break;
             for (int i = 0; i < c.n_cells; ++i) b.boundary.push_back({c.cells[i], c.slab});
         }
-        if (detail::pairwise(c.event.kind)) b.touch(c.event.other, index);
+        if (pairwise(c.event.kind)) b.touch(c.event.other, index);
         b.events.push_back({&c, false, 0});
         b.slabs[c.slab].events.push_back(index);
     }
@@ -129,36 +113,36 @@ bool World::Impl::run_batch(double end) {
 
     if (b.outcomes.size() < n) b.outcomes.resize(n);
     b.computed.assign(n, 0);
-    parallel.for_each(slab_count, [&](std::size_t r) {
+    parallel_.for_each(slab_count, [&](std::size_t r) {
         // A slab stops at its first event that an earlier event of the slab has overtaken: the
         // commit stops there anyway.
-        detail::Earliest earliest;
+        Earliest earliest;
         for (const std::uint32_t k : b.slabs[r].events) {
             const Candidate& c = *b.events[k].candidate;
             if (earliest.precedes(c.event, c.slot)) break;
-            detail::Outcome& out = b.outcomes[k];
-            response.compute(c.slot, c.event, out);
-            queue.warm(r);  // the next take moves the next buckets of this slab's part into its front
+            Outcome& out = b.outcomes[k];
+            response_.compute(c.slot, c.event, out);
+            queue_.warm(r);  // the next take moves the next buckets of this slab's part into its front
             b.computed[k] = 1;
             for (int i = 0; i < out.n_requeue; ++i)
                 earliest.lower(out.next[static_cast<std::size_t>(i)], out.requeue[static_cast<std::size_t>(i)]);
         }
     });
 
-    detail::Earliest earliest_new;  // earliest event produced by the committed part of the batch
+    Earliest earliest_new;  // earliest event produced by the committed part of the batch
     std::size_t k = 0;
     for (; k < n; ++k) {
-        const detail::Batch::Event& e = b.events[k];
+        const Batch::Event& e = b.events[k];
         const Candidate& c = *e.candidate;
         if (earliest_new.precedes(c.event, c.slot)) break;
         if (e.leftover) {
-            const detail::Outcome& by = b.outcomes[e.toucher];
+            const Outcome& by = b.outcomes[e.toucher];
             const auto* requeued = by.requeue.begin() + by.n_requeue;
             if (std::find(by.requeue.begin(), requeued, c.slot) == requeued) break;  // still pending
             continue;
         }
         if (!b.computed[k]) break;
-        const detail::Outcome& out = b.outcomes[k];
+        const Outcome& out = b.outcomes[k];
         record(out);
         for (int i = 0; i < out.n_requeue; ++i) {
             const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
@@ -172,30 +156,30 @@ bool World::Impl::run_batch(double end) {
     std::size_t undone = 0;
     for (std::size_t u = n; u-- > k;) {
         if (b.events[u].leftover || !b.computed[u]) continue;
-        response.undo(b.outcomes[u]);
+        response_.undo(b.outcomes[u]);
         ++undone;
     }
 
     // The queue learns the committed balls' final events: in their slab's part, by that slab's task, or,
     // for a ball that changed slabs, here.
-    for (detail::Batch::Slab& slab : b.slabs) slab.updates.clear();
+    for (Batch::Slab& slab : b.slabs) slab.updates.clear();
     b.moves.clear();
     for (const std::uint32_t i : b.touched_at) {
         const Touch& t = b.touched[i];
         if (!t.requeued) continue;
-        const std::uint32_t slab = queue.part_of(t.slot);
-        if (slabs.slab_of(grid.key(t.slot)) == slab) b.slabs[slab].updates.push_back(i);
+        const std::uint32_t slab = queue_.part_of(t.slot);
+        if (slabs_.slab_of(grid_.key(t.slot)) == slab) b.slabs[slab].updates.push_back(i);
         else b.moves.push_back(i);
     }
-    parallel.for_each(slab_count, [&](std::size_t r) {
-        for (const std::uint32_t i : b.slabs[r].updates) queue.update(b.touched[i].slot, b.touched[i].next);
+    parallel_.for_each(slab_count, [&](std::size_t r) {
+        for (const std::uint32_t i : b.slabs[r].updates) queue_.update(b.touched[i].slot, b.touched[i].next);
     });
     for (const std::uint32_t i : b.moves) requeue(b.touched[i].slot, b.touched[i].next);
 
     // Batches grow while nearly all of them commits, and shrink when much is undone.
-    if (8 * undone > n) b.size = std::max(detail::Batch::kMinSize, b.size / 2);
-    else if (out_of_candidates) b.size = std::min(detail::Batch::kMaxSize, 2 * b.size);
+    if (8 * undone > n) b.size = std::max(Batch::kMinSize, b.size / 2);
+    else if (out_of_candidates) b.size = std::min(Batch::kMaxSize, 2 * b.size);
     return true;
 }
 
-}  // namespace ballistic
+}  // namespace ballistic::detail

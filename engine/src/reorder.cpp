@@ -78,12 +78,12 @@ void World::Impl::reorder() {
         for (std::size_t s = begin; s < end; ++s) {
             moved[s] = contacts[order[s]];
             renumber(moved[s].event);
-            events[s] = queue.event(order[s]);
+            events[s] = loop.pending(order[s]);
             renumber(events[s]);
         }
     });
     contacts = std::move(moved);
-    build_queue(events);
+    loop.build(events);
 }
 
 }  // namespace ballistic

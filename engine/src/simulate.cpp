@@ -105,7 +105,7 @@ void World::Impl::rebuild_events() {
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });
-    build_queue(events);
+    loop.build(events);
     events_valid = true;
 }
 
@@ -116,7 +116,7 @@ void World::Impl::sleep_islands(double now) {
     if (!grid_valid) return;
     sleep.settle(now, [&](std::span<const std::uint32_t> members) {
         if (events_valid)
-            for (const std::uint32_t s : members) requeue(s, predictor.predict(s, now));
+            for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
     });
 }
 
@@ -134,47 +134,5 @@ void World::Impl::wake_all() {
 // of the earliest events in parallel and commits them in order, so that every committed event is
 // exactly the event the serial loop would process next, computed from the same bits: the result
 // is the same for any thread count.
-
-World::Impl::RunEnd World::Impl::run_until(double end, std::uint64_t budget) {
-    const bool batched = slabs.count() > 1;
-    // A batch commits at most this many events: with fewer left in the budget the loop goes on
-    // serially, so that the budget ends the step at the same event for every thread count.
-    const std::uint64_t largest_batch = slabs.count() * detail::Batch::kMaxSize;
-    detail::Outcome single;
-    single.undoable = false;
-    const std::uint64_t first = processed;
-    while (!queue.empty()) {
-        const std::uint32_t s = queue.top();
-        const Pending event = queue.event(s);
-        if (!(event.time <= end)) break;
-        const std::uint64_t done = processed - first;
-        if (budget != 0 && done >= budget) return RunEnd::Budget;
-        if (interrupt && interrupt->load(std::memory_order_relaxed)) return RunEnd::Interrupted;
-        if (batched && (budget == 0 || budget - done > largest_batch) && run_batch(end)) continue;
-        response.compute(s, event, single);
-        commit(single);
-    }
-    return RunEnd::Reached;
-}
-
-void World::Impl::commit(const detail::Outcome& out) {
-    record(out);
-    for (int k = 0; k < out.n_requeue; ++k)
-        requeue(out.requeue[static_cast<std::size_t>(k)], out.next[static_cast<std::size_t>(k)]);
-}
-
-void World::Impl::record(const detail::Outcome& out) {
-    ++processed;
-    last_processed = out.time;
-    if (out.crossing) measurements.count_crossing();
-    if (out.collided) measurements.count(out.event, out.virial, out.overlap, def.event_record_limit);
-}
-
-void World::Impl::requeue(std::uint32_t s, const Pending& event) {
-    if (slabs.count() == 1) return queue.update(s, event);
-    const std::uint32_t slab = slabs.slab_of(grid.key(s));
-    if (slab == queue.part_of(s)) queue.update(s, event);
-    else queue.update(s, event, slab);
-}
 
 }  // namespace ballistic

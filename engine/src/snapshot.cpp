@@ -94,8 +94,8 @@ void World::save(std::ostream& out_stream) const {
     out.put(static_cast<std::uint64_t>(d.parallel_events_min_balls));
 
     out.put(w.time);
-    out.put(w.processed);
-    out.put(w.last_processed);
+    out.put(w.loop.processed);
+    out.put(w.loop.last_processed);
     out.put(w.collisions_at_reorder);
     out.put(w.max_radius);
 
@@ -157,7 +157,7 @@ void World::save(std::ostream& out_stream) const {
         for (std::uint32_t s = 0; s < b.size(); ++s) {
             put_pending(out, w.contacts[s].event);
             out.put(w.contacts[s].other_counter);
-            put_pending(out, w.queue.event(s));
+            put_pending(out, w.loop.pending(s));
         }
     }
     out.put_checksum();
@@ -242,8 +242,8 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     Impl& w = *world.impl_;
 
     w.time = finite(in, "time");
-    w.processed = in.get<std::uint64_t>("events processed");
-    w.last_processed = finite(in, "time of the last event");
+    w.loop.processed = in.get<std::uint64_t>("events processed");
+    w.loop.last_processed = finite(in, "time of the last event");
     w.collisions_at_reorder = in.get<std::uint64_t>("collisions at the last reorder");
     w.max_radius = finite(in, "largest radius");
 
@@ -379,7 +379,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             w.contacts[s].other_counter = in.get<std::uint64_t>("partner counter");
             events[s] = get_pending(in, balls, planes, cylinders, s);
         }
-        w.build_queue(events);
+        w.loop.build(events);
     }
     in.check_checksum();
     return world;

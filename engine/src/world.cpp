@@ -416,12 +416,12 @@ StepResult World::step(double dt) {
     }
     if (!w.events_valid) w.rebuild_events();
     w.measurements.begin_step();
-    const std::uint64_t events_before = w.processed, collisions_before = w.measurements.lifetime_collisions();
-    if (const Impl::RunEnd stopped = w.run_until(end, w.def.step_event_budget); stopped != Impl::RunEnd::Reached) {
+    const std::uint64_t events_before = w.loop.processed, collisions_before = w.measurements.lifetime_collisions();
+    if (const auto stopped = w.loop.run_until(end, w.def.step_event_budget); stopped != detail::EventLoop::End::Reached) {
         // Interrupted before its first event, the step leaves the world where it was.
-        const double reached = std::max(w.time, w.last_processed);
+        const double reached = std::max(w.time, w.loop.last_processed);
         w.finish_step(reached, reached - w.time);
-        if (stopped == Impl::RunEnd::Interrupted)
+        if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
         throw BudgetExceeded("world.step_event_budget: " + std::to_string(w.def.step_event_budget) +
@@ -431,7 +431,7 @@ StepResult World::step(double dt) {
     }
     w.finish_step(end, dt);
     StepResult result;
-    result.events = w.processed - events_before;
+    result.events = w.loop.processed - events_before;
     result.collisions = w.measurements.lifetime_collisions() - collisions_before;
     result.sleeping = sleeping_count();
     result.awake = w.balls.size() - result.sleeping;
@@ -460,8 +460,8 @@ void World::Impl::finish_step(double end, double dt) {
 }
 
 void World::set_step_event_budget(std::uint64_t events) { impl_->def.step_event_budget = events; }
-void World::set_interrupt(const std::atomic<bool>* flag) { impl_->interrupt = flag; }
-std::uint64_t World::events_processed() const { return impl_->processed; }
+void World::set_interrupt(const std::atomic<bool>* flag) { impl_->loop.interrupt = flag; }
+std::uint64_t World::events_processed() const { return impl_->loop.processed; }
 
 void World::set_gravity(Vec3 gravity) {
     require_finite("world.gravity", gravity);

@@ -1,19 +1,16 @@
-// Ballistic — the world's private state: the components (engine/README.md has the map) and the
-// event loop that runs through them, implemented in simulate.cpp (the serial loop, sleeping where
-// it meets the loop), parallel_events.cpp (batches), reorder.cpp, raycast.cpp and
-// world.cpp.
+// Ballistic — the world's private state: the components (engine/README.md has the map) and what
+// joins them, implemented in simulate.cpp (the cells and the queue built afresh, sleeping where it
+// meets the event loop), reorder.cpp, raycast.cpp and world.cpp.
 #pragma once
 
 #include <ballistic/world.hpp>
 
 #include "balls.hpp"
-#include "batch.hpp"
-#include "event_queue.hpp"
+#include "event_loop.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
 #include "islands.hpp"
 #include "measurements.hpp"
-#include "outcome.hpp"
 #include "parallel.hpp"
 #include "predictor.hpp"
 #include "response.hpp"
@@ -44,7 +41,6 @@ struct World::Impl {
     explicit Impl(const WorldDef& d)
         : def(d), time(d.time), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
         balls.rests.reset(d.gravity);
-        last_processed = d.time;
         measurements.window_start = d.time;
     }
 
@@ -72,7 +68,6 @@ struct World::Impl {
     // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
     // partner's counter.
     std::vector<detail::Contact> contacts;
-    detail::EventQueue queue;
     detail::SleepRules rules{def};
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
@@ -81,6 +76,7 @@ struct World::Impl {
     detail::Measurements measurements;
 
     detail::Parallel parallel;
+    detail::EventLoop loop{def, grid, response, measurements, parallel, def.time};
 
     // --- simulate.cpp
     void rebuild_grid(double min_radius_for_cells);
@@ -88,27 +84,9 @@ struct World::Impl {
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
     void rebuild_events();
-    // Processes the events up to `end`, unless it stops first, after the event at
-    // last_processed: at the budget of events (0: none) or at the interrupt flag.
-    enum class RunEnd { Reached, Budget, Interrupted };
-    RunEnd run_until(double end, std::uint64_t budget);
-    const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
-    std::uint64_t processed = 0;   // events processed since creation
-    double last_processed = 0.0;   // the time of the last of them
     // The end of a step of `dt` at `end`: every ball brought there, islands put to sleep, the
     // world's time.
     void finish_step(double end, double dt);
-    bool run_batch(double end);
-    void commit(const detail::Outcome& out);   // record() and requeue() its balls
-    void record(const detail::Outcome& out);   // counters, statistics, the event list
-
-    // Parallel event processing (parallel_events.cpp, batch.hpp).
-    detail::SlabPlan slabs;
-    detail::Batch batch;
-    void build_queue(const std::vector<detail::Pending>& events);  // plans the slabs, builds the queue
-    void select_candidates(detail::Batch::Slab& slab, std::size_t index, std::size_t count);
-    // Queues the new event of a ball (in the part of its slab).
-    void requeue(std::uint32_t slot, const detail::Pending& event);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered

@@ -1,0 +1,66 @@
+// Ballistic — the event loop: the queue of every ball's earliest event, processed in time order,
+// serially (event_loop.cpp) or in batches of far-apart events computed in parallel and committed
+// in order (parallel_events.cpp; engine/README.md, "Parallel event processing").
+//
+// Invariants: every committed event is exactly the event the serial loop would process next,
+// computed from the same bits (so the result is the same for any thread count); the queue holds
+// each ball's pending event in the part of its slab; an event's physics is the response's
+// (response.hpp), and the loop only applies what is shared: the queue, the counters, the record.
+#pragma once
+
+#include <ballistic/types.hpp>
+
+#include "batch.hpp"
+#include "event_queue.hpp"
+#include "grid.hpp"
+#include "measurements.hpp"
+#include "outcome.hpp"
+#include "parallel.hpp"
+#include "response.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace ballistic::detail {
+
+class EventLoop {
+public:
+    EventLoop(const WorldDef& def, const Grid& grid, Response& response, Measurements& measurements, Parallel& parallel,
+              double time)
+        : last_processed(time), def_(def), grid_(grid), response_(response), measurements_(measurements),
+          parallel_(parallel) {}
+
+    // Plans the slabs over the cells and builds the queue from every ball's pending event.
+    void build(const std::vector<Pending>& events);
+    // Processes the events up to `end`, unless it stops first, after the event at
+    // last_processed: at the budget of events (0: none) or at the interrupt flag.
+    enum class End { Reached, Budget, Interrupted };
+    End run_until(double end, std::uint64_t budget);
+    // Queues the new pending event of a ball (in the part of its slab).
+    void requeue(std::uint32_t slot, const Pending& event);
+    Pending pending(std::uint32_t slot) const { return queue_.event(slot); }
+
+    const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
+    std::uint64_t processed = 0;   // events processed since the world was created
+    double last_processed = 0.0;   // the time of the last of them
+
+private:
+    void commit(const Outcome& out);  // record() and requeue() its balls
+    void record(const Outcome& out);  // counters, statistics, the event record
+    // One batch (parallel_events.cpp); false when fewer than two events would be in it.
+    bool run_batch(double end);
+    // A slab's earliest events with what the batch needs to know of them.
+    void select_candidates(Batch::Slab& slab, std::size_t index, std::size_t count);
+
+    const WorldDef& def_;
+    const Grid& grid_;
+    Response& response_;
+    Measurements& measurements_;
+    Parallel& parallel_;
+    EventQueue queue_;
+    SlabPlan slabs_;
+    Batch batch_;
+};
+
+}  // namespace ballistic::detail
