@@ -1,7 +1,8 @@
 // The engine's components on their own: handles, statics, measurements, the island
-// equilibrium test, the predictor, the response and sleeping, each against its invariants and
+// equilibrium test, the predictor, the response, the event loop and sleeping, each against its invariants and
 // closed forms.
 #include "balls.hpp"
+#include "event_loop.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
 #include "islands.hpp"
@@ -267,6 +268,43 @@ TEST(Response, ASlowImpactOnTheFloorSettlesAndAFastOneBounces) {
     EXPECT_EQ(w.balls.supports(resting)[0], 0);
     EXPECT_EQ(w.balls.acceleration(resting), (Vec3{0, 0, 0}));
     EXPECT_EQ(w.balls.velocity(resting), (Vec3{0.25, 0, 0}));
+}
+
+TEST(EventLoop, ProcessesInTimeOrderUpToTheEndTheBudgetOrTheFlag) {
+    // Three balls falling onto a floor from different heights, elastic: each bounces for ever.
+    Predicting w({0, -10, 0});
+    w.def.restitution = 1.0;
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    for (const double h : {1.3, 0.9, 0.6}) w.add({1 + 4 * h, h, 1}, {});
+    Measurements measurements;
+    measurements.plane_counters.resize(1);
+    Parallel parallel(make_serial_task_system());
+    EventLoop loop(w.def, w.grid, w.response, measurements, parallel, 0.0);
+    std::vector<Pending> events;
+    for (std::uint32_t s = 0; s < w.balls.size(); ++s) events.push_back(w.predictor.predict(s, 0.0));
+    loop.build(events);
+    // Up to t = 1: the first impacts come at sqrt(2 (h − 0.5) / g): 0.4, 0.283 and 0.141.
+    measurements.begin_step();
+    EXPECT_EQ(loop.run_until(1.0, 0), EventLoop::End::Reached);
+    double last = 0.0;
+    std::size_t impacts = 0;
+    for (const CollisionEvent& e : measurements.step_events) {
+        EXPECT_GE(e.time, last);
+        last = e.time;
+        ++impacts;
+    }
+    ASSERT_GE(impacts, 3u);
+    EXPECT_NEAR(measurements.step_events[0].time, std::sqrt(0.02), 1e-12);
+    EXPECT_EQ(loop.processed, impacts);  // no cell crossings: every ball stays in its cell
+    EXPECT_LE(loop.last_processed, 1.0);
+    // A budget of two events stops after two; the flag before the next.
+    const std::uint64_t before = loop.processed;
+    EXPECT_EQ(loop.run_until(100.0, 2), EventLoop::End::Budget);
+    EXPECT_EQ(loop.processed, before + 2);
+    std::atomic<bool> stop{true};
+    loop.interrupt = &stop;
+    EXPECT_EQ(loop.run_until(100.0, 0), EventLoop::End::Interrupted);
+    EXPECT_EQ(loop.processed, before + 2);
 }
 
 TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
