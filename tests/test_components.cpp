@@ -120,13 +120,13 @@ TEST(Measurements, CountsRecordsUpToTheLimitAndResets) {
 
 namespace {
 // One island of `n` members (slots 0..n-1), unit masses.
-bool balanced(std::size_t n, const std::vector<IslandContact>& contacts) {
+bool balanced(std::size_t n, const std::vector<IslandContact>& contacts, double friction = 0.0) {
     Islands islands;
     islands.local.resize(n);
     std::vector<std::uint32_t> members(n);
     for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
     const std::vector<double> inv_mass(n, 1.0);
-    return islands.balanced(members, contacts, inv_mass, {0, -9.81, 0});
+    return islands.balanced(members, contacts, inv_mass, {0, -9.81, 0}, friction);
 }
 }  // namespace
 
@@ -175,6 +175,36 @@ struct Predicting {
         return slot;
     }
 };
+
+TEST(Islands, FrictionHoldsWithinItsCone) {
+    // On one fixed contact tilted 0.3 rad: held by friction when tan 0.3 <= friction. Below, the
+    // unbalanced force is W (sin 0.3 − friction cos 0.3): 3 % of the weight at 0.9 tan 0.3,
+    // beyond the 1 % tolerance.
+    const Vec3 tilted{std::sin(0.3), std::cos(0.3), 0};
+    const double tan = std::tan(0.3);  // 0.309
+    EXPECT_TRUE(balanced(1, {{0, kFixed, tilted}}, 1.02 * tan));
+    EXPECT_FALSE(balanced(1, {{0, kFixed, tilted}}, 0.9 * tan));
+    // A ball resting off-centre on another on a floor: the pair stands when both contacts
+    // hold, and falls when they cannot.
+    EXPECT_TRUE(balanced(2, {{0, kFixed, {0, 1, 0}}, {0, 1, tilted}}, 1.02 * tan));
+    EXPECT_FALSE(balanced(2, {{0, kFixed, {0, 1, 0}}, {0, 1, tilted}}, 0.9 * tan));
+    // Friction never pulls: two balls side by side on nothing still fall.
+    EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}, 10.0));
+}
+
+TEST(Islands, MembersOnAMovingBallAndAboveItAreLifted) {
+    // A column of three members over a moving ball (slot 0 rests on it), and a fourth beside the
+    // column on the floor: the column is lifted, the fourth is not.
+    Islands islands;
+    islands.local = {0, 1, 2, 3};
+    islands.disturbed = {1, 0, 0, 0};
+    const std::vector<std::uint32_t> members{0, 1, 2, 3};
+    const Vec3 up{0, 1, 0};
+    const std::vector<IslandContact> contacts{{0, kFixed, up}, {0, 1, up}, {2, 1, -up}, {3, kFixed, up},
+                                              {3, 0, Vec3{1, 0, 0}}};
+    islands.on_moving(members, contacts, [&](Vec3 push) { return dot(push, up) > 1e-6; });
+    EXPECT_EQ(islands.lifted, (std::vector<char>{1, 1, 1, 0}));
+}
 
 TEST(Predictor, HeadOnPairMeetsAtTheClosedFormTime) {
     Predicting w({0, 0, 0});
@@ -331,6 +361,18 @@ TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
     w.sleep.commit_wake(woken);
     EXPECT_FALSE(w.balls.asleep(high));
     EXPECT_TRUE(w.balls.asleep(low));
+}
+
+TEST(Sleep, AJamIsACollisionAtTheSameInstantOrAfterATravelBelowRounding) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t s = w.add({1, 0.5, 1}, {1e-4, 0, 0});  // radius 0.5, on the floor, at 10⁻⁴
+    EXPECT_TRUE(w.sleep.jammed(s, 0.0));     // the same instant
+    EXPECT_TRUE(w.sleep.jammed(s, 1e-6));    // 10⁻¹⁰ travelled: below 10⁻⁹ r
+    EXPECT_FALSE(w.sleep.jammed(s, 1e-3));   // 10⁻⁷ travelled
+    w.sleep.fall_asleep(s, 0.0);
+    EXPECT_FALSE(w.sleep.jammed(s, 1e-6));   // a sleeping ball is hit at one instant only
+    EXPECT_TRUE(w.sleep.jammed(s, 0.0));
 }
 
 TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {

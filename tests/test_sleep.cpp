@@ -112,6 +112,29 @@ TEST(Sleep, BallOffCentreOnASingleBallSlidesOff) {
     EXPECT_GE(distance(t.position, b.position), 2.0 - 1e-9);
 }
 
+TEST(Sleep, WithStaticFrictionABallOffCentreWithinTheConeStays) {
+    // Placed at rest 0.1 rad off the top of a ball on the floor (tan 0.1 < 0.5): the pair stands
+    // and sleeps before its first event. At 0.6 rad (tan 0.6 = 0.68 > 0.5) it slides off.
+    for (const double angle : {0.1, 0.6}) {
+        WorldDef def = granular();
+        def.sleep_friction = 0.5;
+        World world(def);
+        add_floor(world);
+        ball_at(world, {0, 1, 0});
+        const Vec3 start = Vec3{0, 1, 0} + Vec3{std::sin(angle), std::cos(angle), 0} * 2.0;
+        const BallId top = ball_at(world, start);
+        world.step(1.0 / 60.0);
+        if (angle < 0.5) {
+            EXPECT_EQ(world.sleeping_count(), 2u);
+            EXPECT_EQ(events_so_far(world), 0u);
+            EXPECT_EQ(world.ball(top).position, start);
+        } else {
+            for (int k = 0; k < 180; ++k) world.step(1.0 / 60.0);
+            EXPECT_LT(world.ball(top).position.y, 1.0 + 1e-6);  // on the floor
+        }
+    }
+}
+
 TEST(Sleep, BallOnTwoFreeBallsPushesThemApartAndDrops) {
     World world(granular());
     add_floor(world);
@@ -302,6 +325,9 @@ TEST(Sleep, SettingsAreValidated) {
     EXPECT_THROW(World{def}, InvalidArgument);
     def = granular();
     def.sleep_time = std::nan("");
+    EXPECT_THROW(World{def}, InvalidArgument);
+    def = granular();
+    def.sleep_friction = -0.1;
     EXPECT_THROW(World{def}, InvalidArgument);
     def = granular();
     def.sleep_events = 0;

@@ -166,8 +166,8 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("", "ends early");
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
-    other[8] = 2;  // the format version
-    refused(other, "format version 2; this build of Ballistic reads version 1 only");
+    other[8] = 1;  // the format version
+    refused(other, "format version 1; this build of Ballistic reads version 2 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;

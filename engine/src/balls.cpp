@@ -43,7 +43,7 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     rest.push_back(Rests::kNone);
     quiet_since.push_back(time);
     quiet_events.push_back(quiet);
-    instant.push_back(0);
+    jam.push_back(0);
     id.push_back(handle);
     user.push_back(def.user_data);
 }

@@ -69,8 +69,9 @@ struct Balls {
     // Since when, and for how many of its events, the ball has been slow (sleeping; cold, 12 B).
     std::vector<double> quiet_since;
     std::vector<std::uint32_t> quiet_events;
-    // Collisions in a row at one instant (a ball jammed at zero gaps; cold, 4 B).
-    std::vector<std::uint32_t> instant;
+    // Collisions in a row in a jam, each at the instant of the one before or after a travel
+    // below rounding (sleep.cpp; cold, 4 B).
+    std::vector<std::uint32_t> jam;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
     Rests rests;
@@ -118,14 +119,14 @@ struct Balls {
         t[s] = T;
     }
     // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events,
-    // instant, id, user.
+    // jam, id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
         for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
         fn(counter);
         fn(rest);
         fn(quiet_events);
-        fn(instant);
+        fn(jam);
         fn(id);
         fn(user);
     }

@@ -14,7 +14,7 @@ constexpr int kBalanceSweeps = 200;
 }  // namespace
 
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                       const std::vector<double>& inv_mass, Vec3 gravity) {
+                       const std::vector<double>& inv_mass, Vec3 gravity, double friction) {
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     Islands& is = *this;
@@ -27,23 +27,43 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
         is.weight[k] = 1.0 / ((mass * g) * (mass * g));
     }
     is.force.assign(touching.size(), 0.0);
+    is.holding.assign(touching.size(), Vec3{});
+    // The friction force of a contact, f + step without its part along n, within the cone
+    // |f| <= friction λ.
+    auto within_cone = [friction](Vec3 f, Vec3 step, Vec3 n, double lambda) {
+        f += step - n * dot(step, n);
+        const double most = friction * lambda, len = length(f);
+        return len > most ? f * (most / len) : f;
+    };
     for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
         for (std::size_t k = 0; k < touching.size(); ++k) {
             const IslandContact& ct = touching[k];
             Vec3& ra = is.residual[is.local[ct.a]];
             double& lambda = is.force[k];
-            double next;
-            if (ct.b == kFixed) {
-                next = std::max(0.0, lambda - dot(ct.n, ra));
+            Vec3& f = is.holding[k];
+            if (ct.b == kFixed) {  // pushes a along n
+                const double next = std::max(0.0, lambda - dot(ct.n, ra));
                 ra += ct.n * (next - lambda);
-            } else {
+                lambda = next;
+                if (friction > 0.0) {
+                    const Vec3 held = within_cone(f, -ra, ct.n, lambda);
+                    ra += held - f;
+                    f = held;
+                }
+            } else {  // pushes b along n and a the other way: weighted least squares of the two
                 Vec3& rb = is.residual[is.local[ct.b]];
                 const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
-                next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
+                const double next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
                 ra -= ct.n * (next - lambda);
                 rb += ct.n * (next - lambda);
+                lambda = next;
+                if (friction > 0.0) {
+                    const Vec3 held = within_cone(f, (ra * wa - rb * wb) / (wa + wb), ct.n, lambda);
+                    ra -= held - f;
+                    rb += held - f;
+                    f = held;
+                }
             }
-            lambda = next;
         }
         bool settled = true;
         for (std::size_t k = 0; k < members.size() && settled; ++k)

@@ -26,17 +26,60 @@ struct Islands {
     std::vector<IslandContact> contacts, sorted;
     std::vector<Vec3> residual;
     std::vector<double> weight, force;  // per member; per contact
+    std::vector<Vec3> holding;          // per contact: its friction force
+    std::vector<char> lifted;           // per member: on a moving ball (on_moving())
+    std::vector<std::uint32_t> first_resting, resting, stack, asleep_now;
 
     std::uint32_t root(std::uint32_t slot) {
         while (parent[slot] != slot) slot = parent[slot] = parent[parent[slot]];
         return slot;
     }
-    // Solves for contact forces >= 0 balancing the weight under `gravity` of every member (slots
+    // Solves for contact forces balancing the weight under `gravity` of every member (slots
     // whose `local` index is set; masses from `inv_mass`) by weighted projected Gauss–Seidel, a
-    // bounded number of sweeps. True if every member's unbalanced force is within 1 % of its
-    // weight.
+    // bounded number of sweeps: each contact pushes (normal force >= 0) and, with `friction` > 0,
+    // holds along its tangent plane with at most `friction` times its normal force (Coulomb's
+    // cone). True if every member's unbalanced force is within 1 % of its weight.
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                  const std::vector<double>& inv_mass, Vec3 gravity);
+                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0);
+    // Sets `lifted` for each member that `disturbed` marks (it rests on a moving ball)
+    // and each member resting, through other members, on one of those; `above(n)`: does a contact
+    // pushing along n push upwards? A walk over the members resting on each member: linear in the
+    // members and contacts.
+    template <class Above>
+    void on_moving(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                   Above&& above) {
+        const std::size_t m = members.size();
+        lifted.assign(m, 0);
+        // For each member, the members resting on it (compressed rows over the contacts).
+        first_resting.assign(m + 1, 0);
+        auto for_each_resting = [&](auto&& fn) {  // fn(lower, upper), local indices
+            for (const IslandContact& ct : touching) {
+                if (ct.b == kFixed) continue;
+                if (above(ct.n)) fn(local[ct.a], local[ct.b]);
+                else if (above(-ct.n)) fn(local[ct.b], local[ct.a]);
+            }
+        };
+        for_each_resting([&](std::uint32_t lower, std::uint32_t) { ++first_resting[lower + 1]; });
+        for (std::size_t k = 0; k < m; ++k) first_resting[k + 1] += first_resting[k];
+        resting.resize(first_resting[m]);
+        stack.assign(first_resting.begin(), first_resting.end() - 1);  // fill cursors
+        for_each_resting([&](std::uint32_t lower, std::uint32_t upper) { resting[stack[lower]++] = upper; });
+        stack.clear();
+        for (std::size_t k = 0; k < m; ++k) {
+            if (!disturbed[members[k]]) continue;
+            lifted[k] = 1;
+            stack.push_back(static_cast<std::uint32_t>(k));
+        }
+        while (!stack.empty()) {
+            const std::uint32_t k = stack.back();
+            stack.pop_back();
+            for (std::uint32_t r = first_resting[k]; r < first_resting[k + 1]; ++r) {
+                if (lifted[resting[r]]) continue;
+                lifted[resting[r]] = 1;
+                stack.push_back(resting[r]);
+            }
+        }
+    }
 };
 
 }  // namespace ballistic::detail

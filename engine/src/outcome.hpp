@@ -28,7 +28,7 @@ struct Outcome {
         std::uint64_t counter;
         std::uint32_t rest;
         double quiet_since;
-        std::uint32_t quiet_events, instant;
+        std::uint32_t quiet_events, jam;
         Contact contact;
     };
     std::array<Saved, 2> saved{};

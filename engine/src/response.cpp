@@ -129,7 +129,7 @@ void Response::save(std::uint32_t s, Outcome& out) const {
                                                           balls_.rest[s],
                                                           balls_.quiet_since[s],
                                                           balls_.quiet_events[s],
-                                                          balls_.instant[s],
+                                                          balls_.jam[s],
                                                           contacts_[s]};
 }
 
@@ -144,7 +144,7 @@ void Response::undo(const Outcome& out) {
         balls_.rest[old.slot] = old.rest;
         balls_.quiet_since[old.slot] = old.quiet_since;
         balls_.quiet_events[old.slot] = old.quiet_events;
-        balls_.instant[old.slot] = old.instant;
+        balls_.jam[old.slot] = old.jam;
         contacts_[old.slot] = old.contact;
     }
 }
@@ -184,13 +184,13 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
 
 bool Response::meet(std::uint32_t i, double now, Outcome& out) {
     save(i, out);
-    const bool same_instant = balls_.t[i] == now;
+    const bool jammed = sleep_.jammed(i, now);
     balls_.advance(i, now);
-    return same_instant;
+    return jammed;
 }
 
 void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out) {
-    const bool same_instant[2] = {meet(i, now, out), meet(j, now, out)};
+    const bool jammed[2] = {meet(i, now, out), meet(j, now, out)};
     const Vec3 dp = min_image(def_.periodic, balls_.position(j) - balls_.position(i));
     const Vec3 dv = balls_.velocity(j) - balls_.velocity(i);
     const double d = length(dp);
@@ -224,7 +224,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         balls_.set_velocity(ball, balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]));
         release_supports(ball);
         ++balls_.counter[ball];
-        sleep_.note_quiet(ball, u, now, same_instant[ball == j]);
+        sleep_.note_quiet(ball, u, now, jammed[ball == j]);
         sleep_.try_sleep(ball, now);
     }
     out.collided = true;
@@ -236,7 +236,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
 }
 
 void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
-    const bool same_instant = meet(i, now, out);
+    const bool jammed = meet(i, now, out);
     const PlaneDef& plane = statics_.planes()[k];
     const Vec3 n = plane.normal;
     const Vec3 v = balls_.velocity(i);
@@ -264,15 +264,15 @@ void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outco
         return;
     }
     const double gap = height(plane, balls_.position(i));
-    static_collided(i, u, now, same_instant,
+    static_collided(i, u, now, jammed,
                     {now, EventKind::BallPlane, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
                     balls_.radius[i] - gap, out);
 }
 
-void Response::static_collided(std::uint32_t i, double approach, double now, bool same_instant,
+void Response::static_collided(std::uint32_t i, double approach, double now, bool jammed,
                                   const CollisionEvent& event, double overlap, Outcome& out) {
     ++balls_.counter[i];
-    sleep_.note_quiet(i, approach, now, same_instant);
+    sleep_.note_quiet(i, approach, now, jammed);
     sleep_.try_sleep(i, now);
     out.collided = true;
     out.overlap = overlap;
@@ -281,7 +281,7 @@ void Response::static_collided(std::uint32_t i, double approach, double now, boo
 }
 
 void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
-    const bool same_instant = meet(i, now, out);
+    const bool jammed = meet(i, now, out);
     const CylinderDef& c = statics_.cylinders()[k];
     auto across = [&](Vec3 w) { return detail::across(c, w); };
     const Vec3 w = from_axis(c, balls_.position(i));  // from the axis to the centre
@@ -298,7 +298,7 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
     const double J = (u + s) / balls_.inv_mass[i];
     balls_.set_velocity(i, v + n * (u + s));
     release_supports(i);
-    static_collided(i, u, now, same_instant,
+    static_collided(i, u, now, jammed,
                     {now, EventKind::BallCylinder, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - c.radius), -n, J},
                     c.radius + balls_.radius[i] - d, out);
 }

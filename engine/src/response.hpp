@@ -59,14 +59,14 @@ public:
 
 private:
     void save(std::uint32_t slot, Outcome& out) const;
-    // A collision's first touch of ball i: saved and brought to `now`; true if its previous event
-    // was at `now` too.
+    // A collision's first touch of ball i: saved and brought to `now`; true if the collision is
+    // part of a jam (Sleep::jammed()).
     bool meet(std::uint32_t i, double now, Outcome& out);
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out);
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
-    void static_collided(std::uint32_t i, double approach, double now, bool same_instant, const CollisionEvent& event,
+    void static_collided(std::uint32_t i, double approach, double now, bool jammed, const CollisionEvent& event,
                          double overlap, Outcome& out);
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.

@@ -14,7 +14,8 @@ namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
-constexpr std::uint32_t kInstantBudget = 64;  // collisions of a ball at one instant before it stops
+constexpr std::uint32_t kJamBudget = 64;   // collisions of a ball in a row in a jam before it stops
+constexpr double kJamTravel = 1e-9;        // relative to the radius: a travel below rounding
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -107,7 +108,8 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         is.candidates.push_back(s);
     }
     if (is.candidates.empty()) return;
-    // Contacts, clusters (union–find), and the clusters an awake ball that is not quiet touches.
+    // Contacts, clusters (union–find), and the members an awake ball that is not quiet carries: it
+    // holds them up for the balance (as it does now), but they stay awake (below).
     is.disturbed.assign(n, 0);
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
@@ -115,7 +117,10 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
             if (j == kFixed || balls_.asleep(j)) {
                 is.contacts.push_back({s, kFixed, normal});
             } else if (is.parent[j] == kFixed) {
-                if (rules_.above(normal)) is.disturbed[s] = 1;  // on a moving ball (one on top is carried)
+                if (rules_.above(normal)) {  // on a moving ball (one on top is carried)
+                    is.contacts.push_back({s, kFixed, normal});
+                    is.disturbed[s] = 1;
+                }
             } else if (j > s) {
                 is.contacts.push_back({s, j, -normal});
                 const std::uint32_t a = is.root(s), b = is.root(j);
@@ -124,11 +129,7 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         });
     }
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
-    for (const std::uint32_t s : is.candidates) {
-        const std::uint32_t root = is.root(s);
-        is.parent[s] = root;
-        if (is.disturbed[s]) is.disturbed[root] = 1;
-    }
+    for (const std::uint32_t s : is.candidates) is.parent[s] = is.root(s);
     auto by_root = [&](std::uint32_t a, std::uint32_t b) {
         const std::uint32_t ra = is.parent[a], rb = is.parent[b];  // the roots, set above
         return ra != rb ? ra < rb : a < b;
@@ -149,22 +150,36 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         const std::size_t begin = c;
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
         const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
-        if (!is.disturbed[root] && is.balanced(members, std::span(is.sorted).subspan(begin, c - begin), balls_.inv_mass, def_.gravity)) {
-            for (const std::uint32_t s : members) fall_asleep(s, now);
-            fell_asleep(members);
+        const std::span<const IslandContact> touching = std::span(is.sorted).subspan(begin, c - begin);
+        if (is.balanced(members, touching, balls_.inv_mass, def_.gravity, def_.sleep_friction)) {
+            // The members on a moving ball, and every member resting on them, stay awake: their
+            // support may move away. The rest of the cluster stands and falls asleep.
+            is.on_moving(members, touching, [&](Vec3 push) { return rules_.above(push); });
+            is.asleep_now.clear();
+            for (std::size_t k = 0; k < members.size(); ++k)
+                if (!is.lifted[k]) is.asleep_now.push_back(members[k]);
+            for (const std::uint32_t s : is.asleep_now) fall_asleep(s, now);
+            if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
         }
         first = last;
     }
 }
 
-void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool same_instant) {
+bool Sleep::jammed(std::uint32_t s, double now) const {
+    const double since = now - balls_.t[s];
+    return since == 0.0 ||
+           (!balls_.asleep(s) && length(balls_.velocity(s)) * since <= kJamTravel * balls_.radius[s]);
+}
+
+void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed) {
     if (!enabled()) return;
-    // Balls jammed at zero gaps between each other and the statics pass an impact around at one
-    // instant, again and again: slow contacts are elastic, and pressed ones leave at rest_speed.
-    // Past a budget of collisions at one instant a ball stops where it is jammed and sleeps.
-    balls_.instant[s] = same_instant ? balls_.instant[s] + 1 : 0;
-    if (balls_.instant[s] > kInstantBudget) {
-        balls_.instant[s] = 0;
+    // Balls jammed between each other and the statics pass an impact around again and again:
+    // slow contacts are elastic, and pressed ones leave at rest_speed. At zero gaps that happens
+    // at one instant; with gaps that rounding left, at instants apart by next to nothing. Past a
+    // budget of collisions in a row in a jam a ball stops where it is jammed and sleeps.
+    balls_.jam[s] = jammed ? balls_.jam[s] + 1 : 0;
+    if (balls_.jam[s] > kJamBudget) {
+        balls_.jam[s] = 0;
         fall_asleep(s, now);
         return;
     }

@@ -31,9 +31,14 @@ public:
     // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes to rest on.
     bool enabled() const;
 
+    // Is the ball's collision at `now` part of a jam? Its previous event was at `now` too, or
+    // since then it has travelled less than rounding can resolve (10⁻⁹ of its radius): jammed at
+    // zero gaps between other bodies, it passes impacts around at one instant, or, when rounding
+    // left gaps, at instants apart by next to nothing. Read before the ball is brought to `now`.
+    bool jammed(std::uint32_t slot, double now) const;
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
-    // its collisions at one instant (`same_instant`: its previous event was at `now` too).
-    void note_quiet(std::uint32_t slot, double approach, double now, bool same_instant);
+    // its collisions in a jam (`jammed`, from jammed()).
+    void note_quiet(std::uint32_t slot, double approach, double now, bool jammed);
     // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
     bool may_sleep(std::uint32_t slot, double now) const;
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the

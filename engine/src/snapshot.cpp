@@ -89,6 +89,7 @@ void World::save(std::ostream& out_stream) const {
     out.put(d.sleep_speed);
     out.put(d.sleep_time);
     out.put(d.sleep_events);
+    out.put(d.sleep_friction);
     out.put(static_cast<std::uint64_t>(d.step_event_budget));
     out.put(static_cast<std::uint64_t>(d.event_record_limit));
     out.put(static_cast<std::uint64_t>(d.parallel_events_min_balls));
@@ -138,7 +139,7 @@ void World::save(std::ostream& out_stream) const {
     out.put_column(b.counter);
     out.put_column(b.rest);
     out.put_column(b.quiet_events);
-    out.put_column(b.instant);
+    out.put_column(b.jam);
     for (const BallId id : b.id) out.put(id.value);
     out.put_column(b.user);
     w.handles.write(out);
@@ -232,6 +233,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     d.sleep_speed = in.get<double>("sleep_speed");
     d.sleep_time = in.get<double>("sleep_time");
     d.sleep_events = in.get<std::uint32_t>("sleep_events");
+    d.sleep_friction = in.get<double>("sleep_friction");
     d.step_event_budget = in.get<std::uint64_t>("step_event_budget");
     d.event_record_limit = static_cast<std::size_t>(in.get<std::uint64_t>("event_record_limit"));
     d.parallel_events_min_balls = static_cast<std::size_t>(in.get<std::uint64_t>("parallel_events_min_balls"));
@@ -338,7 +340,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     for (const std::uint32_t r : b.rest)
         if (r >= rests) bad("a ball rests on entry " + std::to_string(r) + " of " + std::to_string(rests));
     b.quiet_events = in.get_column<std::uint32_t>(balls, "quiet events");
-    b.instant = in.get_column<std::uint32_t>(balls, "same-instant collisions");
+    b.jam = in.get_column<std::uint32_t>(balls, "collisions in a jam");
     const std::vector<std::uint64_t> ids = in.get_column<std::uint64_t>(balls, "handles");
     b.id.resize(balls);
     for (std::size_t s = 0; s < balls; ++s) b.id[s] = BallId{ids[s]};

@@ -101,6 +101,7 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_speed", def.sleep_speed);
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
+    require_non_negative("world.sleep_friction", def.sleep_friction);
     if (def.threads < 0 || def.threads > kMaxThreads)
         reject("world.threads", "must be in [0, " + std::to_string(kMaxThreads) + "] (the limit on threads), got " +
                                     std::to_string(def.threads));
@@ -338,7 +339,7 @@ void World::remove_ball(BallId id) {
 void World::Impl::disturbed(std::uint32_t s) {
     balls.quiet_since[s] = time;
     balls.quiet_events[s] = 0;
-    balls.instant[s] = 0;
+    balls.jam[s] = 0;
     ++balls.counter[s];
     events_valid = false;
 }

@@ -289,6 +289,7 @@ World make_world(const json& root, const LoadOptions& options) {
     if (const json* v = optional_key(root, "sleep_time")) def.sleep_time = read_number(*v, "sleep_time");
     if (const json* v = optional_key(root, "sleep_events"))
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
+    if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
     if (const json* v = optional_key(root, "periodic")) def.periodic = read_box(*v, "periodic");
     def.threads = options.threads;
     def.memory_limit = options.memory_limit;
@@ -423,8 +424,8 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
-                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "periodic", "box",
-                 "planes", "cylinders", "balls", "generate"});
+                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction",
+                 "periodic", "box", "planes", "cylinders", "balls", "generate"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
@@ -726,7 +727,8 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
                         {"rest_speed", def.rest_speed},
                         {"sleep_speed", def.sleep_speed},
                         {"sleep_time", def.sleep_time},
-                        {"sleep_events", def.sleep_events}};
+                        {"sleep_events", def.sleep_events},
+                        {"sleep_friction", def.sleep_friction}};
     if (def.periodic) document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
     ordered planes = ordered::array(), cylinders = ordered::array(), list = ordered::array();
     for (std::uint32_t k = 0; k < world.plane_count(); ++k)
