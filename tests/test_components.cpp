@@ -190,6 +190,13 @@ TEST(Islands, FrictionHoldsWithinItsCone) {
     EXPECT_FALSE(balanced(2, {{0, kFixed, {0, 1, 0}}, {0, 1, tilted}}, 0.9 * tan));
     // Friction never pulls: two balls side by side on nothing still fall.
     EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}, 10.0));
+    // One ball on fixed contacts alone, as a ball falling asleep by itself is tested.
+    const Vec3 weight{0, -9.81, 0};
+    EXPECT_TRUE(holds(weight, &tilted, 1, 1.02 * tan));
+    EXPECT_FALSE(holds(weight, &tilted, 1, 0.9 * tan));
+    EXPECT_FALSE(holds(weight, &tilted, 1, 0.0));
+    const Vec3 crease[2] = {tilted, Vec3{-tilted.x, tilted.y, 0}};  // a valley: pushes alone hold
+    EXPECT_TRUE(holds(weight, crease, 2, 0.0));
 }
 
 TEST(Islands, MembersOnAMovingBallAndAboveItAreLifted) {
@@ -373,6 +380,20 @@ TEST(Sleep, AJamIsACollisionAtTheSameInstantOrAfterATravelBelowRounding) {
     w.sleep.fall_asleep(s, 0.0);
     EXPECT_FALSE(w.sleep.jammed(s, 1e-6));   // a sleeping ball is hit at one instant only
     EXPECT_TRUE(w.sleep.jammed(s, 0.0));
+}
+
+TEST(Sleep, WithStaticFrictionABallAloneStandsOffCentre) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 0.5, 1}, {});
+    ASSERT_TRUE(w.sleep.try_sleep(low, 0.0));
+    // 0.2 rad off the top of the sleeping ball: tan 0.2 = 0.2.
+    const std::uint32_t top = w.add(Vec3{1, 0.5, 1} + Vec3{std::sin(0.2), std::cos(0.2), 0}, {});
+    EXPECT_FALSE(w.sleep.can_stand(top, 0.0));  // frictionless: it slides off
+    w.def.sleep_friction = 0.25;
+    EXPECT_TRUE(w.sleep.can_stand(top, 0.0));
+    w.def.sleep_friction = 0.15;
+    EXPECT_FALSE(w.sleep.can_stand(top, 0.0));
 }
 
 TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {

@@ -13,6 +13,37 @@ constexpr int kBalanceSweeps = 200;
 
 }  // namespace
 
+Vec3 within_cone(Vec3 f, Vec3 step, Vec3 n, double most) {
+    f += step - n * dot(step, n);
+    const double len = length(f);
+    return len > most ? f * (most / len) : f;
+}
+
+void push_and_hold(Vec3& residual, Vec3 n, double& push, Vec3& hold, double friction) {
+    const double next = std::max(0.0, push - dot(n, residual));
+    residual += n * (next - push);
+    push = next;
+    if (friction > 0.0) {
+        const Vec3 held = within_cone(hold, -residual, n, friction * push);
+        residual += held - hold;
+        hold = held;
+    }
+}
+
+bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
+    constexpr std::size_t kMost = 32;
+    double push[kMost] = {};
+    Vec3 hold[kMost];
+    count = std::min(count, kMost);
+    Vec3 residual = load;
+    const double tolerance = kBalance * kBalance * dot(load, load);
+    for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
+        for (std::size_t k = 0; k < count; ++k) push_and_hold(residual, normals[k], push[k], hold[k], friction);
+        if (dot(residual, residual) <= tolerance) return true;
+    }
+    return false;
+}
+
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                        const std::vector<double>& inv_mass, Vec3 gravity, double friction) {
     // Weighted least squares: each member's residual force counts relative to its weight, so
@@ -28,28 +59,14 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
     }
     is.force.assign(touching.size(), 0.0);
     is.holding.assign(touching.size(), Vec3{});
-    // The friction force of a contact, f + step without its part along n, within the cone
-    // |f| <= friction λ.
-    auto within_cone = [friction](Vec3 f, Vec3 step, Vec3 n, double lambda) {
-        f += step - n * dot(step, n);
-        const double most = friction * lambda, len = length(f);
-        return len > most ? f * (most / len) : f;
-    };
     for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
         for (std::size_t k = 0; k < touching.size(); ++k) {
             const IslandContact& ct = touching[k];
             Vec3& ra = is.residual[is.local[ct.a]];
             double& lambda = is.force[k];
             Vec3& f = is.holding[k];
-            if (ct.b == kFixed) {  // pushes a along n
-                const double next = std::max(0.0, lambda - dot(ct.n, ra));
-                ra += ct.n * (next - lambda);
-                lambda = next;
-                if (friction > 0.0) {
-                    const Vec3 held = within_cone(f, -ra, ct.n, lambda);
-                    ra += held - f;
-                    f = held;
-                }
+            if (ct.b == kFixed) {
+                push_and_hold(ra, ct.n, lambda, f, friction);
             } else {  // pushes b along n and a the other way: weighted least squares of the two
                 Vec3& rb = is.residual[is.local[ct.b]];
                 const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
@@ -58,7 +75,7 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
                 rb += ct.n * (next - lambda);
                 lambda = next;
                 if (friction > 0.0) {
-                    const Vec3 held = within_cone(f, (ra * wa - rb * wb) / (wa + wb), ct.n, lambda);
+                    const Vec3 held = within_cone(f, (ra * wa - rb * wb) / (wa + wb), ct.n, friction * lambda);
                     ra -= held - f;
                     rb += held - f;
                     f = held;

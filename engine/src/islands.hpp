@@ -17,6 +17,17 @@ struct IslandContact {
     Vec3 n;              // unit, the direction the contact pushes b (or a, when b is fixed)
 };
 
+// The friction force of a contact with unit normal n, f + step without its part along n, within
+// the cone |f| <= most.
+Vec3 within_cone(Vec3 f, Vec3 step, Vec3 n, double most);
+// One projected Gauss–Seidel step of a contact with a fixed body: its push (>= 0, along the unit
+// normal n) and, with `friction` > 0, its hold (in the tangent plane, within Coulomb's cone)
+// reduce the residual force on the ball.
+void push_and_hold(Vec3& residual, Vec3 n, double& push, Vec3& hold, double friction);
+// Can fixed contacts with these unit normals (at most 32 count), each pushing and holding within
+// `friction`, cancel `load` on one ball, to 1 %?
+bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction);
+
 // Scratch kept between steps, sized by the slot count.
 struct Islands {
     std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate

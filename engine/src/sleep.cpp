@@ -90,9 +90,14 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
         else if (rules_.above(n)) awake_below = true;
         if (j != kFixed && rules_.above(-n)) add(loads, l, -n);
     });
-    if (awake_below || !in_cone(normalize(-def_.gravity), normals, m)) return false;
+    // Can the supports give the force `u` (a unit vector)? Pushing alone, or with static
+    // friction. Each force apart suffices: the forces they can give make a convex cone.
+    auto can_give = [&](Vec3 u) {
+        return in_cone(u, normals, m) || (def_.sleep_friction > 0.0 && holds(-u, normals, m, def_.sleep_friction));
+    };
+    if (awake_below || !can_give(normalize(-def_.gravity))) return false;
     for (std::size_t k = 0; k < l; ++k)
-        if (!in_cone(loads[k], normals, m)) return false;
+        if (!can_give(loads[k])) return false;
     return true;
 }
 

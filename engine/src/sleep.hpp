@@ -42,8 +42,8 @@ public:
     // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
     bool may_sleep(std::uint32_t slot, double now) const;
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
-    // pushes of the balls resting on it (each in the cone of their normals), with no awake ball
-    // under it?
+    // pushes of the balls resting on it (each in the cone of their normals, or held with
+    // sleep_friction), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
     bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may and can; true if so
     void fall_asleep(std::uint32_t slot, double now);
