@@ -14,6 +14,10 @@
 // the storage, the cells, every ball's prediction and the event queue, timed as the next (tiny)
 // step. Counter ns/ball.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
+// BM_Pour: demos/scenes/pile.json (2000 balls poured into a 20 × 40 × 20 box, e = 0.8,
+// sleep_friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
+// to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
+// per ball per simulated second from 12 to 17 s: a settled pile should cost nothing).
 //
 // Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
 // ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
@@ -23,6 +27,7 @@
 // size). The label carries the step and the state hash after warm-up (`warm`, independent of the
 // iteration count, so runs and machines can be compared) and after the timed steps (`end`).
 #include <ballistic/scene/builders.hpp>
+#include <ballistic/scene/scene.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -217,6 +222,30 @@ BENCHMARK(BM_RayCasts)
     ->ArgsProduct({{10'000, 100'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+void BM_Pour(benchmark::State& state) {
+    for (auto _ : state) {
+        state.PauseTiming();
+        ballistic::scene::Scene pile = ballistic::scene::load_scene_file(BALLISTIC_SCENES_DIR "/pile.json", 1);
+        World& world = pile.world;
+        state.ResumeTiming();
+        for (int k = 0; k < 600; ++k) world.step(1.0 / 60.0);
+        state.PauseTiming();
+        const std::uint64_t events = world.events_processed();
+        state.counters["events"] = static_cast<double>(events);
+        state.counters["asleep"] = static_cast<double>(world.sleeping_count());
+        for (int k = 0; k < 120; ++k) world.step(1.0 / 60.0);
+        const std::uint64_t settled = world.events_processed();
+        for (int k = 0; k < 300; ++k) world.step(1.0 / 60.0);
+        state.counters["settled"] =
+            static_cast<double>(world.events_processed() - settled) / (5.0 * static_cast<double>(world.ball_count()));
+        char text[32];
+        std::snprintf(text, sizeof text, "end=%016" PRIx64, world.state_hash());
+        state.SetLabel(text);
+        state.ResumeTiming();
+    }
+}
+BENCHMARK(BM_Pour)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 
