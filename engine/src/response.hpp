@@ -1,15 +1,14 @@
-// Ballistic — collision response: the rules, as pure functions (how fast a contact separates:
-// restitution with the slow- and pressed-contact rules of engine/README.md, "Robustness"; resting
-// on planes: which supports carry a ball, the acceleration they leave, the velocity they allow),
-// and Response, which processes one event on the balls it touches.
+// Ballistic — the response: processing one event on the balls it touches, by the collision rules
+// (collision_rules.hpp).
 //
-// Invariants of Response: compute() writes only the balls the event touches (their state, their
-// contacts, a crossing ball's cell), after saving them in the outcome when it is undoable, so
-// that undo() puts back exactly what it changed; the queue, the counters of the world and the
-// event list are left to the commit (world_impl.hpp).
+// Invariants: compute() writes only the balls the event touches (their state, their contacts, a
+// crossing ball's cell), after saving them in the outcome when it is undoable, so that undo()
+// puts back exactly what it changed; the queue, the world's counters and the event record are
+// left to the commit (event_loop.hpp).
 #pragma once
 
 #include "balls.hpp"
+#include "collision_rules.hpp"
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "outcome.hpp"
@@ -19,27 +18,10 @@
 
 #include <ballistic/types.hpp>
 
-#include <cmath>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 namespace ballistic::detail {
-
-// Separation speed after a contact approached at normal speed u, restitution e.
-double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false);
-// Does this normal velocity take a ball off the plane it rests on (more than rounding noise)?
-bool off_plane(double normal_speed, Vec3 v, double rest_speed);
-// The acceleration `gravity` leaves a ball resting on `supports` (indices into `planes`); drops
-// the supports it does not press into.
-Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
-// The entry of `rests` for a ball awake on these supports (added if new), with the acceleration
-// acceleration_for() leaves; drops the supports it does not press into.
-std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
-// v without its components into the supports' normals.
-Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
-// The nearest periodic image of the separation d (d itself without a periodic box).
-Vec3 min_image(const std::optional<Box>& periodic, Vec3 d);
 
 class Response {
 public:

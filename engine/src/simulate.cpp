@@ -1,7 +1,7 @@
-// Ballistic — the serial event loop (the queue of earliest events; an event's physics is the
-// response's, response.hpp, a ball's next event the predictor's, predictor.hpp), the cells and the
-// queue built afresh, and sleeping where it meets the loop.
-#include "response.hpp"
+// Ballistic — what World::Impl does between the components (world_impl.hpp): the cells and the
+// event queue built afresh, every ball woken at once, and sleeping where it meets the event loop
+// (settled clusters predicted afresh).
+#include "collision_rules.hpp"
 #include "world_impl.hpp"
 
 #include <algorithm>

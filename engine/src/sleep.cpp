@@ -2,7 +2,7 @@
 // engine/README.md, "Piles that settle", gives the rules and why they are these.
 #include "sleep.hpp"
 
-#include "response.hpp"
+#include "collision_rules.hpp"
 
 #include <algorithm>
 #include <cmath>

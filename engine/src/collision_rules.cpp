@@ -1,0 +1,86 @@
+// Ballistic — the collision rules (collision_rules.hpp).
+#include "collision_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballistic::detail {
+
+// Separation speed after a contact approached at normal speed u (the robustness rules):
+// slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
+// pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
+// contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
+// gaps between it and another obstacle would otherwise bounce between them for ever at one
+// instant; this way its speed towards them dies out.
+double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable) {
+    double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
+    if (pressed && s < rest_speed) s = rest_speed;
+    return s;
+}
+
+// A ball keeps resting on a plane while its normal velocity is rounding noise: relative to its
+// speed, with a floor tied to rest_speed so that a vanishing speed cannot make the test empty.
+bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
+    return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
+}
+
+Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
+    // Greedy active set: a support constrains the ball only while the acceleration left after
+    // the constraints so far still presses it into the plane. Supports that never press are
+    // dropped: the ball no longer rests on them.
+    Vec3 basis[3];
+    int active = 0;
+    Vec3 a = gravity;
+    bool pressing[3] = {false, false, false};
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t k = 0; k < 3; ++k) {
+            if (pressing[k] || supports[k] == kNoSupport) continue;
+            const Vec3 n = planes[static_cast<std::size_t>(supports[k])].normal;
+            if (!(dot(a, n) < 0.0)) continue;
+            pressing[k] = true;
+            Vec3 e = n;
+            for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
+            const double len = length(e);
+            if (len < 1e-9) continue;  // already constrained by the others
+            basis[active++] = e / len;
+            a = gravity;
+            for (int b = 0; b < active; ++b) a -= basis[b] * dot(a, basis[b]);
+            changed = true;
+        }
+    }
+    for (std::size_t k = 0; k < 3; ++k)
+        if (!pressing[k]) supports[k] = kNoSupport;
+    return a;
+}
+
+std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
+    const Vec3 a = acceleration_for(supports, gravity, planes);
+    return rests.intern(supports, false, a);
+}
+
+Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes) {
+    // Remove the components along the span of the support normals (Gram–Schmidt), so a ball
+    // resting in a crease keeps no velocity into either plane.
+    Vec3 basis[3];
+    int active = 0;
+    for (std::int32_t k : supports) {
+        if (k == kNoSupport) continue;
+        Vec3 e = planes[static_cast<std::size_t>(k)].normal;
+        for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
+        const double len = length(e);
+        if (len < 1e-9) continue;
+        basis[active++] = e / len;
+    }
+    for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
+    return v;
+}
+
+Vec3 min_image(const std::optional<Box>& periodic, Vec3 d) {
+    if (!periodic) return d;
+    const Vec3 period = periodic->max - periodic->min;
+    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
+    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
+}
+
+}  // namespace ballistic::detail
