@@ -213,66 +213,6 @@ void BM_LanesNeighbours(benchmark::State& state, const detail::SimdKernels* kern
     state.counters["hit_frac"] = hit_fraction(out);
 }
 
-// The BM_ToiBallPlane balls as gap coefficients (ball_plane_gap()); the scalar side solves them
-// with first_closing_quadratic(), as toi_ball_plane() does after forming them.
-void BM_LanesBallPlane(benchmark::State& state, const detail::SimdKernels* kernels, bool gravity) {
-    const PlaneData data(gravity);
-    std::vector<double> c0, c1, c2;
-    for (std::size_t i = 0; i < kLanes; ++i) {
-        const detail::QuadraticGap g =
-            detail::ball_plane_gap(data.p[i], data.v[i], data.a, PlaneData::kRadius, data.point, data.normal);
-        c0.push_back(g.c0);
-        c1.push_back(g.c1);
-        c2.push_back(g.c2);
-    }
-    const detail::PlaneLanes lanes{c0, c1, c2};
-    std::vector<double> out(kLanes);
-    for (auto _ : state) {
-        if (kernels) {
-            kernels->ball_plane(lanes, kHorizon, out);
-        } else {
-            for (std::size_t i = 0; i < kLanes; ++i)
-                out[i] = detail::first_closing_quadratic(c0[i], c1[i], c2[i], kHorizon);
-        }
-        benchmark::DoNotOptimize(out.data());
-        benchmark::ClobberMemory();
-    }
-    set_counters(state, out);
-}
-
-// The BM_ToiBallCylinder balls as CylinderLanes; across = 1 is all quartic lanes (the SIMD
-// version then only adds its scalar fallback's overhead).
-void BM_LanesBallCylinder(benchmark::State& state, const detail::SimdKernels* kernels, bool across) {
-    const CylinderData data(across);
-    std::vector<double> w[3], v[3], a[3], u[3], rho(kLanes, CylinderData::kColumn + CylinderData::kBall);
-    for (std::size_t i = 0; i < kLanes; ++i) {
-        const Vec3 rel = data.p[i] - data.point;
-        const double pw[3] = {rel.x, rel.y, rel.z}, pv[3] = {data.v[i].x, data.v[i].y, data.v[i].z},
-                     pa[3] = {data.a.x, data.a.y, data.a.z}, pu[3] = {data.axis.x, data.axis.y, data.axis.z};
-        for (int d = 0; d < 3; ++d) {
-            w[d].push_back(pw[d]);
-            v[d].push_back(pv[d]);
-            a[d].push_back(pa[d]);
-            u[d].push_back(pu[d]);
-        }
-    }
-    const detail::CylinderLanes lanes{w[0], w[1], w[2], v[0], v[1], v[2], a[0], a[1], a[2],
-                                      u[0], u[1], u[2], rho};
-    std::vector<double> out(kLanes);
-    for (auto _ : state) {
-        if (kernels) {
-            kernels->ball_cylinder(lanes, kHorizon, out);
-        } else {
-            for (std::size_t i = 0; i < kLanes; ++i)
-                out[i] = detail::toi_ball_cylinder(data.p[i], data.v[i], data.a, CylinderData::kBall,
-                                                   data.point, data.axis, CylinderData::kColumn, kHorizon);
-        }
-        benchmark::DoNotOptimize(out.data());
-        benchmark::ClobberMemory();
-    }
-    set_counters(state, out);
-}
-
 // One ray from the origin against 1024 balls of radius 0.1–1 in a 20-wide cube.
 void BM_LanesRaySphere(benchmark::State& state, const detail::SimdKernels* kernels) {
     Draw draw(4);
@@ -350,14 +290,6 @@ const bool kLanesRegistered = [] {
                                      std::size_t{24});
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours_17/" + name).c_str(), BM_LanesNeighbours, kernels,
                                      std::size_t{17});
-        benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:0/" + name).c_str(), BM_LanesBallPlane,
-                                     kernels, false);
-        benchmark::RegisterBenchmark(("BM_Lanes/ball_plane/gravity:1/" + name).c_str(), BM_LanesBallPlane,
-                                     kernels, true);
-        benchmark::RegisterBenchmark(("BM_Lanes/ball_cylinder/across:0/" + name).c_str(),
-                                     BM_LanesBallCylinder, kernels, false);
-        benchmark::RegisterBenchmark(("BM_Lanes/ball_cylinder/across:1/" + name).c_str(),
-                                     BM_LanesBallCylinder, kernels, true);
         benchmark::RegisterBenchmark(("BM_Lanes/ray_sphere/" + name).c_str(), BM_LanesRaySphere, kernels);
         benchmark::RegisterBenchmark(("BM_Lanes/advance/" + name).c_str(), BM_LanesAdvance, kernels);
     }

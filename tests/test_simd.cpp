@@ -220,82 +220,17 @@ void fill_neighbourhood(Neighbourhood& h, Draw& draw, std::size_t n, Vec3 gravit
     }
 }
 
-// ---- ball–cylinder lanes ----------------------------------------------------------------------
-
-struct CylinderCase {
-    Vec3 p, v, a;
-    double r;
-    Vec3 point, u;
-    double R;
-};
-
-struct Cylinders {
-    std::vector<CylinderCase> cases;
-    std::vector<double> c[13];  // wx wy wz vx vy vz ax ay az ux uy uz rho
-    void push(const CylinderCase& q) {
-        cases.push_back(q);
-        const Vec3 w = q.p - q.point;
-        const double values[13] = {w.x, w.y, w.z, q.v.x, q.v.y, q.v.z, q.a.x, q.a.y, q.a.z,
-                                   q.u.x, q.u.y, q.u.z, q.R + q.r};
-        for (int d = 0; d < 13; ++d) c[d].push_back(values[d]);
-    }
-    CylinderLanes lanes() const {
-        return {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]};
-    }
-    std::vector<double> scalar(double horizon) const {
-        std::vector<double> out;
-        for (const CylinderCase& q : cases)
-            out.push_back(toi_ball_cylinder(q.p, q.v, q.a, q.r, q.point, q.u, q.R, horizon));
-        return out;
-    }
-};
-
-void push_cylinder_edges(Cylinders& c) {
-    const Vec3 up{0, 1, 0}, g{0, -9.81, 0};
-    c.push({{10, 5, 0}, {-3, 7, 0}, {}, 1.0, {}, up, 2.0});          // straight in, t = 7/3
-    c.push({{10, 5, 0}, {-3, 0, 0}, g, 1.0, {}, up, 2.0});           // gravity along the axis
-    c.push({{10, 5, 0}, {0, 3, 0}, g, 1.0, {}, up, 2.0});            // parallel to the axis
-    c.push({{3, 0, 0}, {-1, 0, 0}, g, 1.0, {}, up, 2.0});            // touching, approaching
-    c.push({{3, 0, 0}, {1, 0, 0}, g, 1.0, {}, up, 2.0});             // touching, separating
-    c.push({{3, 0, 0}, {0, 0, 1}, {}, 1.0, {}, up, 2.0});            // touching, tangential
-    c.push({{2.5, 0, 0}, {-1, 0, 0}, {}, 1.0, {}, up, 2.0});         // overlapping, approaching
-    c.push({{2.5, 0, 0}, {1, 0, 0}, {}, 1.0, {}, up, 2.0});          // overlapping, separating
-    c.push({{5, 0, 3}, {}, {}, 1.0, {1, 2, 3}, up, 2.0});            // at rest
-    c.push({{10, 0, 3}, {0, -1, 0}, g, 1.0, {}, up, 2.0});           // falling along the axis, far
-    c.push({{0.9, 4, 3}, {}, g, 0.5, {}, {0, 0, 1}, 1.0});           // dropped across a lying column (quartic)
-    c.push({{-0.0, 4, -0.0}, {-0.0, 0, 0}, g, 0.5, {}, {0, 0, 1}, 1.0});  // −0 components (quartic)
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    c.push({{10, 5, 0}, {-3, 0, 0}, {nan, 0, 0}, 1.0, {}, up, 2.0});   // NaN acceleration: quartic path
-}
-
-void push_cylinder_random(Cylinders& c, Draw& draw, std::size_t n, double quartic_share) {
-    for (std::size_t k = 0; k < n; ++k) {
-        CylinderCase q;
-        q.u = draw.chance(0.5) ? Vec3{0, 1, 0} : draw.unit();
-        q.R = draw.uniform(0.2, 2.0);
-        q.r = draw.uniform(0.1, 1.0);
-        q.point = draw.cube(2.0);
-        q.p = q.point + draw.cube(4.0);
-        q.v = draw.cube(4.0) - (q.p - q.point) * draw.uniform(0.0, 1.0);
-        // Quadratic lanes: no acceleration, or acceleration exactly along an axis-aligned column.
-        const double pick = draw.uniform(0.0, 1.0);
-        if (pick < quartic_share) q.a = draw.cube(10.0);
-        else if (pick < 0.5 + 0.5 * quartic_share && q.u.y == 1.0) q.a = {0, -9.81, 0};
-        else q.a = {};
-        c.push(q);
-    }
-}
-
-// ---- quadratic gaps (ball–plane) --------------------------------------------------------------
+// ---- quadratic gaps: the quadratic solver, through polynomial() with p3 = p4 = 0 -------------
 
 struct Gaps {
-    std::vector<double> c0, c1, c2;
+    std::vector<double> c0, c1, c2, zero;
     void push(double a, double b, double c) {
         c0.push_back(a);
         c1.push_back(b);
         c2.push_back(c);
+        zero.push_back(0.0);
     }
-    PlaneLanes lanes() const { return {c0, c1, c2}; }
+    PolynomialLanes lanes() const { return {c0, c1, c2, zero, zero}; }
     std::vector<double> scalar(double horizon) const {
         std::vector<double> out;
         for (std::size_t k = 0; k < c0.size(); ++k)
@@ -624,7 +559,7 @@ TEST_P(Simd, QuadraticGapsAllBranches) {
             gaps.push(special_coefficient(draw), special_coefficient(draw), special_coefficient(draw));
         for (double h : {kNever, 1.0, 0.0, -1.0}) {
             std::vector<double> out(n);
-            k().ball_plane(gaps.lanes(), h, out);
+            k().polynomial(gaps.lanes(), h, out);
             EXPECT_TRUE(same_bits(out, gaps.scalar(h))) << "n " << n << " horizon " << h;
             tally.add(out);
         }
@@ -664,7 +599,7 @@ TEST_P(Simd, QuadraticGapsNearDoubleRoots) {
     Tally tally;
     for (double h : {kNever, 1.0}) {
         std::vector<double> out(gaps.c0.size());
-        k().ball_plane(gaps.lanes(), h, out);
+        k().polynomial(gaps.lanes(), h, out);
         EXPECT_TRUE(same_bits(out, gaps.scalar(h))) << "horizon " << h;
         tally.add(out);
     }
@@ -682,7 +617,7 @@ TEST_P(Simd, QuadraticGapsClosedForms) {
     gaps.push(1e-6, -1e6, 1.0);          // tiny root without cancellation: 1e-12
     gaps.push(-1e-16, 1.0, 0.0);         // overlapping, separating: never
     std::vector<double> out(gaps.c0.size());
-    k().ball_plane(gaps.lanes(), kNever, out);
+    k().polynomial(gaps.lanes(), kNever, out);
     EXPECT_TRUE(same_bits(out, gaps.scalar(kNever)));
     EXPECT_EQ(out[0], 0.5);
     EXPECT_EQ(out[1], 0.0);
@@ -691,72 +626,6 @@ TEST_P(Simd, QuadraticGapsClosedForms) {
     EXPECT_EQ(out[4], kNever);
     EXPECT_NEAR(out[5], 1e-12, 1e-27);
     EXPECT_EQ(out[6], kNever);
-}
-
-TEST_P(Simd, BallPlaneMatchesToiBallPlane) {
-    // One ball against many planes and many balls against one plane, formed by ball_plane_gap().
-    Draw draw(22);
-    Tally tally;
-    for (std::size_t n : kCounts) {
-        const Vec3 p = draw.cube(3.0), v = draw.cube(4.0);
-        const Vec3 a = draw.chance(0.5) ? Vec3{0, -9.81, 0} : Vec3{};
-        const double r = draw.uniform(0.1, 1.0);
-        Gaps gaps;
-        std::vector<double> expected;
-        for (std::size_t i = 0; i < n; ++i) {
-            const Vec3 point = draw.cube(5.0), normal = draw.unit();
-            const QuadraticGap g = ball_plane_gap(p, v, a, r, point, normal);
-            gaps.push(g.c0, g.c1, g.c2);
-            expected.push_back(toi_ball_plane(p, v, a, r, point, normal, 2.0));
-        }
-        std::vector<double> out(n);
-        k().ball_plane(gaps.lanes(), 2.0, out);
-        EXPECT_TRUE(same_bits(out, expected)) << "n " << n;
-        tally.add(out);
-    }
-    EXPECT_GT(tally.now, 10);
-    EXPECT_GT(tally.later, 10);
-    EXPECT_GT(tally.never, 10);
-}
-
-TEST_P(Simd, BallCylinderEdgeCases) {
-    Cylinders cylinders;
-    push_cylinder_edges(cylinders);
-    for (double h : kHorizons) {
-        std::vector<double> out(cylinders.cases.size());
-        k().ball_cylinder(cylinders.lanes(), h, out);
-        EXPECT_TRUE(same_bits(out, cylinders.scalar(h))) << "horizon " << h;
-    }
-    std::vector<double> out(cylinders.cases.size());
-    k().ball_cylinder(cylinders.lanes(), kNever, out);
-    EXPECT_NEAR(out[0], 7.0 / 3.0, 1e-15);
-    EXPECT_NEAR(out[1], 7.0 / 3.0, 1e-15);
-    EXPECT_EQ(out[2], kNever);
-    EXPECT_EQ(out[3], 0.0);
-    EXPECT_EQ(out[4], kNever);
-    const double y = std::sqrt(2.25 - 0.81);
-    EXPECT_NEAR(out[10], std::sqrt(2 * (4 - y) / 9.81), 1e-12);
-}
-
-TEST_P(Simd, BallCylinderRandomMixedQuartic) {
-    Draw draw(31);
-    Tally tally;
-    for (std::size_t n : kCounts) {
-        for (double share : {0.0, 0.25, 1.0}) {
-            Cylinders cylinders;
-            push_cylinder_random(cylinders, draw, n, share);
-            for (double h : {kNever, 2.0, 0.5}) {
-                std::vector<double> out(n);
-                k().ball_cylinder(cylinders.lanes(), h, out);
-                EXPECT_TRUE(same_bits(out, cylinders.scalar(h)))
-                    << "n " << n << " quartic share " << share << " horizon " << h;
-                tally.add(out);
-            }
-        }
-    }
-    EXPECT_GT(tally.now, 50);
-    EXPECT_GT(tally.later, 50);
-    EXPECT_GT(tally.never, 50);
 }
 
 TEST_P(Simd, PolynomialRandomAllLaneCounts) {
@@ -963,15 +832,6 @@ TEST(SimdEntryPoints, SameAsTheChosenKernels) {
     toi_ball_ball_batch_simd(pairs.lanes(), 4.0, a);
     toi_ball_ball_batch(pairs.lanes(), 4.0, b);
     EXPECT_TRUE(same_bits(a, b));
-    Cylinders cylinders;
-    push_cylinder_random(cylinders, draw, 101, 0.3);
-    toi_ball_cylinder_batch_simd(cylinders.lanes(), 4.0, a);
-    EXPECT_TRUE(same_bits(a, cylinders.scalar(4.0)));
-    Gaps gaps;
-    for (int i = 0; i < 101; ++i)
-        gaps.push(special_coefficient(draw), special_coefficient(draw), special_coefficient(draw));
-    toi_ball_plane_batch_simd(gaps.lanes(), 4.0, a);
-    EXPECT_TRUE(same_bits(a, gaps.scalar(4.0)));
     Neighbourhood h;
     fill_neighbourhood(h, draw, 101, {0.0, -9.81, 0.0}, {-4.1, 0.7, 1.3});
     toi_neighbours_batch_simd(h.self, h.lanes(), 4.0, a);

@@ -195,22 +195,14 @@ double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon) {
     return first_closing_polynomial(squared_gap(dp, dv, da * 0.5, sigma), horizon);
 }
 
-QuadraticGap ball_plane_gap(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n) {
-    return {dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a)};
-}
-
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon) {
-    const QuadraticGap gap = ball_plane_gap(p, v, a, r, point, n);
-    return first_closing_quadratic(gap.c0, gap.c1, gap.c2, horizon);
+    return first_closing_quadratic(dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a), horizon);
 }
 
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon) {
-    return toi_ball_cylinder_gap(p - point, v, a, u, R + r, horizon);
-}
-
-double toi_ball_cylinder_gap(Vec3 w, Vec3 v, Vec3 a, Vec3 u, double rho, double horizon) {
-    return first_closing_polynomial(squared_gap(across(w, u), across(v, u), across(a, u) * 0.5, rho), horizon);
+    const Vec3 w = p - point;
+    return first_closing_polynomial(squared_gap(across(w, u), across(v, u), across(a, u) * 0.5, R + r), horizon);
 }
 
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {

@@ -40,20 +40,10 @@ double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon);
 // `point` with unit normal n. Gap: n·(p − point) − r.
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon);
 
-// The coefficients toi_ball_plane() solves: gap c0 + c1 τ + c2 τ² with c0 = n·(p − point) − r,
-// c1 = n·v, c2 = ½ n·a. For callers that batch the solve (toi_simd.hpp's PlaneLanes).
-struct QuadraticGap {
-    double c0, c1, c2;
-};
-QuadraticGap ball_plane_gap(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n);
-
 // A ball outside an infinite cylinder (axis through `point`, unit direction u, radius R).
 // Gap: |perp(p(τ) − point)|² − (R + r)², a quartic when a has a component across the axis.
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon);
-// The same in the terms of a batch lane (toi_simd.hpp's CylinderLanes): w = p − point and
-// rho = R + r.
-double toi_ball_cylinder_gap(Vec3 w, Vec3 v, Vec3 a, Vec3 u, double rho, double horizon);
 
 // Entry distance of the ray o + s d into a sphere (the picking test of the ray–sphere article),
 // free of cancellation; 0 when o is inside or on the sphere, −1 for a miss.

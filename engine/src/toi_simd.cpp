@@ -94,20 +94,6 @@ void SimdKernels::neighbours(const Mover& self, const NeighbourLanes& l, double 
     table_->neighbours(m, p, out.size(), horizon, out.data());
 }
 
-void SimdKernels::ball_plane(const PlaneLanes& l, double horizon, std::span<double> out) const {
-    assert(l.c0.size() >= out.size() && l.c1.size() >= out.size() && l.c2.size() >= out.size());
-    table_->ball_plane({l.c0.data(), l.c1.data(), l.c2.data()}, out.size(), horizon, out.data());
-}
-
-void SimdKernels::ball_cylinder(const CylinderLanes& l, double horizon, std::span<double> out) const {
-    assert(l.wx.size() >= out.size() && l.vx.size() >= out.size() && l.ax.size() >= out.size() &&
-           l.ux.size() >= out.size() && l.rho.size() >= out.size());
-    const CylinderPointers p{l.wx.data(), l.wy.data(), l.wz.data(), l.vx.data(), l.vy.data(),
-                             l.vz.data(), l.ax.data(), l.ay.data(), l.az.data(), l.ux.data(),
-                             l.uy.data(), l.uz.data(), l.rho.data()};
-    table_->ball_cylinder(p, out.size(), horizon, out.data());
-}
-
 void SimdKernels::polynomial(const PolynomialLanes& l, double horizon, std::span<double> out) const {
     assert(l.p0.size() >= out.size() && l.p1.size() >= out.size() && l.p2.size() >= out.size() &&
            l.p3.size() >= out.size() && l.p4.size() >= out.size());

@@ -27,24 +27,6 @@
 
 namespace ballistic::detail {
 
-// Gaps c0 + c1 τ + c2 τ², one per lane: a ball against planes (ball_plane_gap() forms the
-// coefficients exactly as toi_ball_plane() does), many balls against one plane, or the faces
-// of a cell (the first_closing_quadratic() calls of a crossing prediction).
-struct PlaneLanes {
-    std::span<const double> c0, c1, c2;
-};
-
-// A ball outside an infinite cylinder, one pair per lane, in the terms of toi_ball_cylinder():
-// w = p − point (ball centre relative to a point of the axis), v, a (the ball's velocity and
-// acceleration), u (unit axis) and rho = R + r (column radius plus ball radius).
-struct CylinderLanes {
-    std::span<const double> wx, wy, wz;
-    std::span<const double> vx, vy, vz;
-    std::span<const double> ax, ay, az;
-    std::span<const double> ux, uy, uz;
-    std::span<const double> rho;
-};
-
 // Gaps p0 + p1 τ + p2 τ² + p3 τ³ + p4 τ⁴, one per lane (the first_closing_polynomial() calls).
 struct PolynomialLanes {
     std::span<const double> p0, p1, p2, p3, p4;
@@ -78,12 +60,9 @@ public:
     void ball_ball(const PairLanes& lanes, double horizon, std::span<double> out) const;
     // toi_neighbours_batch(): gathers each lane's ball from the columns, then as ball_ball().
     void neighbours(const Mover& self, const NeighbourLanes& lanes, double horizon, std::span<double> out) const;
-    // first_closing_quadratic() per lane (ball–plane gaps, cell faces).
-    void ball_plane(const PlaneLanes& lanes, double horizon, std::span<double> out) const;
-    // toi_ball_cylinder(): the coefficients, then as polynomial().
-    void ball_cylinder(const CylinderLanes& lanes, double horizon, std::span<double> out) const;
     // first_closing_polynomial() per lane: quadratics and (except with SSE2) quartics in SIMD;
-    // a cubic (a leading coefficient that underflowed to zero) through the scalar solver.
+    // a cubic (a leading coefficient that underflowed to zero) through the scalar solver. The
+    // solver ball_ball() and neighbours() share; tests and benchmarks call it on its own.
     void polynomial(const PolynomialLanes& lanes, double horizon, std::span<double> out) const;
     // ray_sphere() per lane: entry distance along origin + s·direction, 0 when the origin is
     // inside the sphere, −1 for a miss.
@@ -108,13 +87,6 @@ inline void toi_ball_ball_batch_simd(const PairLanes& lanes, double horizon, std
 inline void toi_neighbours_batch_simd(const Mover& self, const NeighbourLanes& lanes, double horizon,
                                       std::span<double> out) {
     simd_kernels().neighbours(self, lanes, horizon, out);
-}
-inline void toi_ball_plane_batch_simd(const PlaneLanes& lanes, double horizon, std::span<double> out) {
-    simd_kernels().ball_plane(lanes, horizon, out);
-}
-inline void toi_ball_cylinder_batch_simd(const CylinderLanes& lanes, double horizon,
-                                         std::span<double> out) {
-    simd_kernels().ball_cylinder(lanes, horizon, out);
 }
 inline void ray_sphere_batch_simd(Vec3 origin, Vec3 direction, const SphereLanes& lanes,
                                   std::span<double> out) {

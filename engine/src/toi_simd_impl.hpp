@@ -100,8 +100,7 @@ struct SimdImpl {
         }
         return first_closing_general(c0, c1, c2, horizon);
     }
-    // Any gap, in particular a plane's (linear without acceleration, concave under gravity above a
-    // floor), for which the test above does not pay.
+    // Any gap (open or closed, convex, linear or concave), for which the test above does not pay.
     [[gnu::always_inline]] static B first_closing_general(const B& c0, const B& c1, const B& c2,
                                                           const B& horizon) {
         const B zero(0.0);
@@ -396,8 +395,7 @@ struct SimdImpl {
                                                     double horizon) {
         return higher_degrees(gap<Full>(l, k, count), horizon, B(0.0));
     }
-    // The kernel of lanes whose gaps gap() forms: polynomial (the coefficients themselves) and
-    // ball_cylinder (below).
+    // The kernel of lanes whose gaps gap() forms: polynomial (the coefficients themselves).
     template <class Pointers>
     static void gaps(const Pointers& l, std::size_t n, double horizon, double* out) {
         std::size_t k = 0;
@@ -496,42 +494,6 @@ struct SimdImpl {
         if (k < n) neighbours_chunk<false>(m, l, k, n - k, horizon, out);
     }
 
-    // ---- quadratic gaps (ball–plane, cell faces): first_closing_quadratic() ------------------
-    template <bool Full>
-    static void ball_plane_chunk(const PlanePointers& l, std::size_t k, std::size_t count,
-                                 double horizon, double* out) {
-        store<Full>(first_closing_general(load<Full>(l.c0, k, count), load<Full>(l.c1, k, count),
-                                          load<Full>(l.c2, k, count), B(horizon)),
-                    out, k, count);
-    }
-    static void ball_plane(const PlanePointers& l, std::size_t n, double horizon, double* out) {
-        std::size_t k = 0;
-        for (; k + W <= n; k += W) ball_plane_chunk<true>(l, k, W, horizon, out);
-        if (k < n) ball_plane_chunk<false>(l, k, n - k, horizon, out);
-    }
-
-    // ---- ball–cylinder: toi_ball_cylinder(), through gaps() ----------------------------------
-    template <bool Full>
-    [[gnu::always_inline]] static std::array<B, 5> gap(const CylinderPointers& l, std::size_t k, std::size_t count) {
-        const B ux = load<Full>(l.ux, k, count), uy = load<Full>(l.uy, k, count),
-                uz = load<Full>(l.uz, k, count);
-        // across(w, u) = w − u (w·u) for the position, velocity and half the acceleration.
-        const B wx = load<Full>(l.wx, k, count), wy = load<Full>(l.wy, k, count),
-                wz = load<Full>(l.wz, k, count);
-        const B wu = wx * ux + wy * uy + wz * uz;
-        const B w0x = wx - ux * wu, w0y = wy - uy * wu, w0z = wz - uz * wu;
-        const B vx = load<Full>(l.vx, k, count), vy = load<Full>(l.vy, k, count),
-                vz = load<Full>(l.vz, k, count);
-        const B vu = vx * ux + vy * uy + vz * uz;
-        const B w1x = vx - ux * vu, w1y = vy - uy * vu, w1z = vz - uz * vu;
-        const B ax = load<Full>(l.ax, k, count), ay = load<Full>(l.ay, k, count),
-                az = load<Full>(l.az, k, count);
-        const B au = ax * ux + ay * uy + az * uz;
-        const B half(0.5);
-        const B w2x = (ax - ux * au) * half, w2y = (ay - uy * au) * half, w2z = (az - uz * au) * half;
-        return squared_gap(w0x, w0y, w0z, w1x, w1y, w1z, w2x, w2y, w2z, load<Full>(l.rho, k, count));
-    }
-
     // ---- ray–sphere: ray_sphere() -----------------------------------------------------------
     template <bool Full>
     static void ray_sphere_chunk(const B (&o)[3], const B (&d)[3], const B& dd, const SpherePointers& l,
@@ -590,8 +552,6 @@ constexpr SimdTable make_simd_table() {
     return {Arch::name(),
             Impl::W,
             &Impl::ball_ball,
-            &Impl::ball_plane,
-            &Impl::template gaps<CylinderPointers>,
             &Impl::neighbours,
             &Impl::template gaps<PolynomialPointers>,
             &Impl::ray_sphere,

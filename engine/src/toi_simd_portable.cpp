@@ -17,16 +17,6 @@ void ball_ball(const PairPointers& l, std::size_t n, double horizon, double* out
                         horizon, {out, n});
 }
 
-void ball_plane(const PlanePointers& l, std::size_t n, double horizon, double* out) {
-    for (std::size_t k = 0; k < n; ++k) out[k] = first_closing_quadratic(l.c0[k], l.c1[k], l.c2[k], horizon);
-}
-
-void ball_cylinder(const CylinderPointers& l, std::size_t n, double horizon, double* out) {
-    for (std::size_t k = 0; k < n; ++k)
-        out[k] = toi_ball_cylinder_gap({l.wx[k], l.wy[k], l.wz[k]}, {l.vx[k], l.vy[k], l.vz[k]},
-                                       {l.ax[k], l.ay[k], l.az[k]}, {l.ux[k], l.uy[k], l.uz[k]}, l.rho[k], horizon);
-}
-
 void neighbours(const MoverState& m, const NeighbourPointers& l, std::size_t n, double horizon, double* out) {
     // toi_neighbours_batch() reads the columns through spans; they only need to reach the slots.
     std::size_t size = 0;
@@ -66,8 +56,7 @@ void advance(const MotionPointers& l, double T, std::size_t begin, std::size_t e
     }
 }
 
-constexpr SimdTable kTable{"portable", 1, &ball_ball, &ball_plane, &ball_cylinder, &neighbours,
-                           &polynomial, &ray_sphere, &advance};
+constexpr SimdTable kTable{"portable", 1, &ball_ball, &neighbours, &polynomial, &ray_sphere, &advance};
 
 }  // namespace
 

@@ -16,12 +16,6 @@ namespace ballistic::detail {
 struct PairPointers {
     const double *dpx, *dpy, *dpz, *dvx, *dvy, *dvz, *dax, *day, *daz, *sigma;
 };
-struct PlanePointers {
-    const double *c0, *c1, *c2;
-};
-struct CylinderPointers {
-    const double *wx, *wy, *wz, *vx, *vy, *vz, *ax, *ay, *az, *ux, *uy, *uz, *rho;
-};
 struct PolynomialPointers {
     const double *p0, *p1, *p2, *p3, *p4;
 };
@@ -46,8 +40,6 @@ struct SimdTable {
     const char* name;
     std::size_t width;
     void (*ball_ball)(const PairPointers&, std::size_t n, double horizon, double* out);
-    void (*ball_plane)(const PlanePointers&, std::size_t n, double horizon, double* out);
-    void (*ball_cylinder)(const CylinderPointers&, std::size_t n, double horizon, double* out);
     void (*neighbours)(const MoverState&, const NeighbourPointers&, std::size_t n, double horizon, double* out);
     void (*polynomial)(const PolynomialPointers&, std::size_t n, double horizon, double* out);
     void (*ray_sphere)(Vec3 origin, Vec3 direction, const SpherePointers&, std::size_t n, double* out);
