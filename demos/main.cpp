@@ -389,6 +389,7 @@ int main(int argc, char** argv) {
     render->add_option("--size", render_options.size, "Image size WxH (default 1280x720)");
     render->add_option("--color", render_options.color, "Colour balls by id or speed (default id)");
     render->add_flag("!--no-explosions", render_options.explosions, "Do not draw collision explosions");
+    render->add_flag("--tint-sleeping", render_options.tint_sleeping, "Draw sleeping balls in a muted slate");
     render->add_option("--threads", render_options.threads, "Simulation worker threads, 0 = all (default 0)");
     render->add_flag("--validate", render_options.validate,
                      "Vulkan validation layers on; any validation message fails the command");
@@ -399,6 +400,7 @@ int main(int argc, char** argv) {
     view->add_option("--frames", view_options.frames, "Close after N frames (default: when the window is closed)");
     view->add_option("--size", view_options.size, "Window size WxH (default 1280x720)");
     view->add_option("--color", view_options.color, "Colour balls by id or speed (default id)");
+    view->add_flag("--tint-sleeping", view_options.tint_sleeping, "Draw sleeping balls in a muted slate");
     view->add_flag("--paused", view_options.paused, "Start paused (Space runs, N steps)");
     view->add_flag("!--no-vsync", view_options.vsync, "Present as fast as possible (mailbox/immediate)");
     view->add_option("--threads", view_options.threads, "Simulation worker threads, 0 = all (default 0)");

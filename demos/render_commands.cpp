@@ -85,6 +85,7 @@ int render_command(const RenderOptions& options) {
     render::FrameStyle style;
     style.color = color;
     style.explosions = options.explosions;
+    style.tint_sleeping = options.tint_sleeping;
     render::Explosions explosions;
 
     int written = 0;
@@ -126,6 +127,7 @@ int view_scene(scene::Scene& loaded, const ViewOptions& options) {
     viewer_options.paused = options.paused;
     viewer_options.frame_time = scene::kFrame;
     viewer_options.style.color = parse_color(options.color);
+    viewer_options.style.tint_sleeping = options.tint_sleeping;
     auto viewer = render::Viewer::create(loaded.world, viewer_options);
     if (!viewer) throw std::runtime_error(viewer.error().message());
     auto report = viewer->run();

@@ -17,6 +17,7 @@ struct RenderOptions {
     int threads = 0;
     std::string color = "id";   // "id" or "speed"
     bool explosions = true;
+    bool tint_sleeping = false; // sleeping balls drawn in a muted slate
     bool validate = false;      // validation layers required; any message fails the command
 };
 
@@ -26,6 +27,7 @@ struct ViewOptions {
     std::string size = "1280x720";
     int threads = 0;
     std::string color = "id";
+    bool tint_sleeping = false;
     bool paused = false;
     bool vsync = true;
     bool validate = false;

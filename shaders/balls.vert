@@ -78,6 +78,7 @@ void main() {
     } else {
         color = vec3(ballistic_id_color(b.id, 0u), ballistic_id_color(b.id, 1u), ballistic_id_color(b.id, 2u));
     }
+    if (b.speed < 0.0) color = vec3(ballistic_sleeping_color(0u), ballistic_sleeping_color(1u), ballistic_sleeping_color(2u));
     if (b.id == frame.picked) color = vec3(1.0, 0.95, 0.2);
     v_color = color;
 }

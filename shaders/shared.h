@@ -75,7 +75,7 @@ struct BallInstance {
     float y;
     float z;
     float radius;
-    float speed;   // |v|, only filled when colouring by speed
+    float speed;   // |v|, only filled when colouring by speed; −1: a sleeping ball drawn tinted
     uint id;       // BallId index: colour and picking highlight
 };
 
@@ -128,6 +128,9 @@ BALLISTIC_FN float ballistic_id_color(uint id, uint c) {
     float hue = float(ballistic_hash(id) >> 8u) / 16777216.0f;
     return ballistic_hsv_channel(hue, 0.75f, 0.9f, c);
 }
+
+// Sleeping balls, when tinted (BallInstance.speed −1): a muted slate, channel c.
+BALLISTIC_FN float ballistic_sleeping_color(uint c) { return c == 0u ? 0.30f : (c == 1u ? 0.34f : 0.42f); }
 
 // Speed ramp: blue (at rest) through green and yellow to red (speed ≥ 1 / speed_scale).
 BALLISTIC_FN float ballistic_speed_color(float speed01, uint c) {

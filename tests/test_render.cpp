@@ -228,6 +228,30 @@ TEST_F(Render, PickedBallIsHighlightedAndSpeedColoursRunBlueToRed) {
     EXPECT_GT(hot[0], hot[2] + 80);     // fastest: red
 }
 
+TEST_F(Render, SleepingBallsAreTintedOnlyWhenAsked) {
+    // A ball resting on the floor of a dissipative world sleeps before its first event; one above
+    // it is falling, awake.
+    WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    def.restitution = 0.5;
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const BallId resting = world.add_ball({{-2, 0.8, 0}, {}, 0.8});
+    const BallId falling = world.add_ball({{2, 3, 0}, {}, 0.8});
+    world.step(1e-3);
+    ASSERT_TRUE(world.sleeping(resting));
+    ASSERT_FALSE(world.sleeping(falling));
+    const render::Camera camera = looking({0, 2, 10}, {0, 2, 0});
+    render::FrameStyle style = flat_style();
+    const Vec3 falling_at = world.ball(falling).position;
+    render::Image image = draw(world, camera, style);
+    EXPECT_TRUE(near_color(at(image, camera, {-2, 0.8, 0}), srgb(render::ball_color(resting))));
+    style.tint_sleeping = true;
+    image = draw(world, camera, style);
+    EXPECT_TRUE(near_color(at(image, camera, {-2, 0.8, 0}), srgb(render::sleeping_color())));
+    EXPECT_TRUE(near_color(at(image, camera, falling_at), srgb(render::ball_color(falling))));
+}
+
 // ------------------------------------------------------------------------------------------------
 // Statics and explosions
 
@@ -387,6 +411,15 @@ TEST(InstanceFill, CopiesTheSoAStateAndFindsNearBalls) {
     }
     EXPECT_EQ(near.indices.size(), expected_near);
     EXPECT_GT(expected_near, 4u);
+    // Sleeping flags mark their balls with speed −1, the others keep theirs.
+    std::vector<std::uint8_t> sleeping(view.x.size(), 0);
+    sleeping[7] = 1;
+    render::fill_instances(view, true, out, nullptr, sleeping);
+    float speed = 0.0f;
+    std::memcpy(&speed, out.data() + 7 * 24 + 16, 4);
+    EXPECT_EQ(speed, -1.0f);
+    std::memcpy(&speed, out.data() + 8 * 24 + 16, 4);
+    EXPECT_FLOAT_EQ(speed, static_cast<float>(std::abs(view.vy[8])));
 }
 
 TEST(Camera, ProjectAndPixelRayAgree) {

@@ -22,7 +22,7 @@ struct Partial {
 
 template <bool kSpeeds, bool kNear>
 void fill_range(const BallView& b, gpu::BallInstance* out, std::size_t begin, std::size_t end, const NearQuery* query,
-                Partial& partial) {
+                std::span<const std::uint8_t> sleeping, Partial& partial) {
     double max_sq = partial.max_sq_speed;
     const double ex = kNear ? query->eye.x : 0.0;
     const double ey = kNear ? query->eye.y : 0.0;
@@ -41,6 +41,7 @@ void fill_range(const BallView& b, gpu::BallInstance* out, std::size_t begin, st
                 partial.near.push_back(static_cast<std::uint32_t>(i));
             }
         }
+        if (!sleeping.empty() && sleeping[i]) speed = -1.0f;
         out[i] = {static_cast<float>(b.x[i]), static_cast<float>(b.y[i]), static_cast<float>(b.z[i]),
                   static_cast<float>(b.radius[i]), speed, b.id[i].index()};
     }
@@ -48,13 +49,14 @@ void fill_range(const BallView& b, gpu::BallInstance* out, std::size_t begin, st
 }
 
 template <bool kSpeeds, bool kNear>
-Partial fill_all(const BallView& balls, gpu::BallInstance* out, const NearQuery* query) {
+Partial fill_all(const BallView& balls, gpu::BallInstance* out, const NearQuery* query,
+                 std::span<const std::uint8_t> sleeping) {
     const std::size_t n = balls.x.size();
     // parallel_reduce joins left to right, so the near list stays in storage order.
     return tbb::parallel_reduce(
         tbb::blocked_range<std::size_t>(0, n, kGrain), Partial{},
         [&](const tbb::blocked_range<std::size_t>& r, Partial partial) {
-            fill_range<kSpeeds, kNear>(balls, out, r.begin(), r.end(), query, partial);
+            fill_range<kSpeeds, kNear>(balls, out, r.begin(), r.end(), query, sleeping, partial);
             return partial;
         },
         [](Partial left, Partial right) {
@@ -66,13 +68,16 @@ Partial fill_all(const BallView& balls, gpu::BallInstance* out, const NearQuery*
 
 }  // namespace
 
-double fill_instances(const BallView& balls, bool speeds, std::span<std::byte> out, NearQuery* near) {
+double fill_instances(const BallView& balls, bool speeds, std::span<std::byte> out, NearQuery* near,
+                      std::span<const std::uint8_t> sleeping) {
     auto* instances = reinterpret_cast<gpu::BallInstance*>(out.data());
     Partial result;
     if (speeds) {
-        result = near ? fill_all<true, true>(balls, instances, near) : fill_all<true, false>(balls, instances, near);
+        result = near ? fill_all<true, true>(balls, instances, near, sleeping)
+                      : fill_all<true, false>(balls, instances, near, sleeping);
     } else {
-        result = near ? fill_all<false, true>(balls, instances, near) : fill_all<false, false>(balls, instances, near);
+        result = near ? fill_all<false, true>(balls, instances, near, sleeping)
+                      : fill_all<false, false>(balls, instances, near, sleeping);
     }
     if (near != nullptr) near->indices = std::move(result.near);
     return std::sqrt(result.max_sq_speed);
@@ -81,6 +86,10 @@ double fill_instances(const BallView& balls, bool speeds, std::span<std::byte> o
 std::array<float, 3> ball_color(BallId id) {
     return {gpu::ballistic_id_color(id.index(), 0), gpu::ballistic_id_color(id.index(), 1),
             gpu::ballistic_id_color(id.index(), 2)};
+}
+
+std::array<float, 3> sleeping_color() {
+    return {gpu::ballistic_sleeping_color(0), gpu::ballistic_sleeping_color(1), gpu::ballistic_sleeping_color(2)};
 }
 
 std::uint8_t to_srgb8(float linear) {

@@ -379,9 +379,11 @@ Status ScenePass::prepare(std::uint32_t index, const World& world, const Camera&
     const double focal = 1.0 / std::tan(camera.fov_y_degrees * 3.14159265358979323846 / 360.0);
     slot.near.eye = camera.eye;
     slot.near.radius_factor = 1.0 + 1.5 * focal * extent.height / gpu_->properties.limits.pointSizeRange[1];
+    if (style.tint_sleeping) slot.sleeping = world.sleeping_flags();
+    else slot.sleeping.clear();
     const double max_speed = fill_instances(
         view, speeds, {static_cast<std::byte*>(slot.balls.mapped), ball_count * sizeof(gpu::BallInstance)},
-        points ? &slot.near : nullptr);
+        points ? &slot.near : nullptr, slot.sleeping);
     slot.ball_count = static_cast<std::uint32_t>(ball_count);
     if (!points) slot.near.indices.clear();
     if (Status s = ensure_capacity(slot, ball_count, explosion_count, slot.near.indices.size()); !s) return s;

@@ -49,6 +49,7 @@ private:
         vk::MappedBuffer near_list;
         VkDescriptorSet set = VK_NULL_HANDLE;
         NearQuery near;
+        std::vector<std::uint8_t> sleeping;  // World::sleeping_flags(), with FrameStyle::tint_sleeping
         std::uint32_t ball_count = 0;
         std::uint32_t explosion_count = 0;
         std::vector<gpu::PlanePush> planes;

@@ -73,12 +73,15 @@ struct FrameStyle {
     BallId picked;               // drawn highlighted (yellow)
     BallId hidden;               // not drawn (the hook camera's own ball)
     double speed_scale = 0.0;    // speed drawn red (unit: length/time); 0 = the fastest ball now
+    bool tint_sleeping = false;  // sleeping balls drawn in sleeping_color() (as Jolt's samples do)
     std::array<float, 3> background{0.03f, 0.04f, 0.07f};   // linear RGB
 };
 
 // Colour (linear RGB, 0..1) of a ball drawn with ColorMode::Id and no lighting; the same
 // function the shaders use.
 std::array<float, 3> ball_color(BallId id);
+// Colour (linear RGB) of a sleeping ball with FrameStyle::tint_sleeping and no lighting.
+std::array<float, 3> sleeping_color();
 // Linear 0..1 → 8-bit sRGB, as the colour attachment stores it.
 std::uint8_t to_srgb8(float linear);
 // Base colours of the statics (linear RGB); walls are checkered with this colour and 0.72 of it.
@@ -128,8 +131,11 @@ struct NearQuery {
 
 // Writes one instance per ball of `balls` into `out` (at least balls.x.size() *
 // kBallInstanceBytes bytes, 4-byte aligned) in parallel (oneTBB), |v| only when `speeds`, and
-// collects `near` when given. Returns the largest speed written (0 without speeds).
-double fill_instances(const BallView& balls, bool speeds, std::span<std::byte> out, NearQuery* near = nullptr);
+// collects `near` when given. Balls whose byte in `sleeping` (empty, or one per ball as
+// World::sleeping_flags() gives them) is set are marked to be drawn tinted. Returns the largest
+// speed written (0 without speeds).
+double fill_instances(const BallView& balls, bool speeds, std::span<std::byte> out, NearQuery* near = nullptr,
+                      std::span<const std::uint8_t> sleeping = {});
 
 // RGBA8, sRGB-encoded, rows top to bottom.
 struct Image {
