@@ -385,11 +385,16 @@ int main(int argc, char** argv) {
     render->add_option("scene", render_options.scene_path, "Scene file (JSON, see README.md)")->required();
     render->add_option("--out", render_options.out_dir, "Directory for frame_NNNNN.png (created)")->required();
     render->add_option("--frames", render_options.frames, "Frames to simulate, 1/60 each (default 60)");
-    render->add_option("--every", render_options.every, "Write every K-th frame (default 1)");
+    render->add_option("--every", render_options.every, "Write every K-th frame, and the last (default 1)");
     render->add_option("--size", render_options.size, "Image size WxH (default 1280x720)");
     render->add_option("--color", render_options.color, "Colour balls by id or speed (default id)");
     render->add_flag("!--no-explosions", render_options.explosions, "Do not draw collision explosions");
     render->add_flag("--tint-sleeping", render_options.tint_sleeping, "Draw sleeping balls in a muted slate");
+    render->add_flag("--caption", render_options.caption,
+                     "Write the time, the balls, how many sleep and the events per simulated second into each image");
+    render->add_option("--eye", render_options.eye, "Camera position X,Y,Z (default: framing the scene)");
+    render->add_option("--target", render_options.target, "Point the camera looks at X,Y,Z (default: framing the scene)");
+    render->add_option("--fov", render_options.fov, "Vertical field of view in degrees (default 45)");
     render->add_option("--threads", render_options.threads, "Simulation worker threads, 0 = all (default 0)");
     render->add_flag("--validate", render_options.validate,
                      "Vulkan validation layers on; any validation message fails the command");

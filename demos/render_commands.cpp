@@ -4,6 +4,8 @@
 #include <ballistic/render/renderer.hpp>
 #include <ballistic/render/viewer.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -28,6 +30,44 @@ Size parse_size(const std::string& text) {
         throw std::invalid_argument("--size: expected WIDTHxHEIGHT with each in 1..16384, got " + text);
     }
     return {width, height};
+}
+
+// "X,Y,Z", finite.
+Vec3 parse_point(const std::string& text, const std::string& option) {
+    double x = 0.0, y = 0.0, z = 0.0;
+    char extra = 0;
+    if (std::sscanf(text.c_str(), "%lf,%lf,%lf%c", &x, &y, &z, &extra) != 3 || !std::isfinite(x) || !std::isfinite(y) ||
+        !std::isfinite(z)) {
+        throw std::invalid_argument(option + ": expected X,Y,Z (three finite numbers), got " + text);
+    }
+    return {x, y, z};
+}
+
+// The framing's camera, with the eye, target and field of view the options give.
+render::Camera camera_for(const World& world, const RenderOptions& options) {
+    const render::Framing framing = render::frame_world(world);
+    render::Camera camera = framing.orbit.camera(framing.near, framing.far);
+    if (!options.eye.empty()) camera.eye = parse_point(options.eye, "--eye");
+    if (!options.target.empty()) camera.target = parse_point(options.target, "--target");
+    if (options.fov != 0.0) {
+        if (!(options.fov > 0.0 && options.fov < 180.0))
+            throw std::invalid_argument("--fov: must be in (0, 180) degrees, got " + std::to_string(options.fov));
+        camera.fov_y_degrees = options.fov;
+    }
+    const double distance = length(camera.eye - camera.target);
+    if (!(distance > 0.0)) throw std::invalid_argument("--eye and --target: must differ, both are " + options.eye);
+    camera.far = std::max(camera.far, 2.0 * distance + framing.far);  // an eye moved far out still sees the scene
+    return camera;
+}
+
+// What the caption says of the world as it is drawn: time, balls, how many sleep, and the
+// events of the last frame per simulated second.
+std::string caption_of(const World& world, std::uint64_t frame_events) {
+    char text[160];
+    std::snprintf(text, sizeof(text), "t = %.2f   %zu balls   %zu asleep   %.2g events/s (simulated)",
+                  world.time(), world.ball_count(), world.sleeping_count(),
+                  static_cast<double>(frame_events) / scene::kFrame);
+    return text;
 }
 
 render::ColorMode parse_color(const std::string& text) {
@@ -80,8 +120,7 @@ int render_command(const RenderOptions& options) {
     if (!renderer) throw std::runtime_error(renderer.error().message());
 
     World& world = loaded.world;
-    const render::Framing framing = render::frame_world(world);
-    const render::Camera camera = framing.orbit.camera(framing.near, framing.far);
+    const render::Camera camera = camera_for(world, options);
     render::FrameStyle style;
     style.color = color;
     style.explosions = options.explosions;
@@ -89,19 +128,24 @@ int render_command(const RenderOptions& options) {
     render::Explosions explosions;
 
     int written = 0;
+    std::uint64_t frame_events = 0;  // of the step that led to the frame
     for (int frame = 0; frame < options.frames; ++frame) {
-        const bool draw = frame % options.every == 0;
+        // Every K-th frame, and the last one always.
+        const bool draw = frame % options.every == 0 || frame + 1 == options.frames;
+        std::string caption;
         if (draw) {
+            if (options.caption) caption = caption_of(world, frame_events);
             if (auto s = renderer->submit(world, camera, style, &explosions); !s) throw std::runtime_error(s.error().message());
         }
         // Frame k + 1 is simulated while frame k is drawn.
         if (frame + 1 < options.frames) {
-            world.step(scene::kFrame);
+            frame_events = world.step(scene::kFrame).events;
             explosions.update(world);
         }
         if (draw) {
             auto image = renderer->finish();
             if (!image) throw std::runtime_error(image.error().message());
+            render::draw_caption(*image, caption, std::max(1, size.width / 640));
             char name[32];
             std::snprintf(name, sizeof(name), "frame_%05d.png", frame);
             if (auto s = render::write_png(*image, fs::path(options.out_dir) / name); !s) {

@@ -18,6 +18,9 @@ struct RenderOptions {
     std::string color = "id";   // "id" or "speed"
     bool explosions = true;
     bool tint_sleeping = false; // sleeping balls drawn in a muted slate
+    bool caption = false;       // time, balls, asleep and events per simulated second in each image
+    std::string eye, target;    // "X,Y,Z"; empty: the framing's
+    double fov = 0.0;           // vertical field of view in degrees; 0: the framing's
     bool validate = false;      // validation layers required; any message fails the command
 };
 

@@ -422,6 +422,29 @@ TEST(InstanceFill, CopiesTheSoAStateAndFindsNearBalls) {
     EXPECT_FLOAT_EQ(speed, static_cast<float>(std::abs(view.vy[8])));
 }
 
+TEST(Caption, WhiteTextOverAShadowAtTheTopLeft) {
+    render::Image image;
+    image.width = 200;
+    image.height = 40;
+    image.rgba.assign(200 * 40 * 4, 100);
+    const std::vector<std::uint8_t> blank = image.rgba;
+    render::draw_caption(image, "");
+    EXPECT_EQ(image.rgba, blank);
+    render::draw_caption(image, "t = 1.00", 1);
+    int white = 0, dark = 0, changed_right = 0;
+    for (int y = 0; y < 40; ++y) {
+        for (int x = 0; x < 200; ++x) {
+            const std::uint8_t v = image.pixel(x, y)[0];
+            white += v == 255;
+            dark += v == 0;
+            changed_right += x >= 100 && v != 100;  // 8 characters of about 6 pixels
+        }
+    }
+    EXPECT_GT(white, 20);
+    EXPECT_GT(dark, 5);
+    EXPECT_EQ(changed_right, 0);
+}
+
 TEST(Camera, ProjectAndPixelRayAgree) {
     render::Camera camera;
     camera.eye = {3, 4, 12};
@@ -488,6 +511,40 @@ TEST_F(RenderCli, WritesEveryKthFrameWithoutValidationMessages) {
     EXPECT_EQ(run(std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
                   " --size 12 >/dev/null 2>&1"),
               2);
+}
+
+TEST_F(RenderCli, LastFrameCameraAndCaption) {
+    const fs::path scene = dir_ / "scene.json";
+    std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1}]})";
+    const fs::path out = dir_ / "frames";
+    const std::string base = std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
+                             " --size 160x90";
+    // Frames 0 and 3 by --every, and the last one, 4.
+    ASSERT_EQ(run(base + " --frames 5 --every 3 --caption --eye 0,1,8 --target 0,1,0 --fov 30 >/dev/null 2>&1"), 0);
+    EXPECT_TRUE(fs::exists(out / "frame_00000.png") && fs::exists(out / "frame_00003.png") &&
+                fs::exists(out / "frame_00004.png"));
+    EXPECT_FALSE(fs::exists(out / "frame_00002.png"));
+    // Looked at from the front, 8 away with 30°, the ball of radius 1 fills the middle of the
+    // picture; the caption's white pixels sit in its top-left corner.
+    int w = 0, h = 0, channels = 0;
+    stbi_uc* pixels = stbi_load((out / "frame_00004.png").string().c_str(), &w, &h, &channels, 4);
+    ASSERT_NE(pixels, nullptr);
+    auto pixel = [&](int x, int y) { return pixels + (static_cast<std::size_t>(y) * static_cast<std::size_t>(w) + static_cast<std::size_t>(x)) * 4; };
+    const std::uint8_t* centre = pixel(80, 45);
+    const std::uint8_t* background = pixel(159, 89);
+    EXPECT_GT(std::abs(int(centre[0]) - int(background[0])) + std::abs(int(centre[1]) - int(background[1])) +
+                  std::abs(int(centre[2]) - int(background[2])),
+              60);
+    int white = 0;
+    for (int y = 0; y < 20; ++y)
+        for (int x = 0; x < 80; ++x) white += pixel(x, y)[0] == 255 && pixel(x, y)[1] == 255 && pixel(x, y)[2] == 255;
+    EXPECT_GT(white, 20);
+    stbi_image_free(pixels);
+    // Bad camera options are input errors.
+    EXPECT_EQ(run(base + " --eye 1,2 >/dev/null 2>&1"), 2);
+    EXPECT_EQ(run(base + " --eye 1,2,3 --target 1,2,3 >/dev/null 2>&1"), 2);
+    EXPECT_EQ(run(base + " --fov 180 >/dev/null 2>&1"), 2);
 }
 
 TEST_F(RenderCli, DefaultWithoutDisplayPrintsTheSummaryAndWritesAPicture) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ballistic::render {
@@ -150,6 +151,9 @@ struct Image {
 };
 
 Status write_png(const Image& image, const std::filesystem::path& path);
+// Writes `text` (ASCII, one line) in white with a dark shadow at the image's top left, each font
+// pixel `scale` image pixels wide (stb_easy_font, on the CPU).
+void draw_caption(Image& image, std::string_view text, int scale = 2);
 
 // Draws into an offscreen image. Two frames may be in flight: submit() records and submits a
 // frame and returns at once, so the caller can advance the world while it is drawn; finish()
