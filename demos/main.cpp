@@ -337,6 +337,14 @@ int bad_input_guard(int (*command)(const Options&), const Options& options) {
 }
 #endif
 
+#ifdef BALLISTIC_WITH_RENDERER
+void add_camera_options(CLI::App& command, ballistic::demo::CameraOptions& camera) {
+    command.add_option("--eye", camera.eye, "Camera position X,Y,Z (default: framing the scene)");
+    command.add_option("--target", camera.target, "Point the camera looks at X,Y,Z (default: framing the scene)");
+    command.add_option("--fov", camera.fov, "Vertical field of view in degrees (default 45)");
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -392,9 +400,7 @@ int main(int argc, char** argv) {
     render->add_flag("--tint-sleeping", render_options.tint_sleeping, "Draw sleeping balls in a muted slate");
     render->add_flag("--caption", render_options.caption,
                      "Write the time, the balls, how many sleep and the events per simulated second into each image");
-    render->add_option("--eye", render_options.eye, "Camera position X,Y,Z (default: framing the scene)");
-    render->add_option("--target", render_options.target, "Point the camera looks at X,Y,Z (default: framing the scene)");
-    render->add_option("--fov", render_options.fov, "Vertical field of view in degrees (default 45)");
+    add_camera_options(*render, render_options.camera);
     render->add_option("--threads", render_options.threads, "Simulation worker threads, 0 = all (default 0)");
     render->add_flag("--validate", render_options.validate,
                      "Vulkan validation layers on; any validation message fails the command");
@@ -406,6 +412,7 @@ int main(int argc, char** argv) {
     view->add_option("--size", view_options.size, "Window size WxH (default 1280x720)");
     view->add_option("--color", view_options.color, "Colour balls by id or speed (default id)");
     view->add_flag("--tint-sleeping", view_options.tint_sleeping, "Draw sleeping balls in a muted slate");
+    add_camera_options(*view, view_options.camera);
     view->add_flag("--paused", view_options.paused, "Start paused (Space runs, N steps)");
     view->add_flag("!--no-vsync", view_options.vsync, "Present as fast as possible (mailbox/immediate)");
     view->add_option("--threads", view_options.threads, "Simulation worker threads, 0 = all (default 0)");

@@ -44,7 +44,7 @@ Vec3 parse_point(const std::string& text, const std::string& option) {
 }
 
 // The framing's camera, with the eye, target and field of view the options give.
-render::Camera camera_for(const World& world, const RenderOptions& options) {
+render::Camera camera_for(const World& world, const CameraOptions& options) {
     const render::Framing framing = render::frame_world(world);
     render::Camera camera = framing.orbit.camera(framing.near, framing.far);
     if (!options.eye.empty()) camera.eye = parse_point(options.eye, "--eye");
@@ -120,7 +120,7 @@ int render_command(const RenderOptions& options) {
     if (!renderer) throw std::runtime_error(renderer.error().message());
 
     World& world = loaded.world;
-    const render::Camera camera = camera_for(world, options);
+    const render::Camera camera = camera_for(world, options.camera);
     render::FrameStyle style;
     style.color = color;
     style.explosions = options.explosions;
@@ -172,6 +172,10 @@ int view_scene(scene::Scene& loaded, const ViewOptions& options) {
     viewer_options.frame_time = scene::kFrame;
     viewer_options.style.color = parse_color(options.color);
     viewer_options.style.tint_sleeping = options.tint_sleeping;
+    if (options.camera.given()) {
+        const render::Camera camera = camera_for(loaded.world, options.camera);
+        viewer_options.camera = render::OrbitCamera::looking(camera.eye, camera.target, camera.fov_y_degrees);
+    }
     auto viewer = render::Viewer::create(loaded.world, viewer_options);
     if (!viewer) throw std::runtime_error(viewer.error().message());
     auto report = viewer->run();

@@ -8,6 +8,13 @@
 
 namespace ballistic::demo {
 
+// Where the camera stands: each empty or zero field keeps what framing the whole scene gives.
+struct CameraOptions {
+    std::string eye, target;    // "X,Y,Z"
+    double fov = 0.0;           // vertical field of view in degrees
+    bool given() const { return !eye.empty() || !target.empty() || fov != 0.0; }
+};
+
 struct RenderOptions {
     std::string scene_path;
     std::string out_dir;
@@ -19,8 +26,7 @@ struct RenderOptions {
     bool explosions = true;
     bool tint_sleeping = false; // sleeping balls drawn in a muted slate
     bool caption = false;       // time, balls, asleep and events per simulated second in each image
-    std::string eye, target;    // "X,Y,Z"; empty: the framing's
-    double fov = 0.0;           // vertical field of view in degrees; 0: the framing's
+    CameraOptions camera;
     bool validate = false;      // validation layers required; any message fails the command
 };
 
@@ -31,6 +37,7 @@ struct ViewOptions {
     int threads = 0;
     std::string color = "id";
     bool tint_sleeping = false;
+    CameraOptions camera;
     bool paused = false;
     bool vsync = true;
     bool validate = false;

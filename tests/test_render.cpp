@@ -458,6 +458,14 @@ TEST(Camera, ProjectAndPixelRayAgree) {
     EXPECT_NEAR(p.depth, dot(point - camera.eye, normalize(camera.target - camera.eye)), 1e-12);
 }
 
+TEST(Camera, OrbitLookingFromAnEyeAtATargetPutsItsCameraThere) {
+    const render::OrbitCamera orbit = render::OrbitCamera::looking({3, 4, 12}, {-1, 0.5, 0}, 30.0);
+    const render::Camera camera = orbit.camera(0.1, 100.0);
+    EXPECT_NEAR(length(camera.eye - Vec3{3, 4, 12}), 0.0, 1e-12);
+    EXPECT_EQ(camera.target, (Vec3{-1, 0.5, 0}));
+    EXPECT_EQ(camera.fov_y_degrees, 30.0);
+}
+
 TEST(Camera, HookCameraRidesBehindTheBallAlongItsVelocity) {
     BallState ball;
     ball.position = {1, 2, 3};
@@ -637,7 +645,8 @@ TEST(Window, ViewCommandExitsAfterTheGivenFrames) {
     if (!has_display()) GTEST_SKIP() << "no DISPLAY (ctest runs this under xvfb-run)";
     const fs::path out = fs::temp_directory_path() / ("ballistic-view-" + std::to_string(::getpid()) + ".txt");
     const std::string command = std::string(BALLISTIC_EXE) + " view " + BALLISTIC_SCENES_DIR +
-                                "/columns.json --frames 15 --size 320x240 --validate --no-vsync >" + out.string() + " 2>&1";
+                                "/columns.json --frames 15 --size 320x240 --validate --no-vsync --tint-sleeping --eye 30,20,30 --target 0,5,0 "
+                                "--fov 50 >" + out.string() + " 2>&1";
     const int status = std::system(command.c_str());
     std::stringstream text;
     text << std::ifstream(out).rdbuf();

@@ -82,6 +82,18 @@ Camera OrbitCamera::camera(double near, double far) const {
     return c;
 }
 
+OrbitCamera OrbitCamera::looking(Vec3 eye, Vec3 target, double fov_y_degrees) {
+    constexpr double kLimit = 89.0 * std::numbers::pi / 180.0;
+    const Vec3 offset = eye - target;
+    OrbitCamera orbit;
+    orbit.target = target;
+    orbit.distance = length(offset);
+    orbit.yaw = std::atan2(offset.x, offset.z);
+    orbit.pitch = std::clamp(std::asin(std::clamp(offset.y / orbit.distance, -1.0, 1.0)), -kLimit, kLimit);
+    orbit.fov_y_degrees = fov_y_degrees;
+    return orbit;
+}
+
 void OrbitCamera::rotate(double dx, double dy) {
     constexpr double kLimit = 89.0 * std::numbers::pi / 180.0;
     yaw += dx;

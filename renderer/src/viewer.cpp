@@ -567,6 +567,7 @@ Result<Viewer> Viewer::create(World& world, const ViewerOptions& options) {
     if (Status s = impl->init_imgui(); !s) return s.error();
 
     impl->framing = frame_world(world);
+    if (options.camera) impl->framing.orbit = *options.camera;
     impl->orbit = impl->framing.orbit;
     impl->started = Clock::now();
     impl->window_start = impl->started;

@@ -48,6 +48,8 @@ struct OrbitCamera {
     double fov_y_degrees = 45.0;
 
     Camera camera(double near, double far) const;
+    // The orbit whose camera() sits at `eye` looking at `target` (the pitch kept inside ±89°).
+    static OrbitCamera looking(Vec3 eye, Vec3 target, double fov_y_degrees);
     void rotate(double dx_radians, double dy_radians);
     void zoom(double factor);               // distance *= factor
     void pan(double dx, double dy);         // in units of distance, along the image axes

@@ -34,6 +34,7 @@ struct ViewerOptions {
     double speed = 1.0;                 // simulation speed multiplier
     bool paused = false;
     FrameStyle style;
+    std::optional<OrbitCamera> camera;  // the starting camera, which R returns to; default: the whole world
 };
 
 struct ViewerReport {
