@@ -53,8 +53,10 @@ private:
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out);
-    // The entry of these supports in the table of rests (rest_for() above).
-    std::uint32_t rest_for(Supports& supports) { return detail::rest_for(balls_.rests, supports, def_.gravity, statics_.planes()); }
+    // The entry of these supports in the table of rests (collision_rules.hpp).
+    std::uint32_t rest_for(Supports& supports) {
+        return detail::rest_for(balls_.rests, supports, def_.gravity, statics_.planes());
+    }
 
     const WorldDef& def_;
     Balls& balls_;
