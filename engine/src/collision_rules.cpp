@@ -6,24 +6,6 @@
 
 namespace ballistic::detail {
 
-// Separation speed after a contact approached at normal speed u (the robustness rules):
-// slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
-// pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
-// contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
-// gaps between it and another obstacle would otherwise bounce between them for ever at one
-// instant; this way its speed towards them dies out.
-double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable) {
-    double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
-    if (pressed && s < rest_speed) s = rest_speed;
-    return s;
-}
-
-// A ball keeps resting on a plane while its normal velocity is rounding noise: relative to its
-// speed, with a floor tied to rest_speed so that a vanishing speed cannot make the test empty.
-bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
-    return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
-}
-
 Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
     // Greedy active set: a support constrains the ball only while the acceleration left after
     // the constraints so far still presses it into the plane. Supports that never press are
@@ -74,13 +56,6 @@ Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef
     }
     for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
     return v;
-}
-
-Vec3 min_image(const std::optional<Box>& periodic, Vec3 d) {
-    if (!periodic) return d;
-    const Vec3 period = periodic->max - periodic->min;
-    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
-    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
 }
 
 }  // namespace ballistic::detail

@@ -9,16 +9,31 @@
 
 #include <ballistic/types.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 namespace ballistic::detail {
 
-// Separation speed after a contact approached at normal speed u, restitution e.
-double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false);
-// Does this normal velocity take a ball off the plane it rests on (more than rounding noise)?
-bool off_plane(double normal_speed, Vec3 v, double rest_speed);
+// Separation speed after a contact approached at normal speed u, restitution e (the robustness
+// rules): slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
+// pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
+// contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
+// gaps between it and another obstacle would otherwise bounce between them for ever at one
+// instant; this way its speed towards them dies out.
+inline double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false) {
+    double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
+    if (pressed && s < rest_speed) s = rest_speed;
+    return s;
+}
+// Does this normal velocity take a ball off the plane it rests on (more than rounding noise)? A
+// ball keeps resting while its normal velocity is rounding noise: relative to its speed, with a
+// floor tied to rest_speed so that a vanishing speed cannot make the test empty.
+inline bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
+    return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
+}
 // The acceleration `gravity` leaves a ball resting on `supports` (indices into `planes`); drops
 // the supports it does not press into.
 Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
@@ -28,6 +43,11 @@ std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std
 // v without its components into the supports' normals.
 Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
 // The nearest periodic image of the separation d (d itself without a periodic box).
-Vec3 min_image(const std::optional<Box>& periodic, Vec3 d);
+inline Vec3 min_image(const std::optional<Box>& periodic, Vec3 d) {
+    if (!periodic) return d;
+    const Vec3 period = periodic->max - periodic->min;
+    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
+    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
+}
 
 }  // namespace ballistic::detail

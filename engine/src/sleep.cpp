@@ -15,7 +15,6 @@ namespace {
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
 constexpr std::uint32_t kJamBudget = 64;   // collisions of a ball in a row in a jam before it stops
-constexpr double kJamTravel = 1e-9;        // relative to the radius: a travel below rounding
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -49,10 +48,6 @@ bool in_cone(Vec3 u, const Vec3* n, std::size_t m) {
 }
 
 }  // namespace
-
-bool Sleep::enabled() const {
-    return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) && !statics_.planes().empty();
-}
 
 template <class Fn>
 void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
@@ -168,12 +163,6 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         }
         first = last;
     }
-}
-
-bool Sleep::jammed(std::uint32_t s, double now) const {
-    const double since = now - balls_.t[s];
-    return since == 0.0 ||
-           (!balls_.asleep(s) && length(balls_.velocity(s)) * since <= kJamTravel * balls_.radius[s]);
 }
 
 void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed) {

@@ -23,19 +23,32 @@
 
 namespace ballistic::detail {
 
+inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel below rounding
+
 class Sleep {
 public:
     Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
         : def_(def), balls_(balls), grid_(grid), statics_(statics), rules_(rules) {}
 
     // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes to rest on.
-    bool enabled() const;
+    bool enabled() const {
+        return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) &&
+               !statics_.planes().empty();
+    }
 
     // Is the ball's collision at `now` part of a jam? Its previous event was at `now` too, or
     // since then it has travelled less than rounding can resolve (10⁻⁹ of its radius): jammed at
     // zero gaps between other bodies, it passes impacts around at one instant, or, when rounding
     // left gaps, at instants apart by next to nothing. Read before the ball is brought to `now`.
-    bool jammed(std::uint32_t slot, double now) const;
+    bool jammed(std::uint32_t slot, double now) const {
+        if (!enabled()) return false;  // only note_quiet() reads it, and it does nothing then
+        const double since = now - balls_.t[slot];
+        if (since == 0.0) return true;
+        if (balls_.asleep(slot)) return false;
+        const Vec3 v = balls_.velocity(slot);
+        const double travel = kJamTravel * balls_.radius[slot];
+        return dot(v, v) * (since * since) <= travel * travel;
+    }
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
     // its collisions in a jam (`jammed`, from jammed()).
     void note_quiet(std::uint32_t slot, double approach, double now, bool jammed);
