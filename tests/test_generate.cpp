@@ -289,6 +289,20 @@ TEST(Generate, ReportsNoneFitInARegionThinnerThanABall) {
     EXPECT_NE(std::string(error.what()).find("only 0 balls"), std::string::npos) << error.what();
 }
 
+TEST(Generate, RefusesARegionTooLargeToSearch) {
+    // A floor at z = −10 and a region reaching 10²⁴ below it (fuzz/regressions/scene-generate-
+    // region-below-the-walls.json): nearly every site is behind the floor. The search stops at its
+    // budget of sites with an error instead of walking 10²⁴ of them.
+    World world;
+    world.add_plane({{0.0, 0.0, -10.0}, {0.0, 0.0, 1.0}});
+    GenerateDef def = cube(100, 0.5, 10.0);
+    def.region = {{-10.0, -10.0, -1e24}, {10.0, 10.0, 10.0}};
+    const InvalidArgument error = rejection(def, world);
+    EXPECT_EQ(error.field(), "generate[0].min");
+    EXPECT_NE(std::string(error.what()).find("too large to search for 100 free places"), std::string::npos)
+        << error.what();
+}
+
 TEST(Generate, CountsOnlyFreeSitesWhenObstaclesBlockTheRegion) {
     World world;
     world.add_plane({{0.0, 5.0, 0.0}, {0.0, 1.0, 0.0}});  // the lower half of the cube is behind it

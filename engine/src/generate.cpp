@@ -135,23 +135,39 @@ double site_coordinate(const Lattice& lattice, const CentreBox& box, std::size_t
     return std::clamp(x, box.lo[k], box.hi[k]);
 }
 
-// Free lattice sites in lattice order (x fastest, then y, then z), stopping once `limit` are found.
-std::vector<Vec3> free_sites(const World& world, const Lattice& lattice, const CentreBox& box,
-                             double radius, std::size_t limit) {
+// Lattice sites examined at most for `count` balls: a region in which fewer than about one site
+// in 64 is free (most of it behind walls or inside columns, or far larger than the room) is
+// refused instead of searched.
+std::uint64_t site_budget(std::size_t count) { return 64 * static_cast<std::uint64_t>(count) + (std::uint64_t{1} << 16); }
+
+struct FreeSites {
     std::vector<Vec3> sites;
+    bool exhausted = false;  // the budget ran out before the lattice or the limit did
+};
+
+// Free lattice sites in lattice order (x fastest, then y, then z), stopping once `limit` are found
+// or `budget` sites were examined.
+FreeSites free_sites(const World& world, const Lattice& lattice, const CentreBox& box, double radius,
+                     std::size_t limit, std::uint64_t budget) {
+    FreeSites found;
+    std::uint64_t examined = 0;
     for (std::uint64_t k = 0; k < lattice.n[2]; ++k) {
         const double z = site_coordinate(lattice, box, 2, k);
         for (std::uint64_t j = 0; j < lattice.n[1]; ++j) {
             const double y = site_coordinate(lattice, box, 1, j);
             for (std::uint64_t i = 0; i < lattice.n[0]; ++i) {
+                if (++examined > budget) {
+                    found.exhausted = true;
+                    return found;
+                }
                 const Vec3 site{site_coordinate(lattice, box, 0, i), y, z};
                 if (!world.is_free(site, radius)) continue;
-                sites.push_back(site);
-                if (sites.size() >= limit) return sites;
+                found.sites.push_back(site);
+                if (found.sites.size() >= limit) return found;
             }
         }
     }
-    return sites;
+    return found;
 }
 
 // Largest spacing (to kSpacingTolerance) whose lattice has at least `count` free sites, given that
@@ -160,7 +176,7 @@ std::vector<Vec3> free_sites(const World& world, const Lattice& lattice, const C
 double search_spacing(const World& world, const CentreBox& box, double radius, std::size_t count,
                       double smallest, double largest) {
     const auto enough = [&](double spacing) {
-        return free_sites(world, make_lattice(box, spacing), box, radius, count).size() >= count;
+        return free_sites(world, make_lattice(box, spacing), box, radius, count, site_budget(count)).sites.size() >= count;
     };
     if (enough(largest)) return largest;
     double lo = smallest;
@@ -292,10 +308,17 @@ std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
 
     const CentreBox box = centre_box(def);
     const double smallest = 2.0 * def.radius * (1.0 + kClearance);
+    const std::uint64_t budget = site_budget(def.count);
+    const auto too_large = [&] {
+        reject(field + ".min", "the region " + show(def.region.min) + " to " + show(def.region.max) + " is too large to search for " +
+                                   std::to_string(def.count) + " free places: more than " + std::to_string(budget) +
+                                   " lattice sites examined, too few of them free (keep min and max to where the balls can go)");
+    };
     // The densest lattice decides whether the balls fit; when they do not, its enumeration ran to
     // the end and counted every site that fits.
-    const std::size_t fit =
-        free_sites(world, make_lattice(box, smallest), box, def.radius, def.count).size();
+    const FreeSites densest = free_sites(world, make_lattice(box, smallest), box, def.radius, def.count, budget);
+    if (densest.exhausted) too_large();
+    const std::size_t fit = densest.sites.size();
     if (fit < def.count) {
         reject(field + ".count", "only " + std::to_string(fit) + " balls of radius " +
                                      show(def.radius) + " fit in the region, asked for " +
@@ -306,8 +329,9 @@ std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
     const Lattice lattice = make_lattice(box, spacing);
 
     Random placement(def.seed);
-    const std::vector<Vec3> sites =
-        choose_sites(free_sites(world, lattice, box, def.radius, kMaxCount), def.count, placement);
+    const FreeSites all = free_sites(world, lattice, box, def.radius, kMaxCount, budget);
+    if (all.exhausted) too_large();
+    const std::vector<Vec3> sites = choose_sites(all.sites, def.count, placement);
     const double half_width = 0.5 * (spacing - smallest);
 
     Random velocities(velocity_seed(def.seed));
