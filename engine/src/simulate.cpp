@@ -10,7 +10,6 @@
 namespace ballistic {
 
 using detail::CellKey;
-using detail::Kind;
 using detail::Pending;
 
 void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vector<PlaneDef>& planes,
@@ -125,14 +124,5 @@ void World::Impl::wake_all() {
     prepare_awakening(awakening, def.gravity, statics.planes());
     commit_awakening(awakening);
 }
-
-// ---------------------------------------------------------------------------------------------
-// The loop. Processing an event is split in two: the response's compute() does the physics on
-// the balls the event touches (saving their old state), moves a crossing ball to its new cell and
-// predicts the next events; commit() applies what is shared (queue, counters, the event list). Serially the
-// two follow each other. With several threads, run_batch() (parallel_events.cpp) computes batches
-// of the earliest events in parallel and commits them in order, so that every committed event is
-// exactly the event the serial loop would process next, computed from the same bits: the result
-// is the same for any thread count.
 
 }  // namespace ballistic
