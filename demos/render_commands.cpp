@@ -55,7 +55,10 @@ render::Camera camera_for(const World& world, const CameraOptions& options) {
         camera.fov_y_degrees = options.fov;
     }
     const double distance = length(camera.eye - camera.target);
-    if (!(distance > 0.0)) throw std::invalid_argument("--eye and --target: must differ, both are " + options.eye);
+    if (!(distance > 0.0)) {
+        throw std::invalid_argument("--eye and --target: must differ, both are " +
+                                    (options.eye.empty() ? options.target : options.eye));
+    }
     camera.far = std::max(camera.far, 2.0 * distance + framing.far);  // an eye moved far out still sees the scene
     return camera;
 }
