@@ -319,7 +319,7 @@ TEST(EventLoop, ProcessesInTimeOrderUpToTheEndTheBudgetOrTheFlag) {
     EventLoop loop(w.def, w.grid, w.response, measurements, parallel, 0.0);
     std::vector<Pending> events;
     for (std::uint32_t s = 0; s < w.balls.size(); ++s) events.push_back(w.predictor.predict(s, 0.0));
-    loop.build(events);
+    loop.build(events, w.grid);
     // Up to t = 1: the first impacts come at sqrt(2 (h − 0.5) / g): 0.4, 0.283 and 0.141.
     measurements.begin_step();
     EXPECT_EQ(loop.run_until(1.0, 0), EventLoop::End::Reached);

@@ -1,18 +1,22 @@
 // The strong guarantee under allocation failure: this binary's operator new can be told to fail
 // at its n-th allocation. Each call is tried with a failure at every allocation it makes, one
 // after the other, until it succeeds; every failed attempt must leave the world exactly as it was
-// (the same snapshot bytes) and able to go on.
+// (the same snapshot bytes) and able to go on. A failed step() stands at its last event instead,
+// exactly where a budget of as many events would have stopped it.
+#include <ballistic/scene/scene.hpp>
 #include <ballistic/world.hpp>
 
 #include <gtest/gtest.h>
 
 #include "worlds.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <new>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -136,4 +140,117 @@ TEST(StrongGuarantee, BallCalls) {
     EXPECT_GT(strong(bytes, [&](World& w) { w.set_position(sleeper, {1, 25, 1}); }, kSameState), 0);
     EXPECT_GT(strong(bytes, [&](World& w) { w.remove_ball(sleeper); }, kSameState), 0);
     EXPECT_GT(strong(bytes, [&](World& w) { w.add_ball({{1, 28, 1}, {}, 0.5, 1.0}); }), 0);
+}
+
+namespace {
+
+// step(dt) on a world restored from `bytes` with the n-th allocation failing, n = 0, 1, ...
+// until it succeeds. A failed step must leave the world consistent at the time of its last event
+// (at the step's end once every event is done): exactly where a budget of as many events would
+// have stopped it (where it was, before the first event), and able to go on. Returns how many
+// attempts failed.
+int stands(const std::string& bytes, double dt, int threads) {
+    World untouched = restore(bytes, threads);
+    const double start = untouched.time(), end = start + dt;
+    const std::uint64_t before = untouched.events_processed(), hash = untouched.state_hash();
+    untouched.step(dt);
+    for (int n = 0;; ++n) {
+        World world = restore(bytes, threads);
+        g_fail_at = n;
+        try {
+            world.step(dt);
+            g_fail_at = -1;
+            EXPECT_EQ(world.state_hash(), untouched.state_hash());
+            return n;
+        } catch (const std::bad_alloc&) {
+            g_fail_at = -1;
+        }
+        const std::uint64_t events = world.events_processed() - before;
+        const double reached = world.time();
+        if (reached == end) {
+            // Every event done: only falling asleep at the end may be missing.
+            EXPECT_EQ(events, untouched.events_processed() - before) << "allocation " << n;
+            for (const BallId id : untouched.balls().id) {
+                const BallState done = untouched.ball(id), failed = world.ball(id);
+                EXPECT_EQ(failed.position, done.position) << "allocation " << n;
+                if (!done.sleeping) {
+                    EXPECT_EQ(failed.velocity, done.velocity) << "allocation " << n;
+                }
+            }
+        } else if (events == 0) {
+            EXPECT_EQ(reached, start) << "allocation " << n;
+            EXPECT_EQ(world.state_hash(), hash) << "allocation " << n << " failed before the first event";
+        } else {
+            World stopped = restore(bytes, threads);
+            stopped.set_step_event_budget(events);
+            EXPECT_THROW(stopped.step(dt), BudgetExceeded);
+            EXPECT_EQ(reached, stopped.time()) << "allocation " << n;
+            EXPECT_EQ(world.state_hash(), stopped.state_hash()) << "allocation " << n << " after " << events << " events";
+        }
+        // It goes on, with nothing lost: a snapshot of it restores, and it steps to the end.
+        const World copy = restore(save(world), threads);
+        EXPECT_EQ(copy.state_hash(), world.state_hash());
+        world.step(end + dt - reached);
+        EXPECT_EQ(world.escaped_count(), 0u);
+        EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+        if (n > 100000) {
+            ADD_FAILURE() << "the step never succeeded";
+            return n;
+        }
+    }
+}
+
+// A periodic gas of 1728 balls on two threads, processed in parallel batches.
+std::string gas() {
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {12, 12, 12}};
+    def.parallel_events_min_balls = 0;
+    def.threads = 2;
+    World world(def);
+    std::vector<BallDef> balls;
+    for (int i = 0; i < 12; ++i)
+        for (int j = 0; j < 12; ++j)
+            for (int k = 0; k < 12; ++k) {
+                const double a = 0.37 * i + 1.71 * j + 2.93 * k;
+                balls.push_back({{i + 0.5, j + 0.5, k + 0.5}, {std::sin(a), std::cos(1.3 * a), std::sin(2.1 * a)}, 0.3, 1.0});
+            }
+    world.add_balls(balls);
+    world.step(0.1);
+    return save(world);
+}
+
+}  // namespace
+
+TEST(StrongGuarantee, AStepThatFailsStandsAtItsLastEvent) {
+    EXPECT_GT(stands(pile(), 0.2, 1), 0);  // sleeping, waking and settling
+}
+
+TEST(StrongGuarantee, AStepOfParallelBatchesThatFailsStandsAtItsLastEvent) {
+    EXPECT_GT(stands(gas(), 0.05, 2), 0);  // and the temperature integral
+}
+
+TEST(StrongGuarantee, ARunThatRunsOutOfMemoryReportsWhereItStands) {
+    // The program's run: a step that fails stops the run, and the statistics say so, for the time
+    // the world stands at (an allocation of the run's own may fail too, and then throws).
+    const std::string text = R"({"gravity": [0, -9.81, 0], "restitution": 0.5, "box": {"min": [0, 0, 0], "max": [4, 8, 4]},
+        "generate": [{"count": 40, "radius": 0.4, "min": [0, 2, 0], "max": [4, 8, 4], "speed": 1, "seed": 3}]})";
+    int stopped = 0;
+    for (int n = 0;; ++n) {
+        scene::Scene loaded = scene::load_scene_text(text, 1);
+        g_fail_at = n;
+        try {
+            const scene::RunStats stats = scene::run_scene(loaded, 0.5);
+            g_fail_at = -1;
+            if (!stats.interrupted) break;
+            EXPECT_EQ(stats.stop_reason, "out of memory");
+            EXPECT_EQ(stats.time, loaded.world.time());
+            EXPECT_LT(stats.time, 0.5 + 1e-12);
+            EXPECT_EQ(stats.state_hash, loaded.world.state_hash());
+            ++stopped;
+        } catch (const std::bad_alloc&) {
+            g_fail_at = -1;
+        }
+        ASSERT_LT(n, 100000) << "the run never completed";
+    }
+    EXPECT_GT(stopped, 0);
 }

@@ -2,7 +2,8 @@
 #include "balls.hpp"
 
 #include <algorithm>
-#include <functional>
+#include <cstring>
+#include <type_traits>
 
 namespace ballistic {
 
@@ -66,15 +67,17 @@ std::size_t detail::Balls::bytes_per_ball() const {
     return 10 * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
-void detail::Balls::permute(const std::vector<std::uint32_t>& order, Parallel& parallel) {
-    std::vector<std::function<void()>> columns;  // one task per column
+void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch,
+                            Parallel& parallel) {
     for_each_column([&](auto& column) {
-        columns.emplace_back([&column, &order] {
-            const auto copy = column;
-            for (std::size_t s = 0; s < order.size(); ++s) column[s] = copy[order[s]];
+        using T = typename std::decay_t<decltype(column)>::value_type;
+        static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t));
+        auto* old = reinterpret_cast<unsigned char*>(scratch.data());
+        std::memcpy(old, column.data(), column.size() * sizeof(T));
+        parallel.for_blocks(order.size(), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) std::memcpy(&column[s], old + std::size_t{order[s]} * sizeof(T), sizeof(T));
         });
     });
-    parallel.for_each(columns.size(), [&](std::size_t c) { columns[c](); });
 }
 
 }  // namespace ballistic

@@ -135,8 +135,10 @@ struct Balls {
     void reserve(std::size_t balls);
     void move(std::size_t from, std::size_t to);
     void pop();
-    // Slot s takes the ball of order[s]; one task per column.
-    void permute(const std::vector<std::uint32_t>& order, Parallel& parallel);
+    // Slot s takes the ball of order[s], a column at a time through `scratch` (at least one
+    // 8-byte word per ball, allocated by the caller: this allocates nothing, so it cannot fail
+    // half-way).
+    void permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch, Parallel& parallel);
     std::size_t bytes_per_ball() const;
 };
 

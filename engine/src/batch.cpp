@@ -61,8 +61,8 @@ Batch::Touch& Batch::touch(std::uint32_t slot, std::uint32_t event) {
         Touch& t = touched[i];
         if (t.slot == slot) return t;
         if (t.slot == ~0u) {
+            touched_at.push_back(static_cast<std::uint32_t>(i));  // first: should it fail, nothing is marked
             t = {slot, event, false, {}};
-            touched_at.push_back(static_cast<std::uint32_t>(i));
             return t;
         }
     }

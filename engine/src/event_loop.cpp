@@ -6,22 +6,27 @@ namespace ballistic::detail {
 
 // Processing an event is split in two: the response's compute() does the physics on the balls the
 // event touches (saving their old state), moves a crossing ball to its new cell and predicts the
-// next events; commit() applies what is shared (queue, counters, the event record). Serially the
-// two follow each other. With several slabs, run_batch() computes batches of the earliest events
+// next events; the commit applies what is shared (counters, the event record: record(); the queue).
+// Serially the two follow each other, and an event that fails (out of memory) before its record is
+// complete is undone. With several slabs, run_batch() computes batches of the earliest events
 // in parallel and commits them in order, so that every committed event is exactly the event the
 // serial loop would process next, computed from the same bits: the result is the same for any
 // thread count.
 
-void EventLoop::build(const std::vector<Pending>& events) {
-    slabs_.plan(grid_, events.size(), parallel_.concurrency(), def_.parallel_events_min_balls);
+void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
+    SlabPlan slabs;
+    slabs.plan(cells, events.size(), parallel_.concurrency(), def_.parallel_events_min_balls);
     std::vector<std::uint32_t> slab_of;  // the queue has one part per slab
-    if (slabs_.count() > 1) {
+    if (slabs.count() > 1) {
         slab_of.resize(events.size());
         parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
-            for (std::size_t s = begin; s < end; ++s) slab_of[s] = slabs_.slab_of(grid_.key(static_cast<std::uint32_t>(s)));
+            for (std::size_t s = begin; s < end; ++s) slab_of[s] = slabs.slab_of(cells.key(static_cast<std::uint32_t>(s)));
         });
     }
-    queue_.build(events, slab_of, slabs_.count(), parallel_);
+    EventQueue queue;
+    queue.build(events, slab_of, slabs.count(), parallel_);
+    slabs_ = std::move(slabs);
+    queue_ = std::move(queue);
 }
 
 EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
@@ -29,8 +34,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
     // A batch commits at most this many events: with fewer left in the budget the loop goes on
     // serially, so that the budget ends the step at the same event for every thread count.
     const std::uint64_t largest_batch = slabs_.count() * Batch::kMaxSize;
-    Outcome single;
-    single.undoable = false;
+    Outcome single;  // undoable: an event that fails (out of memory) is undone
     const std::uint64_t first = processed;
     while (!queue_.empty()) {
         const std::uint32_t s = queue_.top();
@@ -40,23 +44,25 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         if (budget != 0 && done >= budget) return End::Budget;
         if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
         if (batched && (budget == 0 || budget - done > largest_batch) && run_batch(end)) continue;
-        response_.compute(s, event, single);
-        commit(single);
+        try {
+            response_.compute(s, event, single);
+            record(single);
+        } catch (...) {
+            response_.undo(single);
+            throw;
+        }
+        // A failure from here on leaves the queue to be rebuilt (World::step).
+        for (int k = 0; k < single.n_requeue; ++k)
+            requeue(single.requeue[static_cast<std::size_t>(k)], single.next[static_cast<std::size_t>(k)]);
     }
     return End::Reached;
 }
 
-void EventLoop::commit(const Outcome& out) {
-    record(out);
-    for (int k = 0; k < out.n_requeue; ++k)
-        requeue(out.requeue[static_cast<std::size_t>(k)], out.next[static_cast<std::size_t>(k)]);
-}
-
 void EventLoop::record(const Outcome& out) {
+    if (out.collided) measurements_.count(out.event, out.virial, out.overlap, def_.event_record_limit);
+    if (out.crossing) measurements_.count_crossing();
     ++processed;
     last_processed = out.time;
-    if (out.crossing) measurements_.count_crossing();
-    if (out.collided) measurements_.count(out.event, out.virial, out.overlap, def_.event_record_limit);
 }
 
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {

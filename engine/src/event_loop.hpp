@@ -31,8 +31,9 @@ public:
         : last_processed(time), def_(def), grid_(grid), response_(response), measurements_(measurements),
           parallel_(parallel) {}
 
-    // Plans the slabs over the cells and builds the queue from every ball's pending event.
-    void build(const std::vector<Pending>& events);
+    // Plans the slabs over `cells` (the world's, or the ones about to become them) and builds the
+    // queue from every ball's pending event: aside, so that a failure leaves both as they were.
+    void build(const std::vector<Pending>& events, const Grid& cells);
     // Processes the events up to `end`, unless it stops first, after the event at
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
     enum class End { Reached, Budget, Interrupted };
@@ -46,8 +47,8 @@ public:
     double last_processed = 0.0;   // the time of the last of them
 
 private:
-    void commit(const Outcome& out);  // record() and requeue() its balls
-    void record(const Outcome& out);  // counters, statistics, the event record
+    // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.
+    void record(const Outcome& out);
     // One batch (parallel_events.cpp); false when fewer than two events would be in it.
     bool run_batch(double end);
     // A slab's earliest events with what the batch needs to know of them.

@@ -39,7 +39,8 @@ struct Islands {
     std::vector<double> weight, force;  // per member; per contact
     std::vector<Vec3> holding;          // per contact: its friction force
     std::vector<char> lifted;           // per member: on a moving ball (on_moving())
-    std::vector<std::uint32_t> first_resting, resting, stack, asleep_now;
+    std::vector<std::uint32_t> first_resting, resting, stack;
+    std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
 
     std::uint32_t root(std::uint32_t slot) {
         while (parent[slot] != slot) slot = parent[slot] = parent[parent[slot]];

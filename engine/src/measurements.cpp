@@ -6,6 +6,9 @@
 namespace ballistic::detail {
 
 void Measurements::count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit) {
+    // The record first: should it fail to grow, nothing is counted.
+    if (step_events.size() < record_limit) step_events.push_back(e);
+    else ++step_events_unrecorded;
     switch (e.kind) {
         case EventKind::BallBall:
             ++counts.ball_ball;
@@ -23,8 +26,6 @@ void Measurements::count(const CollisionEvent& e, double virial_term, double ove
             break;
     }
     event_overlap = std::max(event_overlap, overlap);
-    if (step_events.size() < record_limit) step_events.push_back(e);
-    else ++step_events_unrecorded;
 }
 
 void Measurements::reset(double now) {

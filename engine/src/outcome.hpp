@@ -48,8 +48,6 @@ struct Outcome {
     double overlap = 0.0;  // overlap met at the collision
     bool crossing = false;
     CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
-    // Whether undo() may be asked for: the serial loop never undoes, and does not save.
-    bool undoable = true;
     double time = 0.0;  // of the event
     void clear() {  // what the next event reads; the rest is written before it is read
         n_saved = n_requeue = 0;

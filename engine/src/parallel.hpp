@@ -59,6 +59,14 @@ public:
         for (const T& part : parts) total = combine(total, part);
         return total;
     }
+    // The same bits as reduce(), on the calling thread, allocating nothing (for what must not fail).
+    template <class T, class Block, class Combine>
+    T reduce_here(std::size_t count, T identity, Block&& block, Combine&& combine) const {
+        T total = identity;
+        for (std::size_t begin = 0; begin < count; begin += kBlock)
+            total = combine(total, block(begin, std::min(count, begin + kBlock)));
+        return total;
+    }
 
     // Sorts by operator<: one run per task, then rounds of pairwise merges. The elements must be
     // distinct (unique keys), so that the order, unlike the work, does not depend on the

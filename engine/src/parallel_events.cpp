@@ -113,21 +113,34 @@ bool EventLoop::run_batch(double end) {
 
     if (b.outcomes.size() < n) b.outcomes.resize(n);
     b.computed.assign(n, 0);
-    parallel_.for_each(slab_count, [&](std::size_t r) {
-        // A slab stops at its first event that an earlier event of the slab has overtaken: the
-        // commit stops there anyway.
-        Earliest earliest;
-        for (const std::uint32_t k : b.slabs[r].events) {
-            const Candidate& c = *b.events[k].candidate;
-            if (earliest.precedes(c.event, c.slot)) break;
-            Outcome& out = b.outcomes[k];
-            response_.compute(c.slot, c.event, out);
-            queue_.warm(r);  // the next take moves the next buckets of this slab's part into its front
-            b.computed[k] = 1;
-            for (int i = 0; i < out.n_requeue; ++i)
-                earliest.lower(out.next[static_cast<std::size_t>(i)], out.requeue[static_cast<std::size_t>(i)]);
-        }
-    });
+    // Should an event fail (out of memory), every event of the batch from `from` on is undone, in
+    // reverse order (undo() of an outcome never computed does nothing), and the queue is rebuilt
+    // (World::step).
+    for (std::size_t k = 0; k < n; ++k) b.outcomes[k].clear();
+    auto undo_from = [&](std::size_t from) {
+        for (std::size_t u = n; u-- > from;)
+            if (!b.events[u].leftover) response_.undo(b.outcomes[u]);
+    };
+    try {
+        parallel_.for_each(slab_count, [&](std::size_t r) {
+            // A slab stops at its first event that an earlier event of the slab has overtaken: the
+            // commit stops there anyway.
+            Earliest earliest;
+            for (const std::uint32_t k : b.slabs[r].events) {
+                const Candidate& c = *b.events[k].candidate;
+                if (earliest.precedes(c.event, c.slot)) break;
+                Outcome& out = b.outcomes[k];
+                response_.compute(c.slot, c.event, out);
+                queue_.warm(r);  // the next take moves the next buckets of this slab's part into its front
+                b.computed[k] = 1;
+                for (int i = 0; i < out.n_requeue; ++i)
+                    earliest.lower(out.next[static_cast<std::size_t>(i)], out.requeue[static_cast<std::size_t>(i)]);
+            }
+        });
+    } catch (...) {
+        undo_from(0);
+        throw;
+    }
 
     Earliest earliest_new;  // earliest event produced by the committed part of the batch
     std::size_t k = 0;
@@ -143,7 +156,12 @@ bool EventLoop::run_batch(double end) {
         }
         if (!b.computed[k]) break;
         const Outcome& out = b.outcomes[k];
-        record(out);
+        try {
+            record(out);
+        } catch (...) {
+            undo_from(k);
+            throw;
+        }
         for (int i = 0; i < out.n_requeue; ++i) {
             const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
             const Pending& next = out.next[static_cast<std::size_t>(i)];

@@ -47,17 +47,11 @@ void World::Impl::reorder() {
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) order[s] = keyed[s].second;
     });
-    balls.permute(order, parallel);
-    parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) handles.moved(balls.id[s], static_cast<std::uint32_t>(s));
-    });
-    if (!events_valid) {  // rebuild_events() comes next and makes the cells from the positions
-        grid_valid = false;
-        return;
-    }
-
-    // Trajectories do not change, so the contacts and pending events stay right: they move with
-    // their balls (a partner's slot renumbered), and so do the cells.
+    // Everything that may fail (allocations) comes first and changes nothing; then the balls
+    // move, which cannot fail: a failure leaves the world as it was.
+    std::vector<std::uint64_t> scratch(n);
+    // Trajectories do not change, so the cells, contacts and pending events stay right: they move
+    // with their balls (a partner's slot renumbered).
     std::vector<std::uint32_t> slot_now(n);  // old slot -> new slot
     std::vector<detail::CellKey> keys(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
@@ -66,9 +60,15 @@ void World::Impl::reorder() {
             keys[s] = old_keys[order[s]];
         }
     });
-    grid.configure(grid.min_width(), def.periodic, n);
-    fit_grid(keys);
-    grid.assign(keys, parallel);
+    detail::Grid cells;
+    cells.configure(grid.min_width(), def.periodic, n);
+    fit_grid(cells, keys);
+    cells.assign(keys, parallel);
+    if (!events_valid) {  // rebuild_events() comes next
+        move_balls(order, scratch);
+        grid = std::move(cells);
+        return;
+    }
     auto renumber = [&](detail::Pending& e) {
         if (detail::pairwise(e.kind)) e.other = slot_now[e.other];
     };
@@ -82,8 +82,17 @@ void World::Impl::reorder() {
             renumber(events[s]);
         }
     });
+    loop.build(events, cells);  // the last that may fail; the queue takes the new slots
+    move_balls(order, scratch);
+    grid = std::move(cells);
     contacts = std::move(moved);
-    loop.build(events);
+}
+
+void World::Impl::move_balls(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch) {
+    balls.permute(order, scratch, parallel);
+    parallel.for_blocks(order.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) handles.moved(balls.id[s], static_cast<std::uint32_t>(s));
+    });
 }
 
 }  // namespace ballistic

@@ -8,7 +8,7 @@ namespace ballistic::detail {
 
 // ---------------------------------------------------------------------------------------------
 // Response: processing an event on the balls it touches. compute() does the physics, saving the
-// balls' old state first when the outcome is undoable, moves a crossing ball to its new cell and
+// balls' old state first, moves a crossing ball to its new cell and
 // predicts the next events; the commit (world_impl.hpp) applies what is shared.
 
 void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
@@ -43,7 +43,6 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
 }
 
 void Response::save(std::uint32_t s, Outcome& out) const {
-    if (!out.undoable) return;
     out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,
                                                           balls_.position(s),
                                                           balls_.velocity(s),
@@ -93,10 +92,10 @@ void Response::release_supports(std::uint32_t s) {
 void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
     save(i, out);
     Vec3 shift;
-    out.crossing = true;
     out.old_key = grid_.key(i);
     out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
-    grid_.move(i, out.new_key);
+    grid_.move(i, out.new_key);  // as it was if it fails
+    out.crossing = true;
     if (shift == Vec3{}) {
         out.queue(i, predictor_.predict_entering(i, now, out.new_key, static_cast<int>(face)));
     } else {  // a periodic wrap: the contact was found from the other side of the box

@@ -2,8 +2,8 @@
 // (collision_rules.hpp).
 //
 // Invariants: compute() writes only the balls the event touches (their state, their contacts, a
-// crossing ball's cell), after saving them in the outcome when it is undoable, so that undo()
-// puts back exactly what it changed; the queue, the world's counters and the event record are
+// crossing ball's cell), after saving them in the outcome, so that undo() puts back exactly what
+// it changed, also when compute() failed part-way (out of memory); the queue, the world's counters and the event record are
 // left to the commit (event_loop.hpp).
 #pragma once
 
@@ -33,7 +33,7 @@ public:
     // Processes `event`, the pending event of ball `slot`: the physics on the balls it touches,
     // a crossing ball moved to its new cell, their next events predicted into `out`.
     void compute(std::uint32_t slot, const Pending& event, Outcome& out);
-    // Puts back what compute() changed (an undoable outcome).
+    // Puts back what compute() changed, also when it failed part-way.
     void undo(const Outcome& out);
     // After a change of velocity: a ball given a real normal velocity leaves the planes it rested
     // on; rounding noise into them is removed.

@@ -45,13 +45,16 @@ void World::Impl::rebuild_grid(double radius) {
         events_valid = false;
         return;
     }
-    grid.configure(cell_width_for(radius), def.periodic, balls.size());
+    // Built aside: a failure leaves the cells as they were.
+    detail::Grid fresh;
+    fresh.configure(cell_width_for(radius), def.periodic, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) keys[s] = grid.key_of(balls.position(s));
+        for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position(s));
     });
-    fit_grid(keys);
-    grid.assign(keys, parallel);
+    fit_grid(fresh, keys);
+    fresh.assign(keys, parallel);
+    grid = std::move(fresh);
     grid_valid = true;
     events_valid = false;  // pending cell crossings refer to the old cells
 }
@@ -73,12 +76,12 @@ std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) 
         widen);
 }
 
-void World::Impl::fit_grid(const std::vector<CellKey>& keys) {
+void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys) {
     if (keys.empty() || def.periodic) return;
     // The block of every ball, or, when a few balls far out would make it too large, of all but
     // the outermost thousandth on each side.
     const auto [lowest, highest] = key_block(keys);
-    if (grid.fit_dense(lowest, highest)) return;
+    if (cells.fit_dense(lowest, highest)) return;
     const std::size_t trim = keys.size() / 1000;
     if (trim == 0) return;
     std::vector<CellKey> sorted = keys;
@@ -92,19 +95,21 @@ void World::Impl::fit_grid(const std::vector<CellKey>& keys) {
         std::nth_element(sorted.begin(), last, sorted.end(), by_axis);
         hi[d] = (*last)[d];
     }
-    grid.fit_dense(lo, hi);
+    cells.fit_dense(lo, hi);
 }
 
 void World::Impl::rebuild_events() {
+    // Each part either completes or leaves what it would change as it was; until the queue is
+    // built, events_valid stays false and the world is consistent without them.
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
     sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
-    contacts.assign(balls.size(), detail::Contact{});
     std::vector<Pending> events(balls.size());
+    contacts.assign(balls.size(), detail::Contact{});
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });
-    loop.build(events);
+    loop.build(events, grid);
     events_valid = true;
 }
 

@@ -139,6 +139,7 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
     std::stable_sort(is.sorted.begin(), is.sorted.end(),
                      [&](const IslandContact& x, const IslandContact& y) { return is.parent[x.a] < is.parent[y.a]; });
     is.local.resize(n);
+    is.asleep_now.clear();
     std::size_t c = 0;
     for (std::size_t first = 0; first < is.candidates.size();) {
         const std::uint32_t root = is.parent[is.candidates[first]];
@@ -155,14 +156,17 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
             // The members on a moving ball, and every member resting on them, stay awake: their
             // support may move away. The rest of the cluster stands and falls asleep.
             is.on_moving(members, touching, [&](Vec3 push) { return rules_.above(push); });
-            is.asleep_now.clear();
             for (std::size_t k = 0; k < members.size(); ++k)
                 if (!is.lifted[k]) is.asleep_now.push_back(members[k]);
-            for (const std::uint32_t s : is.asleep_now) fall_asleep(s, now);
-            if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
         }
         first = last;
     }
+    // Only now, with every allocation behind (their entries in the table of rests too), do the
+    // balls change: a failure leaves every ball as it was.
+    is.rest_of.resize(is.asleep_now.size());
+    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
+    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) lie_down(is.asleep_now[k], now, is.rest_of[k]);
+    if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
 }
 
 void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed) {
@@ -196,10 +200,14 @@ bool Sleep::try_sleep(std::uint32_t s, double now) {
     return true;
 }
 
-void Sleep::fall_asleep(std::uint32_t s, double now) {
+void Sleep::fall_asleep(std::uint32_t s, double now) { lie_down(s, now, asleep_rest(s)); }
+
+std::uint32_t Sleep::asleep_rest(std::uint32_t s) { return balls_.rests.intern(balls_.supports(s), true, {}); }
+
+void Sleep::lie_down(std::uint32_t s, double now, std::uint32_t rest) noexcept {
     balls_.advance(s, now);
     balls_.set_velocity(s, {});
-    balls_.rest[s] = balls_.rests.intern(balls_.supports(s), true, {});
+    balls_.rest[s] = rest;
     ++balls_.counter[s];
 }
 

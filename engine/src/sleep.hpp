@@ -64,7 +64,8 @@ public:
 
     // With every ball at `now` (the cells valid): each cluster of touching quiet awake balls that
     // non-negative contact forces can hold in equilibrium, against the statics and sleeping balls
-    // it touches, falls asleep at once, and `fell_asleep` is told its members.
+    // it touches, falls asleep at once, and `fell_asleep` is told the balls that did. All or
+    // nothing: should it fail (out of memory) before `fell_asleep`, no ball has changed.
     void settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep);
 
     // The sleeping balls touching a ball, between steps (every ball at `time`): what may fail
@@ -75,6 +76,10 @@ public:
     void commit_wake(const Woken& woken) noexcept;
 
 private:
+    // The entry of the table of rests for the ball asleep on its supports (added if new), and
+    // the ball put to sleep with it (never fails).
+    std::uint32_t asleep_rest(std::uint32_t slot);
+    void lie_down(std::uint32_t slot, double now, std::uint32_t rest) noexcept;
     // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
     // or kFixed for a static, n the unit normal towards the ball.
     template <class Fn>

@@ -366,7 +366,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
                     bad("ball slot " + std::to_string(s) + " is filed in a cell it is not in");
             }
         }
-        w.fit_grid(keys);
+        w.fit_grid(w.grid, keys);
         w.grid.assign(keys, w.parallel);
     }
 
@@ -381,7 +381,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             w.contacts[s].other_counter = in.get<std::uint64_t>("partner counter");
             events[s] = get_pending(in, balls, planes, cylinders, s);
         }
-        w.loop.build(events);
+        w.loop.build(events, w.grid);
     }
     in.check_checksum();
     return world;

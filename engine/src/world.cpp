@@ -407,21 +407,35 @@ StepResult World::step(double dt) {
     if (!(std::isfinite(dt) && dt > 0.0)) reject("dt", "must be a finite number > 0, got " + show(dt));
     const double end = w.time + dt;
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
-    // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
-    // balls have had about four collisions each since the last sort: O(N log N) then,
-    // amortised O(log N) per collision.
-    const std::uint64_t collisions = w.measurements.lifetime_collisions();
-    if (!w.events_valid || collisions - w.collisions_at_reorder > 4 * w.balls.size()) {
-        if (w.grid_valid) w.reorder();
-        w.collisions_at_reorder = collisions;
-    }
-    if (!w.events_valid) w.rebuild_events();
-    w.measurements.begin_step();
     const std::uint64_t events_before = w.loop.processed, collisions_before = w.measurements.lifetime_collisions();
-    if (const auto stopped = w.loop.run_until(end, w.def.step_event_budget); stopped != detail::EventLoop::End::Reached) {
+    auto stopped = detail::EventLoop::End::Budget;
+    try {
+        // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
+        // the balls have had about four collisions each since the last sort: O(N log N) then,
+        // amortised O(log N) per collision.
+        const std::uint64_t collisions = w.measurements.lifetime_collisions();
+        if (!w.events_valid || collisions - w.collisions_at_reorder > 4 * w.balls.size()) {
+            if (w.grid_valid) w.reorder();
+            w.collisions_at_reorder = collisions;
+        }
+        if (!w.events_valid) w.rebuild_events();
+        w.measurements.begin_step();
+        stopped = w.loop.run_until(end, w.def.step_event_budget);
+        if (stopped == detail::EventLoop::End::Reached) w.finish_step(end);
+    } catch (...) {
+        // Out of memory (or the embedder's task system failed): every part above either
+        // completes or changes nothing, and a failed event is undone, so the world stands
+        // consistent at the time of its last event (at the step's end once every event is done);
+        // the queue is rebuilt at the next step.
+        const double reached = stopped == detail::EventLoop::End::Reached ? end : std::max(w.time, w.loop.last_processed);
+        w.stand_at(reached, true);
+        w.events_valid = false;
+        throw;
+    }
+    if (stopped != detail::EventLoop::End::Reached) {
         // Interrupted before its first event, the step leaves the world where it was.
         const double reached = std::max(w.time, w.loop.last_processed);
-        w.finish_step(reached, reached - w.time);
+        w.stand_at(reached, true);
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
@@ -430,7 +444,6 @@ StepResult World::step(double dt) {
                              "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
                              "program's --event-budget)");
     }
-    w.finish_step(end, dt);
     StepResult result;
     result.events = w.loop.processed - events_before;
     result.collisions = w.measurements.lifetime_collisions() - collisions_before;
@@ -439,8 +452,7 @@ StepResult World::step(double dt) {
     return result;
 }
 
-void World::Impl::finish_step(double end, double dt) {
-    time = end;
+void World::Impl::finish_step(double end) {
     Balls& b = balls;
     parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance().
@@ -456,8 +468,24 @@ void World::Impl::finish_step(double end, double dt) {
                                         a[0], a[1], a[2], part(b.t)};
         detail::advance_batch_simd(lanes, end, 0, count);
     });
+    stand_at(end, false);
     sleep_islands(end);
-    if (def.periodic) measurements.temperature_time += temperature() * dt;
+}
+
+void World::Impl::stand_at(double at, bool bring) {
+    if (bring) {
+        for (std::uint32_t s = 0; s < balls.size(); ++s)
+            if (balls.t[s] != at) balls.advance(s, at);
+    }
+    const double before = time;
+    time = at;
+    if (!def.periodic) return;
+    try {
+        measurements.temperature_time += temperature(bring) * (at - before);
+    } catch (...) {
+        time = before;  // for World::step, which stands the world at `at` again, bringing
+        throw;
+    }
 }
 
 void World::set_step_event_budget(std::uint64_t events) { impl_->def.step_event_budget = events; }
@@ -566,8 +594,8 @@ EventCounts World::event_counts() const { return impl_->measurements.counts; }
 std::span<const StaticCounters> World::plane_counters() const { return impl_->measurements.plane_counters; }
 std::span<const StaticCounters> World::cylinder_counters() const { return impl_->measurements.cylinder_counters; }
 
-detail::Moments World::Impl::moments() const {
-    return parallel.reduce(balls.size(), detail::Moments{}, [&](std::size_t begin, std::size_t end) {
+detail::Moments World::Impl::moments(bool here) const {
+    auto block = [&](std::size_t begin, std::size_t end) {
         detail::Moments m;
         for (std::size_t s = begin; s < end; ++s) {
             const double mass = 1.0 / balls.inv_mass[s];
@@ -577,9 +605,12 @@ detail::Moments World::Impl::moments() const {
             m.twice_kinetic += mass * dot(v, v);
         }
         return m;
-    }, [](const detail::Moments& a, const detail::Moments& b) {
+    };
+    auto combine = [](const detail::Moments& a, const detail::Moments& b) {
         return detail::Moments{a.mass + b.mass, a.momentum + b.momentum, a.twice_kinetic + b.twice_kinetic};
-    });
+    };
+    return here ? parallel.reduce_here(balls.size(), detail::Moments{}, block, combine)
+                : parallel.reduce(balls.size(), detail::Moments{}, block, combine);
 }
 
 double World::kinetic_energy() const { return 0.5 * impl_->moments().twice_kinetic; }
@@ -587,10 +618,10 @@ Vec3 World::momentum() const { return impl_->moments().momentum; }
 
 double World::temperature() const { return impl_->temperature(); }
 
-double World::Impl::temperature() const {
+double World::Impl::temperature(bool here) const {
     const std::size_t n = balls.size();
     if (n < 2) return 0.0;
-    const detail::Moments m = moments();
+    const detail::Moments m = moments(here);
     const double peculiar = m.twice_kinetic - dot(m.momentum, m.momentum) / m.mass;
     return peculiar / (3.0 * static_cast<double>(n - 1));
 }

@@ -79,14 +79,17 @@ struct World::Impl {
     detail::EventLoop loop{def, grid, response, measurements, parallel, def.time};
 
     // --- simulate.cpp
-    void rebuild_grid(double min_radius_for_cells);
-    void fit_grid(const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
+    void rebuild_grid(double min_radius_for_cells);  // all or nothing
+    void fit_grid(detail::Grid& cells, const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
-    void rebuild_events();
-    // The end of a step of `dt` at `end`: every ball brought there, islands put to sleep, the
-    // world's time.
-    void finish_step(double end, double dt);
+    void rebuild_events();  // leaves the world consistent if it fails (events_valid false)
+    // The end of a step at `end`: every ball brought there, the world's time, islands put to sleep.
+    void finish_step(double end);
+    // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
+    // first every ball is brought there on the calling thread, allocating nothing (a stop before
+    // the step's end, a failure), and then it never fails; otherwise they are there already.
+    void stand_at(double at, bool bring);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
@@ -115,7 +118,9 @@ struct World::Impl {
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp
-    void reorder();
+    void reorder();  // all or nothing
+    // Slot s takes the ball of order[s], with its handle (through `scratch`, n words; never fails).
+    void move_balls(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch);
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
 
     // --- world.cpp
@@ -135,8 +140,9 @@ struct World::Impl {
     // The ball in slot `except` is not counted.
     std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest,
                          std::uint32_t except = UINT32_MAX) const;
-    detail::Moments moments() const;
-    double temperature() const;
+    // `here`: on the calling thread, allocating nothing (the same bits).
+    detail::Moments moments(bool here = false) const;
+    double temperature(bool here = false) const;
 
     // --- raycast.cpp
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.

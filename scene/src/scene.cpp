@@ -667,6 +667,9 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     } catch (const BudgetExceeded& error) {
         stats.interrupted = true;
         stats.stop_reason = error.what();
+    } catch (const std::bad_alloc&) {  // the world stands at its last event, consistent
+        stats.interrupted = true;
+        stats.stop_reason = "out of memory";
     }
     require_finite_state(world);
     stats.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -94,7 +94,7 @@ struct RunStats {
     std::size_t sleeping = 0;         // balls asleep at the end
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
-    std::string stop_reason;          // why: "signal" or the event budget's message
+    std::string stop_reason;          // why: "signal", "out of memory" or the event budget's message
     double measured_from = 0.0;       // the time the measurements start (after equilibration)
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
