@@ -73,18 +73,59 @@ double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs
 }  // namespace
 
 TEST(FreeFlight, ExactBallisticPath) {
-    World world(with_gravity(9.81));
-    const Vec3 p0{1, 2, 3}, v0{4, 5, -6};
-    const BallId id = world.add_ball({p0, v0, 0.5, 2.0});
-    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
-    const double t = world.time();
-    const BallState s = world.ball(id);
-    EXPECT_NEAR(s.position.x, p0.x + v0.x * t, 1e-12);
-    EXPECT_NEAR(s.position.y, p0.y + v0.y * t - 0.5 * 9.81 * t * t, 1e-12);
-    EXPECT_NEAR(s.position.z, p0.z + v0.z * t, 1e-12);
-    EXPECT_NEAR(s.velocity.y, v0.y - 9.81 * t, 1e-12);
-    EXPECT_GT(world.event_counts().cell_crossings, 0u);
-    EXPECT_EQ(world.event_counts().collisions(), 0u);
+    // Alone, the ball is in the world's one cell and pays no crossing; among 20 far-apart balls
+    // the cells are a diameter wide and it crosses many: the path is exact either way.
+    for (const int others : {0, 19}) {
+        World world(with_gravity(9.81));
+        const Vec3 p0{1, 2, 3}, v0{4, 5, -6};
+        const BallId id = world.add_ball({p0, v0, 0.5, 2.0});
+        for (int k = 0; k < others; ++k) world.add_ball({{-100.0 - 3.0 * k, 0, 0}, {}, 0.5, 1.0});
+        for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+        const double t = world.time();
+        const BallState s = world.ball(id);
+        EXPECT_NEAR(s.position.x, p0.x + v0.x * t, 1e-12);
+        EXPECT_NEAR(s.position.y, p0.y + v0.y * t - 0.5 * 9.81 * t * t, 1e-12);
+        EXPECT_NEAR(s.position.z, p0.z + v0.z * t, 1e-12);
+        EXPECT_NEAR(s.velocity.y, v0.y - 9.81 * t, 1e-12);
+        if (others == 0) {
+            EXPECT_EQ(world.event_counts().cell_crossings, 0u);
+        } else {
+            EXPECT_GT(world.event_counts().cell_crossings, 0u);
+        }
+        EXPECT_EQ(world.event_counts().collisions(), 0u);
+    }
+}
+
+TEST(FreeFlight, AFewBallsPayOnlyTheirCollisions) {
+    // A tiny fast ball in a large closed box (the example: it paid one event per cell it
+    // crossed, 10^4 cells per flight): with a few balls the world is one cell, and every event is
+    // a wall hit or a collision.
+    WorldDef def;
+    def.restitution = 1.0;
+    World world(def);
+    const double side = 1000.0;
+    for (int d = 0; d < 3; ++d) {
+        Vec3 n{};
+        (d == 0 ? n.x : (d == 1 ? n.y : n.z)) = 1.0;
+        world.add_plane({{0, 0, 0}, n});
+        world.add_plane({{side, side, side}, n * -1.0});
+    }
+    const Vec3 v{1000.0, 700.0, 300.0};
+    const BallId fast = world.add_ball({{500, 500, 500}, v, 0.05, 1.0});
+    world.add_ball({{100, 100, 100}, {}, 0.05, 1.0});
+    world.step(10.0);
+    // Wall hits along each axis: the flight |v_d| t over the side, within one either way.
+    const double flights = (v.x + v.y + v.z) * 10.0 / side;
+    const std::uint64_t events = world.events_processed();
+    EXPECT_EQ(world.event_counts().cell_crossings, 0u);
+    EXPECT_LE(static_cast<double>(events), flights + 3.0 + 2.0 * static_cast<double>(world.event_counts().ball_ball));
+    EXPECT_GE(static_cast<double>(world.event_counts().ball_plane), flights - 3.0);
+    EXPECT_NEAR(world.kinetic_energy(), 0.5 * dot(v, v), 1e-9 * dot(v, v));
+    const BallState s = world.ball(fast);
+    for (const double c : {s.position.x, s.position.y, s.position.z}) {
+        EXPECT_GT(c, 0.0);
+        EXPECT_LT(c, side);
+    }
 }
 
 TEST(Floor, ThousandElasticBouncesKeepHeightAndPeriod) {

@@ -27,7 +27,8 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
             set_axis(width_, d, length / static_cast<double>(cells_[static_cast<std::size_t>(d)]));
         }
     } else {
-        origin_ = {};
+        const double centre = min_width >= kWholeSpace ? -0.5 * min_width : 0.0;
+        origin_ = {centre, centre, centre};
         width_ = {min_width, min_width, min_width};
     }
     hashed_ = 0;

@@ -24,6 +24,9 @@ namespace ballistic::detail {
 // A cell's coordinates along each axis, within ±kKeyLimit: 12 bytes per ball, and sums and
 // differences of a few keys (read as 64-bit values) never overflow.
 inline constexpr std::int64_t kKeyLimit = std::int64_t{1} << 29;  // beyond it, cells stop splitting
+// Cells this wide (or wider) are centred on the origin: one cell holds every finite position the
+// engine accepts (within 10³⁰) and far beyond.
+inline constexpr double kWholeSpace = 0x1p106;
 // Component d (0, 1, 2) of a vector.
 inline double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 

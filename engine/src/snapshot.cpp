@@ -352,7 +352,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     if (w.grid_valid != (balls > 0)) bad("cells for " + std::to_string(balls) + " balls");
     if (w.grid_valid) {
         const double width = finite(in, "cell width");
-        if (!(width >= w.cell_width_for(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
+        if (!(width >= w.least_cell_width(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
         w.grid.configure(width, d.periodic, balls);
         std::vector<detail::CellKey> keys(balls);
         for (std::size_t s = 0; s < balls; ++s) {

@@ -55,7 +55,16 @@ double World::bytes_per_ball() const {
 // ---------------------------------------------------------------------------------------------
 // Impl helpers
 
-double World::Impl::cell_width_for(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
+double World::Impl::least_cell_width(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
+
+double World::Impl::cell_width_for(double radius) const {
+    const double least = least_cell_width(radius);
+    if (balls.size() > kFewBalls) return least;
+    if (!def.periodic) return detail::kWholeSpace;
+    // A hair under a third of the shortest side: three whole cells along it.
+    const Vec3 side = def.periodic->max - def.periodic->min;
+    return std::max(least, std::min({side.x, side.y, side.z}) / 3.0 * (1.0 - 1e-12));
+}
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
                                   double largest, std::uint32_t except) const {
@@ -223,7 +232,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
                    "is out of range, got " + show(std::isnormal(1.0 / defs[k].mass) ? defs[k].radius : defs[k].mass));
         if (w.def.periodic) {
             const Vec3 side = w.def.periodic->max - w.def.periodic->min;
-            const double width = w.cell_width_for(std::max(defs[k].radius, w.max_radius));
+            const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
             // The same arithmetic as the cells: whole cells per side, at least three.
             if (std::floor(std::min({side.x, side.y, side.z}) / width) < 3.0)
@@ -242,7 +251,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     // lists that making them first and inserting the new balls one by one gives.
     const double old_max_radius = w.max_radius;
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
-    const bool remake = !w.grid_valid;
+    // Past kFewBalls the world's one wide cell splits (cell_width_for()): the cells are remade.
+    const bool remake = !w.grid_valid || (w.balls.size() <= Impl::kFewBalls && w.balls.size() + defs.size() > Impl::kFewBalls);
     std::size_t in_cells = 0;  // new balls inserted into the cells so far
     auto roll_back = [&] {
         while (w.balls.size() > first_slot) {
@@ -298,7 +308,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
     // Between calls the cells are at least as wide as the largest ball: the const queries
     // (is_free, max_overlap, ray_cast) read them and never change the world.
-    if (!remake && w.grid.min_width() < w.cell_width_for(w.max_radius)) {
+    if (!remake && w.grid.min_width() < w.least_cell_width(w.max_radius)) {
         try {
             w.rebuild_grid(w.max_radius);
         } catch (...) {

@@ -60,7 +60,7 @@ struct World::Impl {
 
     detail::Grid grid;
     // Every ball is in its cell. Between calls this holds whenever there are balls, with cells at
-    // least cell_width_for(max_radius) wide: the const queries rely on it.
+    // least least_cell_width(max_radius) wide: the const queries rely on it.
     bool grid_valid = false;
     bool events_valid = false;  // every ball has its earliest event queued
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
@@ -124,6 +124,12 @@ struct World::Impl {
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
 
     // --- world.cpp
+    // Cells narrower than least_cell_width(largest radius) could hide a contact. Rebuilt cells are
+    // cell_width_for() wide: that least width, or, in a world of at most kFewBalls balls, one
+    // cell for all space (a third of a periodic box's shortest side): a few balls pay no cell
+    // crossings in empty space, only their collisions, and a prediction tests the other few.
+    static constexpr std::size_t kFewBalls = 16;
+    double least_cell_width(double radius) const;
     double cell_width_for(double radius) const;
     std::size_t max_balls() const;  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
