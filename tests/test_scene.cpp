@@ -187,17 +187,50 @@ TEST(SceneFile, DefaultSceneIsTheLessonRoom) {
     EXPECT_EQ(scene.world.escaped_count(), 0u);
 }
 
-TEST(SceneFile, ExampleScenesLoad) {
+TEST(SceneFile, ExampleScenesLoadAndRun) {
     std::size_t count = 0;
     for (const auto& entry : std::filesystem::directory_iterator(BALLISTIC_SCENES_DIR)) {
         if (entry.path().extension() != ".json") continue;
         SCOPED_TRACE(entry.path().string());
-        const Scene scene = load_scene_file(entry.path(), 1);
+        Scene scene = load_scene_file(entry.path(), 1);
         EXPECT_GT(scene.balls.size(), 0u);
         EXPECT_EQ(scene.world.escaped_count(), 0u);
+        advance(scene.world, 0.1);
+        EXPECT_EQ(scene.world.escaped_count(), 0u);
+        EXPECT_LT(scene.world.max_overlap(), 1e-9);
         ++count;
     }
-    EXPECT_GE(count, 3u);
+    EXPECT_GE(count, 6u);
+}
+
+TEST(Showcase, LessonFileIsTheDefaultScene) {
+    Scene file = load_scene_file(std::filesystem::path(BALLISTIC_SCENES_DIR) / "lesson.json", 1);
+    Scene built_in = load(std::string(default_scene_text()));
+    advance(file.world, 1.0);
+    advance(built_in.world, 1.0);
+    EXPECT_EQ(file.world.state_hash(), built_in.world.state_hash());
+}
+
+TEST(Showcase, NewtonsCradlePassesTheImpulseThrough) {
+    // The striker (2 units/s) meets the row of five touching balls at t = 1; the impulse passes
+    // through the row at that instant and the last ball leaves at the striker's speed, every
+    // other ball at rest. It meets the wall at x = 10 at t = 3.75, comes back to the row at
+    // t = 6.5, and the striker, now the row's first ball, leaves to the left; and so on for ever.
+    Scene cradle = load_scene_file(std::filesystem::path(BALLISTIC_SCENES_DIR) / "cradle.json", 1);
+    ASSERT_EQ(cradle.balls.size(), 6u);
+    const double energy = cradle.world.kinetic_energy();
+    advance(cradle.world, 2.0);
+    for (std::size_t k = 0; k < 6; ++k)
+        EXPECT_EQ(cradle.world.ball(cradle.balls[k]).velocity, (Vec3{k == 5 ? 2.0 : 0.0, 0, 0})) << "ball " << k;
+    EXPECT_NEAR(cradle.world.ball(cradle.balls[5]).position.x, 6.0, 1e-12);
+    advance(cradle.world, 5.0);  // t = 7
+    for (std::size_t k = 0; k < 6; ++k)
+        EXPECT_EQ(cradle.world.ball(cradle.balls[k]).velocity, (Vec3{k == 0 ? -2.0 : 0.0, 0, 0})) << "ball " << k;
+    EXPECT_EQ(cradle.world.event_counts().ball_ball, 10u);
+    EXPECT_EQ(cradle.world.event_counts().ball_plane, 1u);
+    advance(cradle.world, 93.0);
+    EXPECT_EQ(cradle.world.kinetic_energy(), energy);
+    EXPECT_LT(cradle.world.max_overlap(), 1e-12);
 }
 
 // Every ```json block of the README is a scene that loads and runs.
