@@ -163,7 +163,7 @@ struct Predicting {
         def.gravity = gravity;
         def.restitution = 0.5;
         balls.rests.reset(gravity);
-        grid.configure(2.0, std::nullopt, 8);
+        grid.configure(2.0, std::nullopt, {}, 8);
     }
     // A ball at rest is quiet at once (as World::add_balls() makes it).
     std::uint32_t add(Vec3 position, Vec3 velocity) {

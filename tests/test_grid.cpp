@@ -41,7 +41,7 @@ std::vector<CellKey> keys_in(const Grid& grid, std::size_t count, double side, s
 void expect_same_lists(const std::optional<Box>& periodic, double side, std::size_t outlier) {
     constexpr std::size_t kBalls = 150'000;
     Grid one_by_one;
-    one_by_one.configure(1.0, periodic, kBalls);
+    one_by_one.configure(1.0, periodic, {true, true, true}, kBalls);
     const std::vector<CellKey> keys = keys_in(one_by_one, kBalls, side, outlier, 7);
     const CellKey lo{0, 0, 0}, hi{static_cast<std::int32_t>(side) - 1, static_cast<std::int32_t>(side) - 1,
                                   static_cast<std::int32_t>(side) - 1};
@@ -56,7 +56,7 @@ void expect_same_lists(const std::optional<Box>& periodic, double side, std::siz
     for (const int threads : {1, 2, 4}) {
         Parallel parallel(threads);
         Grid bulk;
-        bulk.configure(1.0, periodic, kBalls);
+        bulk.configure(1.0, periodic, {true, true, true}, kBalls);
         if (!periodic) {
             ASSERT_TRUE(bulk.fit_dense(lo, hi));
         }

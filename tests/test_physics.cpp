@@ -466,6 +466,77 @@ TEST(Measurements, CarnahanStarlingPressure) {
     EXPECT_NEAR(z, z_cs, 0.03 * z_cs);
 }
 
+namespace {
+
+// A barometric column: periodic along x and z (a 10 × 10 base), a floor at y = 0 and a ceiling
+// at y = 40 along y, which does not wrap; 400 balls at kT = 1 under g = 1 (scale height kT/mg = 1).
+World barometric_column(int threads) {
+    WorldDef def;
+    def.gravity = {0, -1, 0};
+    def.periodic = Box{{0, 0, 0}, {10, 40, 10}};
+    def.periodic_axes = {true, false, true};
+    def.threads = threads;
+    def.parallel_events_min_balls = 0;  // two threads take the parallel batches (slabs along y)
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_plane({{0, 40, 0}, {0, -1, 0}});
+    GenerateDef gen;
+    gen.count = 400;
+    gen.radius = 0.25;
+    gen.region = {{0, 0, 0}, {10, 6, 10}};
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = 1.0;
+    gen.seed = 9;
+    world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
+double total_energy(const World& world) {
+    const BallView v = world.balls();
+    double energy = 0.0;
+    for (std::size_t s = 0; s < v.x.size(); ++s) {
+        const BallState b = world.ball(v.id[s]);
+        energy += b.mass * (0.5 * dot(b.velocity, b.velocity) - dot(world.def().gravity, b.position));
+    }
+    return energy;
+}
+
+}  // namespace
+
+TEST(MixedBoundaries, BarometricColumnCarriesItsWeightAndConservesEnergy) {
+    World world = barometric_column(1);
+    const double energy = total_energy(world);
+    const Vec3 momentum = world.momentum();
+    world.step(5.0);  // equilibrate
+    world.reset_measurements();
+    const double span = 40.0;
+    for (int k = 0; k < 40; ++k) world.step(span / 40);
+    // The floor carries the column's whole weight on average (the ceiling, 40 scale heights up,
+    // next to nothing): impulse per unit time N m g = 400.
+    EXPECT_NEAR(world.plane_counters()[0].impulse / span, 400.0, 0.03 * 400.0);
+    EXPECT_LT(world.plane_counters()[1].impulse / span, 1.0);
+    // Elastic: kinetic plus potential energy to rounding; momentum along the periodic axes exact
+    // up to rounding too (no wall across them); nothing leaves, nothing overlaps.
+    EXPECT_NEAR(total_energy(world), energy, 1e-9 * std::abs(energy));
+    EXPECT_NEAR(world.momentum().x, momentum.x, 1e-9);
+    EXPECT_NEAR(world.momentum().z, momentum.z, 1e-9);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    const BallView v = world.balls();
+    for (std::size_t s = 0; s < v.x.size(); ++s) {
+        EXPECT_GE(v.x[s], 0.0);
+        EXPECT_LT(v.x[s], 10.0);
+        EXPECT_GT(v.y[s], 0.0);
+        EXPECT_LT(v.y[s], 40.0);
+    }
+    EXPECT_TRUE(std::isnan(world.pressure()));  // no bulk pressure with walls
+    // The same bits on two threads.
+    World two = barometric_column(2);
+    two.step(5.0);
+    for (int k = 0; k < 40; ++k) two.step(span / 40);
+    EXPECT_EQ(two.state_hash(), world.state_hash());
+}
+
 TEST(Measurements, WallImpulseGivesIdealGasPressure) {
     // One ball bouncing between two walls L apart at speed v: impulse per unit time 2mv · v/(2(L−2r)).
     World world;

@@ -56,6 +56,28 @@ TEST(SceneFile, EmptyObjectIsAnEmptyWorldWithDefaults) {
     EXPECT_EQ(def.threads, 1);
 }
 
+TEST(SceneFile, PeriodicAxes) {
+    const Scene column = load(R"({"gravity": [0, -1, 0],
+        "periodic": {"min": [0, 0, 0], "max": [10, 20, 10], "axes": [true, false, true]},
+        "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+        "balls": [{"position": [5, 1, 5], "velocity": [1, 0, 0], "radius": 0.5}]})");
+    EXPECT_EQ(column.world.def().periodic_axes, (std::array<bool, 3>{true, false, true}));
+    // The state file keeps them, and a world periodic along every axis does not write them.
+    const json state = json::parse(state_json(column.world, column.balls));
+    EXPECT_EQ(state["periodic"]["axes"], json::parse("[true, false, true]"));
+    EXPECT_EQ(load(state.dump()).world.def().periodic_axes, (std::array<bool, 3>{true, false, true}));
+    const Scene gas = load(R"({"periodic": {"min": [0, 0, 0], "max": [10, 10, 10]}})");
+    EXPECT_FALSE(json::parse(state_json(gas.world, gas.balls))["periodic"].contains("axes"));
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9], "axes": [true, 1, true]}})",
+                    "periodic.axes[1]", "true or false");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9], "axes": [true]}})", "periodic.axes",
+                    "3 booleans");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9], "axes": [false, false, false]}})",
+                    "periodic.axes", "none");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9], "axes": [true, false, true]},
+        "planes": [{"point": [0, 0, 0], "normal": [1, 0, 0]}]})", "planes[0].normal", "periodic axis x");
+}
+
 TEST(SceneFile, ReadsWorldSettings) {
     const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "rest_speed": 0.01,
                                  "sleep_speed": 0.2, "sleep_time": 0.5, "sleep_events": 1e3,

@@ -211,8 +211,26 @@ TEST(Validation, PeriodicBox) {
     World world(def);
     expect_rejected(world, [&] { world.add_ball({{11, 5, 5}, {}, 0.5, 1.0}); }, "balls[0].position", {"outside"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 5}, {}, 2.0, 1.0}); }, "balls[0].radius", {"too large", "2"});
-    expect_rejected(world, [&] { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }, "planes[0]", {"periodic"});
+    expect_rejected(world, [&] { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }, "planes[0].normal", {"periodic axis y"});
     expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 1, 0}, 1.0}); }, "cylinders[0]", {"periodic"});
+    // Periodic along x and z only: a floor is welcome, a wall across x is not.
+    def.periodic_axes = {true, false, true};
+    World column(def);
+    EXPECT_EQ(column.plane_count(), 0u);
+    column.add_plane({{0, 0, 0}, {0, 1, 0}});
+    expect_rejected(column, [&] { column.add_plane({{0, 0, 0}, {1, 0, 0}}); }, "planes[1].normal", {"periodic axis x"});
+    expect_rejected(column, [&] { column.add_plane({{0, 0, 0}, {0, 1, 1}}); }, "planes[1].normal", {"periodic axis z"});
+    // A ball as wide as the box along y, which does not wrap, is fine; along x it is not.
+    def.periodic = Box{{0, 0, 0}, {10, 2, 10}};
+    World slab(def);
+    slab.add_ball({{5, 1, 5}, {}, 0.9, 1.0});
+    def.periodic_axes = {};
+    try {
+        World none(def);
+        ADD_FAILURE() << "a periodic box with no periodic axis";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.field(), "world.periodic.axes");
+    }
 }
 
 TEST(Validation, StepRaysAndHandles) {

@@ -42,7 +42,7 @@ bool SlabPlan::near_boundary(const CellKey& key, const Grid& grid) const {
     const std::int64_t k = key[axis_];
     for (const std::int64_t bound : bounds_)
         if (k >= bound - kBoundaryReach && k < bound + kBoundaryReach) return true;
-    if (!grid.periodic()) return false;
+    if (!grid.periodic() || !grid.wraps(axis_)) return false;
     // The last slab of a periodic box meets the first one across the wrap.
     const std::int64_t lo = grid.dense_lo(axis_), n = grid.dense_cells(axis_);
     return k < lo + kBoundaryReach || k >= lo + n - kBoundaryReach;

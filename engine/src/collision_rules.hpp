@@ -42,12 +42,16 @@ Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneD
 std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
 // v without its components into the supports' normals.
 Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
-// The nearest periodic image of the separation d (d itself without a periodic box).
-inline Vec3 min_image(const std::optional<Box>& periodic, Vec3 d) {
-    if (!periodic) return d;
-    const Vec3 period = periodic->max - periodic->min;
-    auto wrap = [](double x, double L) { return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x); };
-    return {wrap(d.x, period.x), wrap(d.y, period.y), wrap(d.z, period.z)};
+// The nearest periodic image of the separation d, along the axes that wrap (d itself without a
+// periodic box).
+inline Vec3 min_image(const WorldDef& def, Vec3 d) {
+    if (!def.periodic) return d;
+    const Vec3 period = def.periodic->max - def.periodic->min;
+    auto wrap = [&](double x, double L, int axis) {
+        if (!def.periodic_axes[static_cast<std::size_t>(axis)]) return x;
+        return x > 0.5 * L ? x - L : (x < -0.5 * L ? x + L : x);
+    };
+    return {wrap(d.x, period.x, 0), wrap(d.y, period.y, 1), wrap(d.z, period.z, 2)};
 }
 
 }  // namespace ballistic::detail

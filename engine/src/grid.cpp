@@ -9,8 +9,10 @@ namespace {
 void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
 }  // namespace
 
-void Grid::configure(double min_width, const std::optional<Box>& periodic, std::size_t capacity) {
+void Grid::configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
+                     std::size_t capacity) {
     periodic_ = periodic.has_value();
+    wraps_ = periodic_ ? wraps : std::array<bool, 3>{};
     min_width_ = min_width;
     dense_lo_ = {};
     dense_n_ = {};
@@ -95,7 +97,7 @@ CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
     CellKey out = key;
     out[d] += (face & 1) ? 1 : -1;
     shift = {};
-    if (periodic_) {
+    if (periodic_ && wraps(d)) {
         const std::int64_t n = cells_[static_cast<std::size_t>(d)];
         // Leaving through the low face re-enters at the high one: the position moves up a period.
         if (out[d] < 0) {

@@ -42,13 +42,17 @@ public:
     // Cells at least `min_width` wide; a periodic box is cut into a whole number of cells per axis
     // (at least 3, checked by the caller). Sized for `capacity` balls; empties the grid. A
     // periodic box is dense unless it is huge and nearly empty.
-    void configure(double min_width, const std::optional<Box>& periodic, std::size_t capacity);
+    // Along an axis the box does not wrap (`wraps`), its cells end at its faces: the edge cells
+    // reach out to infinity and have no face there.
+    void configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
+                   std::size_t capacity);
     // Outside a periodic box, on an empty grid: makes the cells from `lo` to `hi` (the block the
     // balls occupy) dense, with a margin, unless that takes many more cells than there are balls.
     // True when it did.
     bool fit_dense(const CellKey& lo, const CellKey& hi);
 
     bool periodic() const { return periodic_; }
+    bool wraps(int d) const { return wraps_[static_cast<std::size_t>(d)]; }  // periodic along axis d
     std::int64_t cells(int d) const { return cells_[static_cast<std::size_t>(d)]; }  // per axis, periodic
     double min_width() const { return min_width_; }
     CellKey key_of(Vec3 position) const;
@@ -62,8 +66,9 @@ public:
     CellKey across(const CellKey& key, int face, Vec3& shift) const;
     // Is there a cell beyond this face (false at the edge of the representable range)?
     bool has_face(const CellKey& key, int face) const {
-        if (periodic_) return true;
-        const std::int64_t k = key[face / 2];
+        const int d = face / 2;
+        const std::int64_t k = key[d];
+        if (periodic_) return wraps(d) || ((face & 1) ? k + 1 < cells_[static_cast<std::size_t>(d)] : k > 0);
         return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
     }
 
@@ -74,8 +79,11 @@ public:
         std::vector<std::int32_t> k[3];
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
-            if (periodic_ && 2 * reach + 1 >= n) {
-                for (std::int64_t c = 0; c < n; ++c) k[d].push_back(static_cast<std::int32_t>(c));
+            if (periodic_ && (!wraps(d) || 2 * reach + 1 >= n)) {
+                // All of a wrapping axis; along one that does not wrap, the cells in the box.
+                const std::int64_t first = wraps(d) ? 0 : std::max<std::int64_t>(0, key[d] - reach);
+                const std::int64_t last = wraps(d) ? n - 1 : std::min<std::int64_t>(n - 1, key[d] + reach);
+                for (std::int64_t c = first; c <= last; ++c) k[d].push_back(static_cast<std::int32_t>(c));
                 continue;
             }
             for (std::int64_t o = -reach; o <= reach; ++o) {
@@ -99,7 +107,7 @@ public:
         std::int64_t worst = 0;
         for (int d = 0; d < 3; ++d) {
             std::int64_t gap = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
-            if (periodic_) gap = std::min(gap, cells_[static_cast<std::size_t>(d)] - gap);
+            if (periodic_ && wraps(d)) gap = std::min(gap, cells_[static_cast<std::size_t>(d)] - gap);
             worst = std::max(worst, gap);
         }
         return worst;
@@ -175,16 +183,32 @@ public:
         std::int32_t k[3][3];
         double shift[3][3];
         bool wrapped = false;  // does any of the cells lie across a periodic face?
+        bool beyond[3][3] = {};  // per axis and offset: past the face of a box that does not wrap
+        bool edge = false;
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
             const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
             for (int o = 0; o < 3; ++o) {
                 std::int64_t c = key[d] + o - 1;
                 double s = 0.0;
-                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
-                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
+                if (periodic_ && (c < 0 || c >= n)) {
+                    if (wraps(d)) {
+                        s = c < 0 ? -period : period;
+                        c += c < 0 ? n : -n;
+                        wrapped = true;
+                    } else {
+                        beyond[d][o] = edge = true;
+                        c = key[d];  // any cell of the box: it is not walked
+                    }
+                }
                 k[d][o] = static_cast<std::int32_t>(c);
                 shift[d][o] = s;
+            }
+        }
+        if (edge) {  // cells past a face that does not wrap do not exist
+            for (int c = 0; c < 27; ++c) {
+                const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
+                if (beyond[0][x] || beyond[1][y] || beyond[2][z]) cells &= ~(1u << c);
             }
         }
         // Per axis and offset: is that coordinate inside the dense block, and its term of the
@@ -280,6 +304,7 @@ private:
     static constexpr std::size_t kFewHashed = 64;  // hashed buckets beside dense cells, to start
 
     bool periodic_ = false;
+    std::array<bool, 3> wraps_{};  // per axis, in a periodic box
     double min_width_ = 0.0;
     Vec3 origin_, width_, period_, upper_;
     std::array<std::int64_t, 3> cells_{};   // per axis in a periodic box

@@ -61,7 +61,7 @@ void World::Impl::reorder() {
         }
     });
     detail::Grid cells;
-    cells.configure(grid.min_width(), def.periodic, n);
+    cells.configure(grid.min_width(), def.periodic, def.periodic_axes, n);
     fit_grid(cells, keys);
     cells.assign(keys, parallel);
     if (!events_valid) {  // rebuild_events() comes next

@@ -113,7 +113,7 @@ bool Response::meet(std::uint32_t i, double now, Outcome& out) {
 
 void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out) {
     const bool jammed[2] = {meet(i, now, out), meet(j, now, out)};
-    const Vec3 dp = min_image(def_.periodic, balls_.position(j) - balls_.position(i));
+    const Vec3 dp = min_image(def_, balls_.position(j) - balls_.position(i));
     const Vec3 dv = balls_.velocity(j) - balls_.velocity(i);
     const double d = length(dp);
     const double u = -dot(dp, dv) / d;  // same sign as the kernel's gap derivative

@@ -47,7 +47,7 @@ void World::Impl::rebuild_grid(double radius) {
     }
     // Built aside: a failure leaves the cells as they were.
     detail::Grid fresh;
-    fresh.configure(cell_width_for(radius), def.periodic, balls.size());
+    fresh.configure(cell_width_for(radius), def.periodic, def.periodic_axes, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position(s));

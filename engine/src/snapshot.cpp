@@ -85,6 +85,7 @@ void World::save(std::ostream& out_stream) const {
     out.put(static_cast<std::uint8_t>(d.periodic.has_value()));
     out.put(d.periodic ? d.periodic->min : Vec3{});
     out.put(d.periodic ? d.periodic->max : Vec3{});
+    out.put(static_cast<std::uint8_t>(d.periodic_axes[0] | d.periodic_axes[1] << 1 | d.periodic_axes[2] << 2));
     out.put(d.rest_speed);
     out.put(d.sleep_speed);
     out.put(d.sleep_time);
@@ -229,6 +230,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     const bool periodic = in.get<std::uint8_t>("periodic") != 0;
     const Vec3 lo = in.get_vec("periodic box"), hi = in.get_vec("periodic box");
     if (periodic) d.periodic = Box{lo, hi};
+    const auto axes = in.get<std::uint8_t>("periodic axes");
+    if (axes > 7) bad("periodic axes " + std::to_string(axes));
+    for (std::size_t a = 0; a < 3; ++a) d.periodic_axes[a] = (axes >> a & 1) != 0;
     d.rest_speed = in.get<double>("rest_speed");
     d.sleep_speed = in.get<double>("sleep_speed");
     d.sleep_time = in.get<double>("sleep_time");
@@ -255,7 +259,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         PlaneDef p;
         p.point = finite_vec(in, "plane point");
         p.normal = finite_vec(in, "plane normal");
-        if (periodic) bad("a periodic world with planes");
+        for (int a = 0; a < 3; ++a)
+            if (periodic && d.periodic_axes[static_cast<std::size_t>(a)] && detail::axis(p.normal, a) != 0.0)
+                bad("a periodic world with a plane across a periodic axis");
         detail::Statics::checked(p, "snapshot.planes[" + std::to_string(k) + "]");
         unit(p.normal, "plane normal");
         w.statics.add(p);
@@ -353,7 +359,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     if (w.grid_valid) {
         const double width = finite(in, "cell width");
         if (!(width >= w.least_cell_width(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
-        w.grid.configure(width, d.periodic, balls);
+        w.grid.configure(width, d.periodic, d.periodic_axes, balls);
         std::vector<detail::CellKey> keys(balls);
         for (std::size_t s = 0; s < balls; ++s) {
             detail::CellKey& k = keys[s];

@@ -32,10 +32,16 @@ constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
-// Periodicity wraps all three axes, so a ball would wrap around behind any wall or column.
-void reject_statics_if_periodic(const WorldDef& def, const std::string& field) {
-    if (def.periodic)
-        reject(field, "planes and cylinders cannot be added to a periodic world (balls would wrap behind them)");
+// A ball wrapping around a periodic axis would come back behind a wall across that axis: a plane
+// of a periodic world must be parallel to every axis that wraps (its normal along the others), and
+// a column (infinite, at one place) cannot stand in one.
+void reject_if_wrapped_behind(const WorldDef& def, const std::string& field, const Vec3* plane_normal) {
+    if (!def.periodic) return;
+    if (!plane_normal) reject(field, "cylinders cannot be added to a periodic world (balls would wrap around behind them)");
+    for (int d = 0; d < 3; ++d)
+        if (def.periodic_axes[static_cast<std::size_t>(d)] && axis(*plane_normal, d) != 0.0)
+            reject(field + ".normal", show(*plane_normal) + " crosses the periodic axis " + "xyz"[d] +
+                                          ": a plane of a periodic world must be parallel to every axis that wraps");
 }
 
 }  // namespace
@@ -61,9 +67,16 @@ double World::Impl::cell_width_for(double radius) const {
     const double least = least_cell_width(radius);
     if (balls.size() > kFewBalls) return least;
     if (!def.periodic) return detail::kWholeSpace;
-    // A hair under a third of the shortest side: three whole cells along it.
-    const Vec3 side = def.periodic->max - def.periodic->min;
-    return std::max(least, std::min({side.x, side.y, side.z}) / 3.0 * (1.0 - 1e-12));
+    // A hair under a third of the shortest periodic side: three whole cells along it.
+    return std::max(least, shortest_period() / 3.0 * (1.0 - 1e-12));
+}
+
+double World::Impl::shortest_period() const {
+    double shortest = std::numeric_limits<double>::infinity();
+    for (int d = 0; d < 3; ++d)
+        if (def.periodic_axes[static_cast<std::size_t>(d)])
+            shortest = std::min(shortest, axis(def.periodic->max, d) - axis(def.periodic->min, d));
+    return shortest;
 }
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
@@ -79,7 +92,7 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     auto check = [&](std::uint32_t j) {
         if (!found.empty() || j >= below || j == except) return;
         const double sigma = r + balls.radius[j];
-        const double gap = length(detail::min_image(def.periodic, balls.position(j) - p)) - sigma;
+        const double gap = length(detail::min_image(def, balls.position(j) - p)) - sigma;
         if (!(gap < -kTouchTolerance * sigma)) return;
         const std::string other = j >= first_new
             ? "balls[" + std::to_string(j - first_new) + "]"
@@ -117,6 +130,9 @@ World::World(const WorldDef& def) {
     if (def.task_system && def.task_system->concurrency() < 1)
         reject("world.task_system", "concurrency must be >= 1, got " + std::to_string(def.task_system->concurrency()));
     if (def.periodic) detail::require_box("world.periodic", *def.periodic, "world.periodic");
+    if (def.periodic && def.periodic_axes == std::array<bool, 3>{})
+        reject("world.periodic.axes", "at least one axis must be periodic, got none (a world without periodic axes "
+                                      "has no periodic box: close it with planes)");
     impl_ = std::make_unique<Impl>(def);
 }
 
@@ -145,7 +161,7 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
 PlaneId World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
-    reject_statics_if_periodic(w.def, field);
+    reject_if_wrapped_behind(w.def, field, &def.normal);
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters, w.plane_handles,
                         w.plane_ids);
 }
@@ -153,7 +169,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
 CylinderId World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
-    reject_statics_if_periodic(w.def, field);
+    reject_if_wrapped_behind(w.def, field, nullptr);
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
                         w.cylinder_handles, w.cylinder_ids);
 }
@@ -231,12 +247,11 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             reject(field(std::isnormal(1.0 / defs[k].mass) ? ".radius" : ".mass")(),
                    "is out of range, got " + show(std::isnormal(1.0 / defs[k].mass) ? defs[k].radius : defs[k].mass));
         if (w.def.periodic) {
-            const Vec3 side = w.def.periodic->max - w.def.periodic->min;
             const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
-            // The same arithmetic as the cells: whole cells per side, at least three.
-            if (std::floor(std::min({side.x, side.y, side.z}) / width) < 3.0)
-                reject(field(".radius")(), "too large for the periodic box: every side must be at least " +
+            // The same arithmetic as the cells: whole cells per periodic side, at least three.
+            if (std::floor(w.shortest_period() / width) < 3.0)
+                reject(field(".radius")(), "too large for the periodic box: every periodic side must be at least " +
                                               show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
         }
         largest = std::max(largest, defs[k].radius);
@@ -640,7 +655,8 @@ double World::pressure() const {
     const Impl& w = *impl_;
     const detail::Measurements& m = w.measurements;
     const double window = w.time - m.window_start;
-    if (!w.def.periodic || !(window > 0.0)) return std::nan("");
+    const bool bulk = w.def.periodic && w.def.periodic_axes == std::array<bool, 3>{true, true, true};
+    if (!bulk || !(window > 0.0)) return std::nan("");
     const Vec3 side = w.def.periodic->max - w.def.periodic->min;
     const double volume = side.x * side.y * side.z;
     const double density = static_cast<double>(w.balls.size()) / volume;
@@ -658,7 +674,7 @@ double World::max_overlap() const {
             worst = std::max(worst, w.statics.deepest_overlap(p, r));
             w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
-                const double d = length(detail::min_image(w.def.periodic, b.position_at(j, w.time) - p));
+                const double d = length(detail::min_image(w.def, b.position_at(j, w.time) - p));
                 worst = std::max(worst, r + b.radius[j] - d);
             });
         }

@@ -130,6 +130,7 @@ struct World::Impl {
     // crossings in empty space, only their collisions, and a prediction tests the other few.
     static constexpr std::size_t kFewBalls = 16;
     double least_cell_width(double radius) const;
+    double shortest_period() const;  // the shortest side of the periodic box along an axis that wraps
     double cell_width_for(double radius) const;
     std::size_t max_balls() const;  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.

@@ -290,7 +290,16 @@ World make_world(const json& root, const LoadOptions& options) {
     if (const json* v = optional_key(root, "sleep_events"))
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
-    if (const json* v = optional_key(root, "periodic")) def.periodic = read_box(*v, "periodic");
+    if (const json* v = optional_key(root, "periodic")) {
+        expect_keys(*v, "periodic", {"min", "max", "axes"});
+        json box = *v;
+        box.erase("axes");
+        def.periodic = read_box(box, "periodic");
+        if (const json* axes = optional_key(*v, "axes")) {
+            if (!axes->is_array() || axes->size() != 3) fail("periodic.axes", "expected an array of 3 booleans, got " + quote(*axes));
+            for (std::size_t d = 0; d < 3; ++d) def.periodic_axes[d] = read_bool((*axes)[d], element("periodic.axes", d));
+        }
+    }
     def.threads = options.threads;
     def.memory_limit = options.memory_limit;
     try {
@@ -683,7 +692,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.energy_end = total_energy(scene);
     stats.momentum_end = world.momentum();
     stats.temperature = world.temperature();
-    if (world.def().periodic) stats.pressure = world.pressure();
+    if (const double p = world.pressure(); !std::isnan(p)) stats.pressure = p;
     stats.max_overlap = world.max_overlap();
     stats.escaped = world.escaped_count();
     stats.sleeping = world.sleeping_count();
@@ -732,7 +741,11 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
                         {"sleep_time", def.sleep_time},
                         {"sleep_events", def.sleep_events},
                         {"sleep_friction", def.sleep_friction}};
-    if (def.periodic) document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
+    if (def.periodic) {
+        document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
+        if (def.periodic_axes != std::array<bool, 3>{true, true, true})
+            document["periodic"]["axes"] = {def.periodic_axes[0], def.periodic_axes[1], def.periodic_axes[2]};
+    }
     ordered planes = ordered::array(), cylinders = ordered::array(), list = ordered::array();
     for (std::uint32_t k = 0; k < world.plane_count(); ++k)
         planes.push_back({{"point", vec_json(world.plane(k).point)}, {"normal", vec_json(world.plane(k).normal)}});
@@ -769,7 +782,8 @@ std::string extxyz_frame(const World& world, std::span<const BallId> balls) {
         number(box->min.x, ' ');
         number(box->min.y, ' ');
         number(box->min.z, '"');
-        text += " pbc=\"T T T\"";
+        const auto& wraps = world.def().periodic_axes;
+        text += std::string(" pbc=\"") + (wraps[0] ? 'T' : 'F') + ' ' + (wraps[1] ? 'T' : 'F') + ' ' + (wraps[2] ? 'T' : 'F') + '"';
     } else {
         text += "pbc=\"F F F\"";
     }

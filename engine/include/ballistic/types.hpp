@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <array>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -78,9 +79,13 @@ struct WorldDef {
     // The world's time at creation: a saved state goes on from the time it was saved at.
     // (unit: time; finite)
     double time = 0.0;
-    // Periodic box: balls leaving through one face re-enter through the opposite one. Every side
-    // must be at least three cell widths (a cell is one largest ball diameter wide).
+    // Periodic box: balls leaving through one face re-enter through the opposite one, along the
+    // axes periodic_axes names (all three by default). Every periodic side must be at least three
+    // cell widths (a cell is one largest ball diameter wide). Along an axis that does not wrap
+    // the box is where the balls start; planes whose normals lie along such axes (a floor, a
+    // ceiling) keep them in. The bulk pressure (World::pressure) needs all three axes periodic.
     std::optional<Box> periodic;
+    std::array<bool, 3> periodic_axes{true, true, true};
     // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
     // plane its acceleration pushes it into this slowly settles on it and slides. This is what
     // bounds the work of resting contact and inelastic collapse (see engine/README.md): a ball
@@ -162,7 +167,7 @@ struct RestoreOptions {
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
-inline constexpr std::uint32_t kSnapshotVersion = 2;
+inline constexpr std::uint32_t kSnapshotVersion = 3;
 
 // One-sided infinite wall: balls live on the side the normal points to.
 struct PlaneDef {

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Barometric column: the density of a gas under gravity against height, beside the exponential
+law n(y) ~ exp(-m g y / kT).
+
+Runs `ballistic run demos/scenes/barometric.json` (periodic along x and z, a floor and a ceiling
+along y, gravity g) with a trajectory, histograms the heights of every ball in every frame after
+--equilibrate, measures kT from the same frames' velocities (m <v^2> / 3), and compares each bin
+with the exponential law for that kT (normalised to the balls counted, centres at least one
+radius above the floor). Writes OUT/barometric.csv and, with gnuplot, OUT/barometric.png; prints
+the table and the largest relative difference over the bins holding at least 1 % of the balls.
+
+    demos/barometric.py                                 # 1000 time units measured
+    demos/barometric.py --duration 5000 --out /tmp/baro
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+
+def positive(text):
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def frames(path):
+    """(time, [(y, vx, vy, vz, radius)]) per frame of an extended XYZ file as ballistic writes it."""
+    with open(path) as f:
+        while True:
+            header = f.readline()
+            if not header:
+                return
+            count = int(header)
+            comment = f.readline()
+            t = float(comment.split("Time=")[1].split()[0])
+            balls = []
+            for _ in range(count):
+                fields = f.readline().split()
+                balls.append((float(fields[2]), float(fields[4]), float(fields[5]), float(fields[6]), float(fields[7])))
+            yield t, balls
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ballistic", default=os.path.join(here, "..", "build", "demos", "ballistic"),
+                        help="the ballistic program (default: build/demos/ballistic)")
+    parser.add_argument("--scene", default=os.path.join(here, "scenes", "barometric.json"))
+    parser.add_argument("--equilibrate", type=positive, default=20.0, help="time before measuring (default 20)")
+    parser.add_argument("--duration", type=positive, default=1000.0, help="time measured (default 1000)")
+    parser.add_argument("--every", type=positive, default=0.5, help="frame interval (default 0.5)")
+    parser.add_argument("--bin", type=positive, default=0.5, help="height bin (default 0.5)")
+    parser.add_argument("--out", default="barometric", help="output folder (default ./barometric)")
+    parser.add_argument("--check", type=positive, metavar="PERCENT",
+                        help="exit 1 when a bin holding at least 1 %% of the balls differs from the law by more")
+    args = parser.parse_args()
+    if not os.access(args.ballistic, os.X_OK):
+        sys.exit(f"barometric: --ballistic {args.ballistic} is not an executable program (build it first: scripts/test.sh)")
+    with open(args.scene) as f:
+        scene = json.load(f)
+    g = -scene["gravity"][1]
+    floor = scene["periodic"]["min"][1]
+    mass = scene["generate"][0].get("mass", 1.0)
+    os.makedirs(args.out, exist_ok=True)
+    trajectory = os.path.join(args.out, "barometric.xyz")
+    started = time.monotonic()
+    run = subprocess.run([args.ballistic, "run", args.scene, "--duration", str(args.equilibrate + args.duration),
+                          "--trajectory", trajectory, "--every", str(args.every), "--quiet",
+                          "--stats", os.path.join(args.out, "barometric.stats.json")], capture_output=True, text=True)
+    wall = time.monotonic() - started
+    if run.returncode != 0:
+        sys.exit(f"barometric: ballistic run failed (exit {run.returncode}): {run.stderr.strip()}")
+
+    heights, twice_kinetic, radius = [], 0.0, None
+    for t, balls in frames(trajectory):
+        if t < args.equilibrate - 1e-9:
+            continue
+        for y, vx, vy, vz, r in balls:
+            heights.append(y)
+            twice_kinetic += mass * (vx * vx + vy * vy + vz * vz)
+            radius = r
+    if not heights:
+        sys.exit("barometric: no frame after --equilibrate")
+    kT = twice_kinetic / (3 * len(heights))
+    scale = kT / (mass * g)
+    lowest = floor + radius
+    top = max(heights)
+    rows = []
+    bins = int(math.ceil((top - lowest) / args.bin))
+    for k in range(bins):
+        a, b = lowest + k * args.bin, lowest + (k + 1) * args.bin
+        counted = sum(1 for y in heights if a <= y < b)
+        law = len(heights) * (math.exp(-(a - lowest) / scale) - math.exp(-(b - lowest) / scale))
+        rows.append({"height": 0.5 * (a + b), "density": counted / len(heights) / args.bin,
+                     "law": law / len(heights) / args.bin, "counted": counted, "expected": law})
+    print(f"kT {kT:.4f} from the velocities, scale height kT/mg {scale:.4f}; {len(heights)} samples; "
+          f"ballistic run took {wall:.1f} s")
+    worst = 0.0
+    for row in rows:
+        difference = row["counted"] / row["expected"] - 1 if row["expected"] > 0 else float("inf")
+        if row["expected"] >= 0.01 * len(heights):
+            worst = max(worst, abs(difference))
+        if row["expected"] >= 0.001 * len(heights):
+            print(f"y {row['height']:6.2f}  density {row['density']:.5f}  law {row['law']:.5f}  difference {100 * difference:+6.1f} %")
+    print(f"largest difference over the bins holding at least 1 % of the balls: {100 * worst:.1f} %")
+
+    table = os.path.join(args.out, "barometric.csv")
+    with open(table, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"table: {table}")
+    if args.check is not None and 100 * worst > args.check:
+        sys.exit(f"barometric: a bin differs from the exponential law by {100 * worst:.1f} %, more than --check {args.check} %")
+    if shutil.which("gnuplot") is None:
+        print("gnuplot is not installed (Debian: gnuplot-nox): no plot")
+        return
+    png = os.path.join(args.out, "barometric.png")
+    script = f"""
+set terminal pngcairo size 800,560
+set output '{png}'
+set datafile separator ','
+set logscale y
+set xlabel 'height y'
+set ylabel 'fraction of the balls per unit height'
+set title 'Barometric column: Ballistic against exp(-mgy/kT), kT = {kT:.3f}'
+plot '{table}' using 1:3 every ::1 with lines lw 2 title 'exponential law', \\
+     '{table}' using 1:2 every ::1 with points pt 7 ps 1.2 title 'Ballistic'
+"""
+    plot = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True)
+    if plot.returncode != 0:
+        sys.exit(f"barometric: gnuplot failed: {plot.stderr.strip()}")
+    print(f"plot: {png}")
+
+
+if __name__ == "__main__":
+    main()
