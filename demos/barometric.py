@@ -13,14 +13,13 @@ the table and the largest relative difference over the bins holding at least 1 %
     demos/barometric.py --duration 5000 --out /tmp/baro
 """
 import argparse
-import csv
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import time
+
+import lab
 
 
 def positive(text):
@@ -48,11 +47,10 @@ def frames(path):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ballistic", default=os.path.join(here, "..", "build", "demos", "ballistic"),
+    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
                         help="the ballistic program (default: build/demos/ballistic)")
-    parser.add_argument("--scene", default=os.path.join(here, "scenes", "barometric.json"))
+    parser.add_argument("--scene", default=os.path.join(lab.HERE, "scenes", "barometric.json"))
     parser.add_argument("--equilibrate", type=positive, default=20.0, help="time before measuring (default 20)")
     parser.add_argument("--duration", type=positive, default=1000.0, help="time measured (default 1000)")
     parser.add_argument("--every", type=positive, default=0.5, help="frame interval (default 0.5)")
@@ -61,8 +59,7 @@ def main():
     parser.add_argument("--check", type=positive, metavar="PERCENT",
                         help="exit 1 when a bin holding at least 1 %% of the balls differs from the law by more")
     args = parser.parse_args()
-    if not os.access(args.ballistic, os.X_OK):
-        sys.exit(f"barometric: --ballistic {args.ballistic} is not an executable program (build it first: scripts/test.sh)")
+    lab.require_program(args.ballistic, "barometric")
     with open(args.scene) as f:
         scene = json.load(f)
     g = -scene["gravity"][1]
@@ -71,12 +68,10 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     trajectory = os.path.join(args.out, "barometric.xyz")
     started = time.monotonic()
-    run = subprocess.run([args.ballistic, "run", args.scene, "--duration", str(args.equilibrate + args.duration),
-                          "--trajectory", trajectory, "--every", str(args.every), "--quiet",
-                          "--stats", os.path.join(args.out, "barometric.stats.json")], capture_output=True, text=True)
+    lab.run("barometric", [args.ballistic, "run", args.scene, "--duration", str(args.equilibrate + args.duration),
+                           "--trajectory", trajectory, "--every", str(args.every), "--quiet",
+                           "--stats", os.path.join(args.out, "barometric.stats.json")])
     wall = time.monotonic() - started
-    if run.returncode != 0:
-        sys.exit(f"barometric: ballistic run failed (exit {run.returncode}): {run.stderr.strip()}")
 
     heights, twice_kinetic, radius = [], 0.0, None
     for t, balls in frames(trajectory):
@@ -112,32 +107,17 @@ def main():
     print(f"largest difference over the bins holding at least 1 % of the balls: {100 * worst:.1f} %")
 
     table = os.path.join(args.out, "barometric.csv")
-    with open(table, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"table: {table}")
+    lab.write_table(rows, table)
     if args.check is not None and 100 * worst > args.check:
         sys.exit(f"barometric: a bin differs from the exponential law by {100 * worst:.1f} %, more than --check {args.check} %")
-    if shutil.which("gnuplot") is None:
-        print("gnuplot is not installed (Debian: gnuplot-nox): no plot")
-        return
-    png = os.path.join(args.out, "barometric.png")
-    script = f"""
-set terminal pngcairo size 800,560
-set output '{png}'
-set datafile separator ','
+    lab.plot("barometric", os.path.join(args.out, "barometric.png"), f"""
 set logscale y
 set xlabel 'height y'
 set ylabel 'fraction of the balls per unit height'
 set title 'Barometric column: Ballistic against exp(-mgy/kT), kT = {kT:.3f}'
 plot '{table}' using 1:3 every ::1 with lines lw 2 title 'exponential law', \\
      '{table}' using 1:2 every ::1 with points pt 7 ps 1.2 title 'Ballistic'
-"""
-    plot = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True)
-    if plot.returncode != 0:
-        sys.exit(f"barometric: gnuplot failed: {plot.stderr.strip()}")
-    print(f"plot: {png}")
+""")
 
 
 if __name__ == "__main__":

@@ -12,14 +12,13 @@ Writes OUT/gaslab.csv and, with gnuplot, OUT/gaslab.png; prints the table.
     demos/gaslab.py --balls 20000 --duration 10 --out /tmp/gaslab
 """
 import argparse
-import csv
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import time
+
+import lab
 
 RADIUS = 0.5
 
@@ -49,9 +48,8 @@ def fractions(text):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ballistic", default=os.path.join(here, "..", "build", "demos", "ballistic"),
+    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
                         help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--balls", type=positive(int), default=4000, help="balls per run (default 4000)")
     parser.add_argument("--phi", type=fractions, default=[0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45],
@@ -63,8 +61,7 @@ def main():
     parser.add_argument("--check", type=positive(float), metavar="PERCENT",
                         help="exit 1 when any Z differs from Carnahan-Starling by more than PERCENT")
     args = parser.parse_args()
-    if not os.access(args.ballistic, os.X_OK):
-        sys.exit(f"gaslab: --ballistic {args.ballistic} is not an executable program (build it first: scripts/test.sh)")
+    lab.require_program(args.ballistic, "gaslab")
     os.makedirs(args.out, exist_ok=True)
 
     rows = []
@@ -80,12 +77,10 @@ def main():
         with open(name + ".json", "w") as f:
             json.dump(scene, f, indent=2)
         started = time.monotonic()
-        run = subprocess.run([args.ballistic, "run", name + ".json", "--equilibrate", str(args.equilibrate),
-                              "--duration", str(args.duration), "--threads", str(args.threads),
-                              "--stats", name + ".stats.json", "--quiet"], capture_output=True, text=True)
+        lab.run("gaslab", [args.ballistic, "run", name + ".json", "--equilibrate", str(args.equilibrate),
+                           "--duration", str(args.duration), "--threads", str(args.threads),
+                           "--stats", name + ".stats.json", "--quiet"])
         wall = time.monotonic() - started
-        if run.returncode != 0:
-            sys.exit(f"gaslab: ballistic run {name}.json failed (exit {run.returncode}): {run.stderr.strip()}")
         with open(name + ".stats.json") as f:
             stats = json.load(f)
         z = stats["pressure"] * volume / (stats["balls"] * stats["temperature"])
@@ -96,24 +91,13 @@ def main():
               f"  ({stats['events']['ball_ball']} collisions, {wall:.1f} s)", flush=True)
 
     table = os.path.join(args.out, "gaslab.csv")
-    with open(table, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"table: {table}")
+    lab.write_table(rows, table)
     if args.check is not None:
         worst = max(rows, key=lambda row: abs(row["difference"]))
         if abs(worst["difference"]) * 100 > args.check:
             sys.exit(f"gaslab: at phi {worst['phi']} Z differs from Carnahan-Starling by "
                      f"{100 * worst['difference']:+.2f} %, more than --check {args.check} %")
-    if shutil.which("gnuplot") is None:
-        print("gnuplot is not installed (Debian: gnuplot-nox): no plot")
-        return
-    png = os.path.join(args.out, "gaslab.png")
-    script = f"""
-set terminal pngcairo size 800,560
-set output '{png}'
-set datafile separator ','
+    lab.plot("gaslab", os.path.join(args.out, "gaslab.png"), f"""
 set key top left
 set xlabel 'packing fraction {{/Symbol f}}'
 set ylabel 'Z = PV / NkT'
@@ -121,11 +105,7 @@ set title 'Hard-sphere gas, {args.balls} balls: Ballistic against Carnahan-Starl
 cs(x) = (1 + x + x**2 - x**3) / (1 - x)**3
 plot [0:0.5] cs(x) with lines lw 2 title 'Carnahan-Starling', \\
      '{table}' using 1:2 every ::1 with points pt 7 ps 1.5 title 'Ballistic'
-"""
-    plot = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True)
-    if plot.returncode != 0:
-        sys.exit(f"gaslab: gnuplot failed: {plot.stderr.strip()}")
-    print(f"plot: {png}")
+""")
 
 
 if __name__ == "__main__":

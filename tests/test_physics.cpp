@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "worlds.hpp"
+
 #include <cmath>
 #include <limits>
 #include <span>
@@ -468,29 +470,6 @@ TEST(Measurements, CarnahanStarlingPressure) {
 
 namespace {
 
-// A barometric column: periodic along x and z (a 10 × 10 base), a floor at y = 0 and a ceiling
-// at y = 40 along y, which does not wrap; 400 balls at kT = 1 under g = 1 (scale height kT/mg = 1).
-World barometric_column(int threads) {
-    WorldDef def;
-    def.gravity = {0, -1, 0};
-    def.periodic = Box{{0, 0, 0}, {10, 40, 10}};
-    def.periodic_axes = {true, false, true};
-    def.threads = threads;
-    def.parallel_events_min_balls = 0;  // two threads take the parallel batches (slabs along y)
-    World world(def);
-    world.add_plane({{0, 0, 0}, {0, 1, 0}});
-    world.add_plane({{0, 40, 0}, {0, -1, 0}});
-    GenerateDef gen;
-    gen.count = 400;
-    gen.radius = 0.25;
-    gen.region = {{0, 0, 0}, {10, 6, 10}};
-    gen.velocity = GenerateDef::Velocity::Temperature;
-    gen.temperature = 1.0;
-    gen.seed = 9;
-    world.add_balls(generate_balls(world, gen));
-    return world;
-}
-
 double total_energy(const World& world) {
     const BallView v = world.balls();
     double energy = 0.0;
@@ -504,7 +483,7 @@ double total_energy(const World& world) {
 }  // namespace
 
 TEST(MixedBoundaries, BarometricColumnCarriesItsWeightAndConservesEnergy) {
-    World world = barometric_column(1);
+    World world = test_worlds::barometric_column(1);
     const double energy = total_energy(world);
     const Vec3 momentum = world.momentum();
     world.step(5.0);  // equilibrate
@@ -531,7 +510,7 @@ TEST(MixedBoundaries, BarometricColumnCarriesItsWeightAndConservesEnergy) {
     }
     EXPECT_TRUE(std::isnan(world.pressure()));  // no bulk pressure with walls
     // The same bits on two threads.
-    World two = barometric_column(2);
+    World two = test_worlds::barometric_column(2);
     two.step(5.0);
     for (int k = 0; k < 40; ++k) two.step(span / 40);
     EXPECT_EQ(two.state_hash(), world.state_hash());

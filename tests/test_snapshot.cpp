@@ -230,24 +230,7 @@ TEST(Snapshot, ConsistentChecksumDoesNotHideInconsistentState) {
 
 TEST(Snapshot, MixedPeriodicColumnContinuesBitIdentically) {
     // Periodic along x and z over a floor: the periodic axes are saved (format version 3).
-    const auto column = [] {
-        WorldDef def;
-        def.gravity = {0, -1, 0};
-        def.periodic = Box{{0, 0, 0}, {8, 30, 8}};
-        def.periodic_axes = {true, false, true};
-        def.parallel_events_min_balls = 0;  // batches on two threads
-        World world(def);
-        world.add_plane({{0, 0, 0}, {0, 1, 0}});
-        GenerateDef gen;
-        gen.count = 300;
-        gen.radius = 0.2;
-        gen.region = {{0, 0, 0}, {8, 5, 8}};
-        gen.velocity = GenerateDef::Velocity::Temperature;
-        gen.temperature = 1.0;
-        gen.seed = 4;
-        world.add_balls(generate_balls(world, gen));
-        return world;
-    };
+    const auto column = [] { return test_worlds::barometric_column(1); };
     for (const int threads : {1, 2}) expect_same_continuation(column(), column(), 120, 120, threads, 0);
     World world = column();
     EXPECT_EQ(restore(save(world), 1, 0).def().periodic_axes, (std::array<bool, 3>{true, false, true}));

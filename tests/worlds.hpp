@@ -1,4 +1,5 @@
-// What several test suites share: a pour that settles, and snapshots to and from bytes.
+// What several test suites share: a pour that settles, a barometric column, and snapshots to and
+// from bytes.
 #pragma once
 
 #include <ballistic/generate.hpp>
@@ -35,6 +36,30 @@ inline World pour_into_well(const WorldDef& def) {
     gen.region = {{0, 2, 0}, hi};
     gen.speed = 1.0;
     gen.seed = 5;
+    world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
+// A barometric column: periodic along x and z (a 10 × 10 base), a floor at y = 0 and a ceiling
+// at y = 40 along y, which does not wrap; 400 balls at kT = 1 under g = 1 (scale height kT/mg = 1).
+// Two threads take the parallel batches (slabs along y).
+inline World barometric_column(int threads) {
+    WorldDef def;
+    def.gravity = {0, -1, 0};
+    def.periodic = Box{{0, 0, 0}, {10, 40, 10}};
+    def.periodic_axes = {true, false, true};
+    def.threads = threads;
+    def.parallel_events_min_balls = 0;
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_plane({{0, 40, 0}, {0, -1, 0}});
+    GenerateDef gen;
+    gen.count = 400;
+    gen.radius = 0.25;
+    gen.region = {{0, 0, 0}, {10, 6, 10}};
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = 1.0;
+    gen.seed = 9;
     world.add_balls(generate_balls(world, gen));
     return world;
 }
