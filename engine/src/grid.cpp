@@ -13,6 +13,7 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
                      std::size_t capacity) {
     periodic_ = periodic.has_value();
     wraps_ = periodic_ ? wraps : std::array<bool, 3>{};
+    mixed_ = periodic_ && wraps_ != std::array<bool, 3>{true, true, true};
     min_width_ = min_width;
     dense_lo_ = {};
     dense_n_ = {};

@@ -68,8 +68,9 @@ public:
     bool has_face(const CellKey& key, int face) const {
         const int d = face / 2;
         const std::int64_t k = key[d];
-        if (periodic_) return wraps(d) || ((face & 1) ? k + 1 < cells_[static_cast<std::size_t>(d)] : k > 0);
-        return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
+        if (!periodic_) return (face & 1) ? k < kKeyLimit : k > -kKeyLimit;
+        if (!mixed_ || wraps(d)) return true;
+        return (face & 1) ? k + 1 < cells_[static_cast<std::size_t>(d)] : k > 0;
     }
 
     // fn(slot) for every ball in the cells within `reach` cells of `key` (each cell once, also
@@ -183,34 +184,26 @@ public:
         std::int32_t k[3][3];
         double shift[3][3];
         bool wrapped = false;  // does any of the cells lie across a periodic face?
-        bool beyond[3][3] = {};  // per axis and offset: past the face of a box that does not wrap
-        bool edge = false;
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
             const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
             for (int o = 0; o < 3; ++o) {
                 std::int64_t c = key[d] + o - 1;
                 double s = 0.0;
-                if (periodic_ && (c < 0 || c >= n)) {
-                    if (wraps(d)) {
-                        s = c < 0 ? -period : period;
-                        c += c < 0 ? n : -n;
-                        wrapped = true;
-                    } else {
-                        beyond[d][o] = edge = true;
-                        c = key[d];  // any cell of the box: it is not walked
-                    }
-                }
+                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
+                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
                 k[d][o] = static_cast<std::int32_t>(c);
                 shift[d][o] = s;
             }
         }
-        if (edge) {  // cells past a face that does not wrap do not exist
-            for (int c = 0; c < 27; ++c) {
-                const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
-                if (beyond[0][x] || beyond[1][y] || beyond[2][z]) cells &= ~(1u << c);
+        // Past the face of a box that does not wrap there are no cells (the wrap above named
+        // some anyway).
+        if (mixed_)
+            for (int d = 0; d < 3; ++d) {
+                if (wraps(d)) continue;
+                if (key[d] == 0) cells &= ~layer_beyond(2 * d);
+                if (key[d] + 1 == cells_[static_cast<std::size_t>(d)]) cells &= ~layer_beyond(2 * d + 1);
             }
-        }
         // Per axis and offset: is that coordinate inside the dense block, and its term of the
         // dense index (a cell is dense when all three of its coordinates are).
         bool inside[3][3];
@@ -305,6 +298,7 @@ private:
 
     bool periodic_ = false;
     std::array<bool, 3> wraps_{};  // per axis, in a periodic box
+    bool mixed_ = false;           // a periodic box that does not wrap along some axis
     double min_width_ = 0.0;
     Vec3 origin_, width_, period_, upper_;
     std::array<std::int64_t, 3> cells_{};   // per axis in a periodic box
