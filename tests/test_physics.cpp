@@ -516,6 +516,41 @@ TEST(MixedBoundaries, BarometricColumnCarriesItsWeightAndConservesEnergy) {
     EXPECT_EQ(two.state_hash(), world.state_hash());
 }
 
+TEST(MixedBoundaries, BallsAboveAnOpenTopStayExact) {
+    // Periodic along x and z over a floor, no ceiling: balls thrown far above the box (whose
+    // top is then only where the cells end) come back down and collide; elastic, energy to
+    // rounding, as in a column whose box reaches far higher.
+    auto thrown = [](double top) {
+        WorldDef def;
+        def.gravity = {0, -1, 0};
+        def.periodic = Box{{0, 0, 0}, {6, top, 6}};
+        def.periodic_axes = {true, false, true};
+        World world(def);
+        world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        std::vector<BallDef> balls;
+        for (int i = 0; i < 5; ++i)
+            for (int k = 0; k < 5; ++k)
+                balls.push_back({{0.6 + 1.2 * i, 0.5 + 0.1 * (i + k), 0.6 + 1.2 * k},
+                                 {0.3 * (i - 2), 4.0 + 0.5 * ((i * 5 + k) % 3), 0.2 * (k - 2)}, 0.3, 1.0});
+        world.add_balls(balls);
+        return world;
+    };
+    World low = thrown(4.0), high = thrown(100.0);
+    const double energy = total_energy(low);
+    double highest = 0.0;
+    for (int k = 0; k < 600; ++k) {
+        low.step(1.0 / 60);
+        high.step(1.0 / 60);
+        for (const double y : low.balls().y) highest = std::max(highest, y);
+    }
+    EXPECT_GT(highest, 8.0);  // far above the box's top at 4
+    EXPECT_NEAR(total_energy(low), energy, 1e-9 * std::abs(energy));
+    EXPECT_EQ(low.escaped_count(), 0u);
+    EXPECT_LT(low.max_overlap(), 1e-9);
+    EXPECT_GT(low.event_counts().ball_ball, 0u);
+    EXPECT_NEAR(total_energy(high), total_energy(low), 1e-9 * std::abs(energy));
+}
+
 TEST(Measurements, WallImpulseGivesIdealGasPressure) {
     // One ball bouncing between two walls L apart at speed v: impulse per unit time 2mv · v/(2(L−2r)).
     World world;
