@@ -135,8 +135,9 @@ public:
     Vec3 momentum() const;
     // k_B T with k_B = 1: Σ m |v − v_cm|² / (3 (N − 1)).
     double temperature() const;
-    // Periodic worlds: ρ⟨kT⟩ + Σ_collisions J·σ / (3 V Δt) over the measurement window (NaN
-    // when the world is not periodic or the window is empty).
+    // Worlds periodic along all three axes: ρ⟨kT⟩ + Σ_collisions J·σ / (3 V Δt) over the
+    // measurement window (NaN otherwise, or when the window is empty; with walls, their
+    // plane_counters() give the pressure on them).
     double pressure() const;
     // Largest overlap seen at any collision in the window and among the balls now (unit: length).
     double max_overlap() const;
