@@ -195,6 +195,24 @@ TEST(Embedding, StepResultAndTheEventRecord) {
     EXPECT_EQ(world.events_unrecorded(), r.collisions);
 }
 
+TEST(Embedding, StepResultCountsTheSleepingOfAPile) {
+    // 24 balls settling in a well, clusters falling asleep at step ends: the step's count is the
+    // world's, on one thread and in parallel batches.
+    for (const int threads : {1, 2}) {
+        WorldDef def = granular();
+        def.threads = threads;
+        def.parallel_events_min_balls = 0;
+        World world = test_worlds::pour_into_well(def);
+        std::size_t most = 0;
+        for (int k = 0; k < 300; ++k) {
+            const StepResult r = world.step(1.0 / 60.0);
+            EXPECT_EQ(r.sleeping, world.sleeping_count()) << "step " << k;
+            most = std::max(most, r.sleeping);
+        }
+        EXPECT_GT(most, 10u);
+    }
+}
+
 TEST(Embedding, CallsBetweenStepsGiveTheSameBitsForAnyThreadCount) {
     std::uint64_t hash = 0;
     for (const int threads : {1, 2}) {

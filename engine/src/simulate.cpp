@@ -116,12 +116,15 @@ void World::Impl::rebuild_events() {
 // ---------------------------------------------------------------------------------------------
 // Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
 
-void World::Impl::sleep_islands(double now) {
-    if (!grid_valid) return;
+std::size_t World::Impl::sleep_islands(double now) {
+    if (!grid_valid) return 0;
+    std::size_t fell = 0;
     sleep.settle(now, [&](std::span<const std::uint32_t> members) {
+        fell += members.size();
         if (events_valid)
             for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
     });
+    return fell;
 }
 
 void World::Impl::wake_all() {

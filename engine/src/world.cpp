@@ -434,6 +434,7 @@ StepResult World::step(double dt) {
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
     const std::uint64_t events_before = w.loop.processed, collisions_before = w.measurements.lifetime_collisions();
     auto stopped = detail::EventLoop::End::Budget;
+    std::size_t sleeping = 0;
     try {
         // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
         // the balls have had about four collisions each since the last sort: O(N log N) then,
@@ -446,7 +447,7 @@ StepResult World::step(double dt) {
         if (!w.events_valid) w.rebuild_events();
         w.measurements.begin_step();
         stopped = w.loop.run_until(end, w.def.step_event_budget);
-        if (stopped == detail::EventLoop::End::Reached) w.finish_step(end);
+        if (stopped == detail::EventLoop::End::Reached) sleeping = w.finish_step(end);
     } catch (...) {
         // Out of memory (or the embedder's task system failed): every part above either
         // completes or changes nothing, and a failed event is undone, so the world stands
@@ -472,29 +473,33 @@ StepResult World::step(double dt) {
     StepResult result;
     result.events = w.loop.processed - events_before;
     result.collisions = w.measurements.lifetime_collisions() - collisions_before;
-    result.sleeping = sleeping_count();
-    result.awake = w.balls.size() - result.sleeping;
+    result.sleeping = sleeping;
+    result.awake = w.balls.size() - sleeping;
     return result;
 }
 
-void World::Impl::finish_step(double end) {
+std::size_t World::Impl::finish_step(double end) {
     Balls& b = balls;
-    parallel.for_blocks(b.size(), [&](std::size_t begin, std::size_t stop) {
+    // The sleeping balls are counted on the way (their entries of rests are read anyway).
+    const std::size_t asleep = parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance().
         thread_local std::vector<double> a[3];
         const std::size_t count = stop - begin;
         for (auto& column : a) column.resize(count);
+        std::size_t sleeping = 0;
         for (std::size_t k = 0; k < count; ++k) {
-            const Vec3 ak = b.acceleration(begin + k);
-            a[0][k] = ak.x; a[1][k] = ak.y; a[2][k] = ak.z;
+            const detail::Rests::Rest& rest = b.rests[b.rest[begin + k]];
+            a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
+            sleeping += rest.asleep;
         }
         auto part = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
         const detail::MotionLanes lanes{part(b.x), part(b.y), part(b.z), part(b.vx), part(b.vy), part(b.vz),
                                         a[0], a[1], a[2], part(b.t)};
         detail::advance_batch_simd(lanes, end, 0, count);
-    });
+        return sleeping;
+    }, std::plus<>());
     stand_at(end, false);
-    sleep_islands(end);
+    return asleep + sleep_islands(end);
 }
 
 void World::Impl::stand_at(double at, bool bring) {

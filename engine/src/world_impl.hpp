@@ -84,8 +84,9 @@ struct World::Impl {
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
     void rebuild_events();  // leaves the world consistent if it fails (events_valid false)
-    // The end of a step at `end`: every ball brought there, the world's time, islands put to sleep.
-    void finish_step(double end);
+    // The end of a step at `end`: every ball brought there, the world's time, islands put to
+    // sleep. Returns how many balls sleep then.
+    std::size_t finish_step(double end);
     // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
     // first every ball is brought there on the calling thread, allocating nothing (a stop before
     // the step's end, a failure), and then it never fails; otherwise they are there already.
@@ -113,8 +114,8 @@ struct World::Impl {
 
     // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
     // End of a step (every ball at `now`): the clusters that can stand fall asleep, and their
-    // events are predicted afresh.
-    void sleep_islands(double now);
+    // events are predicted afresh. Returns how many fell asleep.
+    std::size_t sleep_islands(double now);
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp
