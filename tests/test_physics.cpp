@@ -551,6 +551,34 @@ TEST(MixedBoundaries, BallsAboveAnOpenTopStayExact) {
     EXPECT_NEAR(total_energy(high), total_energy(low), 1e-9 * std::abs(energy));
 }
 
+TEST(MixedBoundaries, AColumnAlongTheOneAxisThatWraps) {
+    // Periodic along y only, walls across x and z, a column along y in the middle: balls stream
+    // along y for ever and bounce off the walls and the column; elastic, nothing escapes.
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {10, 10, 10}};
+    def.periodic_axes = {false, true, false};
+    World world(def);
+    for (const PlaneDef& wall : {PlaneDef{{0, 0, 0}, {1, 0, 0}}, PlaneDef{{10, 0, 0}, {-1, 0, 0}},
+                                 PlaneDef{{0, 0, 0}, {0, 0, 1}}, PlaneDef{{0, 0, 10}, {0, 0, -1}}})
+        world.add_plane(wall);
+    world.add_cylinder({{5, 0, 5}, {0, 1, 0}, 1.5});
+    std::vector<BallDef> balls;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 5; ++j)
+            balls.push_back({{1.0 + 2.6 * i, 1.0 + 2.0 * j, i % 2 ? 1.2 : 8.8}, {0.7 - 0.3 * i, 2.0, 0.9 - 0.4 * j}, 0.4, 1.0});
+    world.add_balls(balls);
+    const double energy = world.kinetic_energy();
+    world.step(30.0);
+    EXPECT_GT(world.cylinder_counters()[0].hits, 0u);
+    EXPECT_NEAR(world.kinetic_energy(), energy, 1e-9 * energy);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    for (const double y : world.balls().y) {
+        EXPECT_GE(y, 0.0);
+        EXPECT_LT(y, 10.0);
+    }
+}
+
 TEST(Measurements, WallImpulseGivesIdealGasPressure) {
     // One ball bouncing between two walls L apart at speed v: impulse per unit time 2mv · v/(2(L−2r)).
     World world;

@@ -212,7 +212,8 @@ TEST(Validation, PeriodicBox) {
     expect_rejected(world, [&] { world.add_ball({{11, 5, 5}, {}, 0.5, 1.0}); }, "balls[0].position", {"outside"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 5}, {}, 2.0, 1.0}); }, "balls[0].radius", {"too large", "2"});
     expect_rejected(world, [&] { world.add_plane({{0, 0, 0}, {0, 1, 0}}); }, "planes[0].normal", {"periodic axis y"});
-    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 1, 0}, 1.0}); }, "cylinders[0]", {"periodic"});
+    expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 1, 0}, 1.0}); }, "cylinders[0].axis",
+                    {"periodic axis x"});
     // Periodic along x and z only: a floor is welcome, a wall across x is not.
     def.periodic_axes = {true, false, true};
     World column(def);
@@ -220,8 +221,17 @@ TEST(Validation, PeriodicBox) {
     column.add_plane({{0, 0, 0}, {0, 1, 0}});
     expect_rejected(column, [&] { column.add_plane({{0, 0, 0}, {1, 0, 0}}); }, "planes[1].normal", {"periodic axis x"});
     expect_rejected(column, [&] { column.add_plane({{0, 0, 0}, {0, 1, 1}}); }, "planes[1].normal", {"periodic axis z"});
+    expect_rejected(column, [&] { column.add_cylinder({{5, 0, 5}, {0, 1, 0}, 1.0}); }, "cylinders[0].axis",
+                    {"periodic axis x"});
+    // Periodic along y only: a column along y (a pipe periodic along its length) is welcome.
+    def.periodic_axes = {false, true, false};
+    World pipe(def);
+    pipe.add_cylinder({{5, 0, 5}, {0, 2, 0}, 1.0});
+    expect_rejected(pipe, [&] { pipe.add_cylinder({{5, 0, 5}, {0, 1, 0.5}, 1.0}); }, "cylinders[1].axis",
+                    {"periodic axis y"});
     // A ball as wide as the box along y, which does not wrap, is fine; along x it is not.
     def.periodic = Box{{0, 0, 0}, {10, 2, 10}};
+    def.periodic_axes = {true, false, true};
     World slab(def);
     slab.add_ball({{5, 1, 5}, {}, 0.9, 1.0});
     def.periodic_axes = {};

@@ -272,7 +272,10 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         c.point = finite_vec(in, "cylinder point");
         c.axis = finite_vec(in, "cylinder axis");
         c.radius = finite(in, "cylinder radius");
-        if (periodic) bad("a periodic world with cylinders");
+        for (int a = 0; a < 3; ++a)
+            for (int e = 0; e < 3; ++e)
+                if (periodic && d.periodic_axes[static_cast<std::size_t>(a)] && e != a && detail::axis(c.axis, e) != 0.0)
+                    bad("a periodic world with a cylinder across a periodic axis");
         detail::Statics::checked(c, "snapshot.cylinders[" + std::to_string(k) + "]");
         unit(c.axis, "cylinder axis");
         w.statics.add(c);

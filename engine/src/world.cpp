@@ -32,16 +32,24 @@ constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
-// A ball wrapping around a periodic axis would come back behind a wall across that axis: a plane
-// of a periodic world must be parallel to every axis that wraps (its normal along the others), and
-// a column (infinite, at one place) cannot stand in one.
-void reject_if_wrapped_behind(const WorldDef& def, const std::string& field, const Vec3* plane_normal) {
+// A ball wrapping around a periodic axis would come back behind a static across that axis (statics
+// have no periodic images): a plane of a periodic world must be parallel to every axis that wraps
+// (its normal along the others), and a column must lie along the one axis that wraps (a pipe
+// periodic along its length).
+void reject_if_wrapped_behind(const WorldDef& def, const std::string& field, const PlaneDef* plane,
+                              const CylinderDef* column) {
     if (!def.periodic) return;
-    if (!plane_normal) reject(field, "cylinders cannot be added to a periodic world (balls would wrap around behind them)");
-    for (int d = 0; d < 3; ++d)
-        if (def.periodic_axes[static_cast<std::size_t>(d)] && axis(*plane_normal, d) != 0.0)
-            reject(field + ".normal", show(*plane_normal) + " crosses the periodic axis " + "xyz"[d] +
+    for (int d = 0; d < 3; ++d) {
+        if (!def.periodic_axes[static_cast<std::size_t>(d)]) continue;
+        if (plane && axis(plane->normal, d) != 0.0)
+            reject(field + ".normal", show(plane->normal) + " crosses the periodic axis " + "xyz"[d] +
                                           ": a plane of a periodic world must be parallel to every axis that wraps");
+        if (column)
+            for (int e = 0; e < 3; ++e)
+                if (e != d && axis(column->axis, e) != 0.0)
+                    reject(field + ".axis", show(column->axis) + " is not along the periodic axis " + "xyz"[d] +
+                                                ": a column of a periodic world must lie along the one axis that wraps");
+    }
 }
 
 }  // namespace
@@ -161,7 +169,7 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
 PlaneId World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
-    reject_if_wrapped_behind(w.def, field, &def.normal);
+    reject_if_wrapped_behind(w.def, field, &def, nullptr);
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters, w.plane_handles,
                         w.plane_ids);
 }
@@ -169,7 +177,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
 CylinderId World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
-    reject_if_wrapped_behind(w.def, field, nullptr);
+    reject_if_wrapped_behind(w.def, field, nullptr, &def);
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
                         w.cylinder_handles, w.cylinder_ids);
 }

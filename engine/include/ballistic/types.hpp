@@ -83,7 +83,8 @@ struct WorldDef {
     // axes periodic_axes names (all three by default). Every periodic side must be at least three
     // cell widths (a cell is one largest ball diameter wide). Along an axis that does not wrap
     // the box is where the balls start; planes whose normals lie along such axes (a floor, a
-    // ceiling) keep them in. The bulk pressure (World::pressure) needs all three axes periodic.
+    // ceiling) keep them in, and a cylinder may lie along the one periodic axis (a pipe). The bulk
+    // pressure (World::pressure) needs all three axes periodic.
     std::optional<Box> periodic;
     std::array<bool, 3> periodic_axes{true, true, true};
     // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
