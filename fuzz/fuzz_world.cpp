@@ -1,6 +1,7 @@
 // libFuzzer target: the bytes as a sequence of World calls with their arguments (add and remove
 // balls, planes and columns, move and push balls, step, change gravity and restitution, cast
-// rays, query, save and restore a snapshot).
+// rays, query, save and restore a snapshot), in an open world or a box periodic along some or all
+// axes.
 // Rejected calls must throw InvalidArgument and leave the world as it was; nothing may crash,
 // hang or trip a sanitizer.
 #include <ballistic/world.hpp>
@@ -48,7 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     def.restitution = std::fabs(in.number()) / 12.5;
     def.step_event_budget = 20000;
     def.memory_limit = std::size_t{16} << 20;
-    if (in.byte() % 4 == 0) def.periodic = Box{{0, 0, 0}, {in.number() + 20, in.number() + 20, in.number() + 20}};
+    if (in.byte() % 4 == 0) {
+        def.periodic = Box{{0, 0, 0}, {in.number() + 20, in.number() + 20, in.number() + 20}};
+        const std::uint8_t closed = in.byte();  // the axes that do not wrap (0: none, as before)
+        def.periodic_axes = {(closed & 1) == 0, (closed & 2) == 0, (closed & 4) == 0};
+    }
     try {
         World world(def);
         std::vector<BallId> ids;
