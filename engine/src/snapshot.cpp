@@ -259,9 +259,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         PlaneDef p;
         p.point = finite_vec(in, "plane point");
         p.normal = finite_vec(in, "plane normal");
-        for (int a = 0; a < 3; ++a)
-            if (periodic && d.periodic_axes[static_cast<std::size_t>(a)] && detail::axis(p.normal, a) != 0.0)
-                bad("a periodic world with a plane across a periodic axis");
+        if (detail::periodic_axis_crossed(d, p) >= 0) bad("a periodic world with a plane across a periodic axis");
         detail::Statics::checked(p, "snapshot.planes[" + std::to_string(k) + "]");
         unit(p.normal, "plane normal");
         w.statics.add(p);
@@ -272,10 +270,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         c.point = finite_vec(in, "cylinder point");
         c.axis = finite_vec(in, "cylinder axis");
         c.radius = finite(in, "cylinder radius");
-        for (int a = 0; a < 3; ++a)
-            for (int e = 0; e < 3; ++e)
-                if (periodic && d.periodic_axes[static_cast<std::size_t>(a)] && e != a && detail::axis(c.axis, e) != 0.0)
-                    bad("a periodic world with a cylinder across a periodic axis");
+        if (detail::periodic_axis_crossed(d, c) >= 0) bad("a periodic world with a cylinder across a periodic axis");
         detail::Statics::checked(c, "snapshot.cylinders[" + std::to_string(k) + "]");
         unit(c.axis, "cylinder axis");
         w.statics.add(c);

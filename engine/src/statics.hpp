@@ -30,6 +30,28 @@ inline bool overlaps(const CylinderDef& c, Vec3 p, double r) {
     return clearance(c, p, r) < -kTouchTolerance * (r + c.radius);
 }
 
+// The axis that wraps which a static crosses, or -1. A ball wrapping around that axis would come
+// back behind the static, which has no periodic images: a plane of a periodic world must be
+// parallel to every axis that wraps (its normal along the others), and a column must lie along
+// the one axis that wraps (a pipe periodic along its length). -1 without a periodic box.
+inline int periodic_axis_crossed(const WorldDef& def, const PlaneDef& plane) {
+    if (!def.periodic) return -1;
+    const double n[3] = {plane.normal.x, plane.normal.y, plane.normal.z};
+    for (int d = 0; d < 3; ++d)
+        if (def.periodic_axes[static_cast<std::size_t>(d)] && n[d] != 0.0) return d;
+    return -1;
+}
+inline int periodic_axis_crossed(const WorldDef& def, const CylinderDef& column) {
+    if (!def.periodic) return -1;
+    const double a[3] = {column.axis.x, column.axis.y, column.axis.z};
+    for (int d = 0; d < 3; ++d) {
+        if (!def.periodic_axes[static_cast<std::size_t>(d)]) continue;
+        for (int e = 0; e < 3; ++e)
+            if (e != d && a[e] != 0.0) return d;
+    }
+    return -1;
+}
+
 // Invariant: every normal and axis is unit length; statics are only ever added.
 class Statics {
 public:

@@ -32,25 +32,6 @@ constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
-// A ball wrapping around a periodic axis would come back behind a static across that axis (statics
-// have no periodic images): a plane of a periodic world must be parallel to every axis that wraps
-// (its normal along the others), and a column must lie along the one axis that wraps (a pipe
-// periodic along its length).
-void reject_if_wrapped_behind(const WorldDef& def, const std::string& field, const PlaneDef* plane,
-                              const CylinderDef* column) {
-    if (!def.periodic) return;
-    for (int d = 0; d < 3; ++d) {
-        if (!def.periodic_axes[static_cast<std::size_t>(d)]) continue;
-        if (plane && axis(plane->normal, d) != 0.0)
-            reject(field + ".normal", show(plane->normal) + " crosses the periodic axis " + "xyz"[d] +
-                                          ": a plane of a periodic world must be parallel to every axis that wraps");
-        if (column)
-            for (int e = 0; e < 3; ++e)
-                if (e != d && axis(column->axis, e) != 0.0)
-                    reject(field + ".axis", show(column->axis) + " is not along the periodic axis " + "xyz"[d] +
-                                                ": a column of a periodic world must lie along the one axis that wraps");
-    }
-}
 
 }  // namespace
 
@@ -169,7 +150,9 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
 PlaneId World::add_plane(const PlaneDef& def) {
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
-    reject_if_wrapped_behind(w.def, field, &def, nullptr);
+    if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
+        reject(field + ".normal", show(def.normal) + " crosses the periodic axis " + "xyz"[d] +
+                                      ": a plane of a periodic world must be parallel to every axis that wraps");
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters, w.plane_handles,
                         w.plane_ids);
 }
@@ -177,7 +160,9 @@ PlaneId World::add_plane(const PlaneDef& def) {
 CylinderId World::add_cylinder(const CylinderDef& def) {
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
-    reject_if_wrapped_behind(w.def, field, nullptr, &def);
+    if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
+        reject(field + ".axis", show(def.axis) + " is not along the periodic axis " + "xyz"[d] +
+                                    ": a column of a periodic world must lie along the one axis that wraps");
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
                         w.cylinder_handles, w.cylinder_ids);
 }
