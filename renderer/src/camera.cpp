@@ -8,6 +8,8 @@
 namespace ballistic::render {
 namespace {
 
+constexpr double kPitchLimit = 89.0 * std::numbers::pi / 180.0;  // an orbit never looks straight down
+
 struct Basis {
     Vec3 right, up, back;   // camera x, y, z axes in world space (it looks along −back)
 };
@@ -83,21 +85,19 @@ Camera OrbitCamera::camera(double near, double far) const {
 }
 
 OrbitCamera OrbitCamera::looking(Vec3 eye, Vec3 target, double fov_y_degrees) {
-    constexpr double kLimit = 89.0 * std::numbers::pi / 180.0;
     const Vec3 offset = eye - target;
     OrbitCamera orbit;
     orbit.target = target;
     orbit.distance = length(offset);
     orbit.yaw = std::atan2(offset.x, offset.z);
-    orbit.pitch = std::clamp(std::asin(std::clamp(offset.y / orbit.distance, -1.0, 1.0)), -kLimit, kLimit);
+    orbit.pitch = std::clamp(std::asin(std::clamp(offset.y / orbit.distance, -1.0, 1.0)), -kPitchLimit, kPitchLimit);
     orbit.fov_y_degrees = fov_y_degrees;
     return orbit;
 }
 
 void OrbitCamera::rotate(double dx, double dy) {
-    constexpr double kLimit = 89.0 * std::numbers::pi / 180.0;
     yaw += dx;
-    pitch = std::clamp(pitch + dy, -kLimit, kLimit);
+    pitch = std::clamp(pitch + dy, -kPitchLimit, kPitchLimit);
 }
 
 void OrbitCamera::zoom(double factor) { distance = std::max(distance * factor, 1e-6); }
