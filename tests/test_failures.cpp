@@ -73,6 +73,28 @@ const std::string& pile() {
     return bytes;
 }
 
+// For n = 0, 1, ...: a world restored from `bytes` on `threads`, then `call(world)` with the
+// n-th allocation failing, until a call runs through, and then `ran(world)`; after each failed
+// call, `failed(world, n)`. Returns how many calls failed.
+template <class Call, class Failed, class Ran>
+int fail_each_allocation(const std::string& bytes, int threads, Call&& call, Failed&& failed, Ran&& ran) {
+    for (int n = 0; n <= 100000; ++n) {
+        World world = restore(bytes, threads);
+        g_fail_at = n;
+        try {
+            call(world);
+            g_fail_at = -1;
+            ran(world);
+            return n;
+        } catch (const std::bad_alloc&) {
+            g_fail_at = -1;
+        }
+        failed(world, n);
+    }
+    ADD_FAILURE() << "the call never ran through";
+    return -1;
+}
+
 // Tries `call` on a world restored from `bytes` with the n-th allocation failing, n = 0, 1, ...
 // until it succeeds; returns how many attempts failed. After each failure the world must be as it
 // was: the same snapshot bytes (`exact`), or, where a failed call may leave unused entries in the
@@ -81,30 +103,16 @@ int strong(const std::string& bytes, const std::function<void(World&)>& call, bo
     World untouched = restore(bytes);
     const std::uint64_t hash = untouched.state_hash();
     untouched.step(0.01);
-    for (int n = 0;; ++n) {
-        World world = restore(bytes);
-        g_fail_at = n;
-        try {
-            call(world);
-            g_fail_at = -1;
-            world.step(0.01);
-            return n;
-        } catch (const std::bad_alloc&) {
-            g_fail_at = -1;
-            if (exact) {
-                EXPECT_TRUE(save(world) == bytes) << "allocation " << n << " failed and left the world changed";
-            } else {
-                EXPECT_EQ(world.state_hash(), hash) << "allocation " << n << " failed and left the world changed";
-            }
-            world.step(0.01);  // and it goes on as if nothing had been asked
-            EXPECT_EQ(world.state_hash(), untouched.state_hash()) << "after allocation " << n << " failed";
-            EXPECT_EQ(world.events_processed(), untouched.events_processed()) << "after allocation " << n << " failed";
+    return fail_each_allocation(bytes, 1, call, [&](World& world, int n) {
+        if (exact) {
+            EXPECT_TRUE(save(world) == bytes) << "allocation " << n << " failed and left the world changed";
+        } else {
+            EXPECT_EQ(world.state_hash(), hash) << "allocation " << n << " failed and left the world changed";
         }
-        if (n > 100000) {
-            ADD_FAILURE() << "the call never succeeded";
-            return n;
-        }
-    }
+        world.step(0.01);  // and it goes on as if nothing had been asked
+        EXPECT_EQ(world.state_hash(), untouched.state_hash()) << "after allocation " << n << " failed";
+        EXPECT_EQ(world.events_processed(), untouched.events_processed()) << "after allocation " << n << " failed";
+    }, [](World& world) { world.step(0.01); });
 }
 
 }  // namespace
@@ -154,17 +162,9 @@ int stands(const std::string& bytes, double dt, int threads) {
     const double start = untouched.time(), end = start + dt;
     const std::uint64_t before = untouched.events_processed(), hash = untouched.state_hash();
     untouched.step(dt);
-    for (int n = 0;; ++n) {
-        World world = restore(bytes, threads);
-        g_fail_at = n;
-        try {
-            world.step(dt);
-            g_fail_at = -1;
-            EXPECT_EQ(world.state_hash(), untouched.state_hash());
-            return n;
-        } catch (const std::bad_alloc&) {
-            g_fail_at = -1;
-        }
+    auto step = [&](World& world) { world.step(dt); };
+    auto same = [&](World& world) { EXPECT_EQ(world.state_hash(), untouched.state_hash()); };
+    return fail_each_allocation(bytes, threads, step, [&](World& world, int n) {
         const std::uint64_t events = world.events_processed() - before;
         const double reached = world.time();
         if (reached == end) {
@@ -193,11 +193,7 @@ int stands(const std::string& bytes, double dt, int threads) {
         world.step(end + dt - reached);
         EXPECT_EQ(world.escaped_count(), 0u);
         EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
-        if (n > 100000) {
-            ADD_FAILURE() << "the step never succeeded";
-            return n;
-        }
-    }
+    }, same);
 }
 
 // A periodic gas of 1728 balls on two threads, processed in parallel batches.
