@@ -468,19 +468,7 @@ TEST(Measurements, CarnahanStarlingPressure) {
     EXPECT_NEAR(z, z_cs, 0.03 * z_cs);
 }
 
-namespace {
-
-double total_energy(const World& world) {
-    const BallView v = world.balls();
-    double energy = 0.0;
-    for (std::size_t s = 0; s < v.x.size(); ++s) {
-        const BallState b = world.ball(v.id[s]);
-        energy += b.mass * (0.5 * dot(b.velocity, b.velocity) - dot(world.def().gravity, b.position));
-    }
-    return energy;
-}
-
-}  // namespace
+using test_worlds::total_energy;
 
 TEST(MixedBoundaries, BarometricColumnCarriesItsWeightAndConservesEnergy) {
     World world = test_worlds::barometric_column(1);

@@ -34,15 +34,6 @@ std::uint64_t events_so_far(const World& world) {
     return c.collisions() + c.cell_crossings;
 }
 
-// Kinetic plus potential energy (height above y = 0).
-double energy(const World& world) {
-    double e = 0.0;
-    for (const BallId id : world.balls().id) {
-        const BallState b = world.ball(id);
-        e += b.mass * (0.5 * dot(b.velocity, b.velocity) + kG * b.position.y);
-    }
-    return e;
-}
 
 double distance(Vec3 a, Vec3 b) { return length(a - b); }
 
@@ -211,12 +202,12 @@ TEST(Sleep, ExtremeParametersSettleInBoundedWork) {
         add_floor(world);
         for (int k = 0; k < 5; ++k)
             world.add_ball({{0, 0.5 + 1.25 * k, 0}, {}, 0.5, k == 4 ? c.mass_ratio : 1.0});
-        const double start = energy(world);
+        const double start = test_worlds::total_energy(world);
         const bool settled = settle(world, 20.0);
         if (c.settles) {
             EXPECT_TRUE(settled) << c.name << ": " << world.sleeping_count() << " of 5 sleep";
         }
-        EXPECT_LE(energy(world), start * (1.0 + 1e-9)) << c.name;
+        EXPECT_LE(test_worlds::total_energy(world), start * (1.0 + 1e-9)) << c.name;
         EXPECT_LT(events_so_far(world), 5u * 4000u) << c.name;
         EXPECT_EQ(world.escaped_count(), 0u) << c.name;
     }
@@ -232,10 +223,10 @@ TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
             def.parallel_events_min_balls = batch_from;  // 0: the parallel batches too
             World world = test_worlds::pour_into_well(def);
             const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
-            double highest = energy(world);
+            double highest = test_worlds::total_energy(world);
             for (int k = 0; k < 300; ++k) {  // 5 s
                 world.step(1.0 / 60.0);
-                const double now = energy(world);
+                const double now = test_worlds::total_energy(world);
                 EXPECT_LE(now, highest + slack + 1e-9 * highest) << "t = " << world.time();
                 highest = std::max(highest, now);
             }

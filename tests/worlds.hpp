@@ -1,5 +1,5 @@
-// What several test suites share: a pour that settles, a barometric column, and snapshots to and
-// from bytes.
+// What several test suites share: a pour that settles, a barometric column, the total energy, and
+// snapshots to and from bytes.
 #pragma once
 
 #include <ballistic/generate.hpp>
@@ -62,6 +62,16 @@ inline World barometric_column(int threads) {
     gen.seed = 9;
     world.add_balls(generate_balls(world, gen));
     return world;
+}
+
+// Kinetic plus gravitational potential energy, −Σ m g·x (zero at the origin).
+inline double total_energy(const World& world) {
+    double energy = 0.0;
+    for (const BallId id : world.balls().id) {
+        const BallState b = world.ball(id);
+        energy += b.mass * (0.5 * dot(b.velocity, b.velocity) - dot(world.def().gravity, b.position));
+    }
+    return energy;
 }
 
 inline std::string save(const World& world) {
