@@ -3,8 +3,8 @@
 //
 // Invariants: compute() writes only the balls the event touches (their state, their contacts, a
 // crossing ball's cell), after saving them in the outcome, so that undo() puts back exactly what
-// it changed, also when compute() failed part-way (out of memory); the queue, the world's counters and the event record are
-// left to the commit (event_loop.hpp).
+// it changed, also when compute() failed part-way (out of memory); the queue, the world's
+// counters and the event record are left to the commit (event_loop.hpp).
 #pragma once
 
 #include "balls.hpp"
