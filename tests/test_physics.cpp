@@ -106,12 +106,7 @@ TEST(FreeFlight, AFewBallsPayOnlyTheirCollisions) {
     def.restitution = 1.0;
     World world(def);
     const double side = 1000.0;
-    for (int d = 0; d < 3; ++d) {
-        Vec3 n{};
-        (d == 0 ? n.x : (d == 1 ? n.y : n.z)) = 1.0;
-        world.add_plane({{0, 0, 0}, n});
-        world.add_plane({{side, side, side}, n * -1.0});
-    }
+    add_box(world, side);
     const Vec3 v{1000.0, 700.0, 300.0};
     const BallId fast = world.add_ball({{500, 500, 500}, v, 0.05, 1.0});
     world.add_ball({{100, 100, 100}, {}, 0.05, 1.0});
