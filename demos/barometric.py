@@ -22,13 +22,6 @@ import time
 import lab
 
 
-def positive(text):
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
-
-
 def frames(path):
     """(time, [(y, vx, vy, vz, radius)]) per frame of an extended XYZ file as ballistic writes it."""
     with open(path) as f:
@@ -51,12 +44,12 @@ def main():
     parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
                         help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--scene", default=os.path.join(lab.HERE, "scenes", "barometric.json"))
-    parser.add_argument("--equilibrate", type=positive, default=20.0, help="time before measuring (default 20)")
-    parser.add_argument("--duration", type=positive, default=1000.0, help="time measured (default 1000)")
-    parser.add_argument("--every", type=positive, default=0.5, help="frame interval (default 0.5)")
-    parser.add_argument("--bin", type=positive, default=0.5, help="height bin (default 0.5)")
+    parser.add_argument("--equilibrate", type=lab.positive(float), default=20.0, help="time before measuring (default 20)")
+    parser.add_argument("--duration", type=lab.positive(float), default=1000.0, help="time measured (default 1000)")
+    parser.add_argument("--every", type=lab.positive(float), default=0.5, help="frame interval (default 0.5)")
+    parser.add_argument("--bin", type=lab.positive(float), default=0.5, help="height bin (default 0.5)")
     parser.add_argument("--out", default="barometric", help="output folder (default ./barometric)")
-    parser.add_argument("--check", type=positive, metavar="PERCENT",
+    parser.add_argument("--check", type=lab.positive(float), metavar="PERCENT",
                         help="exit 1 when a bin holding at least 1 %% of the balls differs from the law by more")
     args = parser.parse_args()
     lab.require_program(args.ballistic, "barometric")

@@ -27,15 +27,6 @@ def carnahan_starling(phi):
     return (1 + phi + phi * phi - phi ** 3) / (1 - phi) ** 3
 
 
-def positive(kind):
-    def parse(text):
-        value = kind(text)
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-    return parse
-
-
 def fractions(text):
     try:
         values = [float(x) for x in text.split(",")]
@@ -51,14 +42,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
                         help="the ballistic program (default: build/demos/ballistic)")
-    parser.add_argument("--balls", type=positive(int), default=4000, help="balls per run (default 4000)")
+    parser.add_argument("--balls", type=lab.positive(int), default=4000, help="balls per run (default 4000)")
     parser.add_argument("--phi", type=fractions, default=[0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45],
                         help="packing fractions, comma-separated (default 0.05,0.1,...,0.45)")
-    parser.add_argument("--equilibrate", type=positive(float), default=2.0, help="time before measuring (default 2)")
-    parser.add_argument("--duration", type=positive(float), default=5.0, help="time measured (default 5)")
+    parser.add_argument("--equilibrate", type=lab.positive(float), default=2.0, help="time before measuring (default 2)")
+    parser.add_argument("--duration", type=lab.positive(float), default=5.0, help="time measured (default 5)")
     parser.add_argument("--threads", type=int, default=0, help="worker threads, 0 = all (default 0)")
     parser.add_argument("--out", default="gaslab", help="output folder (default ./gaslab)")
-    parser.add_argument("--check", type=positive(float), metavar="PERCENT",
+    parser.add_argument("--check", type=lab.positive(float), metavar="PERCENT",
                         help="exit 1 when any Z differs from Carnahan-Starling by more than PERCENT")
     args = parser.parse_args()
     lab.require_program(args.ballistic, "gaslab")

@@ -1,5 +1,6 @@
-"""What the lab scripts (gaslab.py, barometric.py) share: finding the program, running it, and
-writing a table and its gnuplot plot."""
+"""What the lab scripts (gaslab.py, barometric.py) share: option parsing, finding the program,
+running it, and writing a table and its gnuplot plot."""
+import argparse
 import csv
 import os
 import shutil
@@ -8,6 +9,16 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BALLISTIC = os.path.join(HERE, "..", "build", "demos", "ballistic")
+
+
+def positive(kind):
+    """An argparse type: `kind` of the text, which must be > 0."""
+    def parse(text):
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+    return parse
 
 
 def require_program(path, script):
