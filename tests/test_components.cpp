@@ -146,6 +146,35 @@ TEST(Islands, BalancedOnlyWhenNonNegativeForcesHoldTheWeight) {
     EXPECT_FALSE(balanced(2, {{0, 1, Vec3{1, 0, 0}}}));
 }
 
+TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
+    // Four unit masses, frictionless: 0 and 1 side by side on a floor, 2 on 0 at 0.9 rad off its
+    // top (it slides off, and pushes 0 along the floor), 3 on 2. The cluster does not balance; 1
+    // stands on its own, and 0, 2 and 3 (resting on the unbalanced ones) stay awake.
+    const Vec3 up{0, 1, 0}, tilted{std::sin(0.9), std::cos(0.9), 0};
+    auto standing = [&](std::size_t n, const std::vector<IslandContact>& contacts, std::vector<char> disturbed = {}) {
+        Islands islands;
+        islands.local.resize(n);
+        islands.disturbed = disturbed.empty() ? std::vector<char>(n, 0) : disturbed;
+        std::vector<std::uint32_t> members(n);
+        for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
+        islands.stand(members, contacts, std::vector<double>(n, 1.0), {0, -9.81, 0}, 0.0,
+                      [](Vec3 push) { return push.y > 1e-6; });
+        return islands.asleep_now;
+    };
+    using Slots = std::vector<std::uint32_t>;
+    EXPECT_EQ(standing(4, {{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, tilted}, {2, 3, up}}),
+              Slots{1});
+    // A cluster that balances stands whole: the same pair with a stack of two on 0.
+    EXPECT_EQ(standing(4, {{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, up}, {2, 3, up}}),
+              (Slots{0, 1, 2, 3}));
+    // It balances, but 2 rests on a moving ball too: 2 and 3 on it stay awake.
+    EXPECT_EQ(standing(4, {{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, up}, {2, 3, up}},
+                       {0, 0, 1, 0}),
+              (Slots{0, 1}));
+    // Nothing holds two balls side by side in the air: none stands, in bounded rounds.
+    EXPECT_TRUE(standing(2, {{0, 1, Vec3{1, 0, 0}}}).empty());
+}
+
 // A predictor, sleeping and a response over their own balls, cells (width 2, from the origin)
 // and statics.
 struct Predicting {

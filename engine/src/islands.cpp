@@ -10,6 +10,9 @@ namespace {
 // fraction of its weight, found within this many sweeps.
 constexpr double kBalance = 1e-2;
 constexpr int kBalanceSweeps = 200;
+// holds() gives up when kStallSweeps sweeps leave more than kStall of the squared residual.
+constexpr int kStallSweeps = 8;
+constexpr double kStall = 0.99;
 
 }  // namespace
 
@@ -32,14 +35,29 @@ void push_and_hold(Vec3& residual, Vec3 n, double& push, Vec3& hold, double fric
 
 bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
     constexpr std::size_t kMost = 32;
+    count = std::min(count, kMost);
+    const double tolerance = kBalance * kBalance * dot(load, load);
+    // One contact alone: is -load in its cone (the usual case of a ball at rest on one support)?
+    for (std::size_t k = 0; k < count; ++k) {
+        const double push = -dot(load, normals[k]);
+        const Vec3 along = load + normals[k] * push;  // the load's part in the tangent plane
+        if (push > 0.0 && dot(along, along) <= friction * friction * push * push) return true;
+    }
     double push[kMost] = {};
     Vec3 hold[kMost];
-    count = std::min(count, kMost);
     Vec3 residual = load;
-    const double tolerance = kBalance * kBalance * dot(load, load);
-    for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
+    // Projected Gauss–Seidel. The residual never grows; when a few sweeps leave it nearly where
+    // it was, the contacts cannot cancel the load (or not soon): a no, which is safe (the ball
+    // stays awake and is tried again at its next collision).
+    double before = dot(load, load);
+    for (int sweep = 1; sweep <= kBalanceSweeps; ++sweep) {
         for (std::size_t k = 0; k < count; ++k) push_and_hold(residual, normals[k], push[k], hold[k], friction);
-        if (dot(residual, residual) <= tolerance) return true;
+        const double now = dot(residual, residual);
+        if (now <= tolerance) return true;
+        if (sweep % kStallSweeps == 0) {
+            if (now > kStall * before) return false;
+            before = now;
+        }
     }
     return false;
 }
@@ -83,11 +101,14 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
             }
         }
         bool settled = true;
-        for (std::size_t k = 0; k < members.size() && settled; ++k)
-            settled = dot(is.residual[k], is.residual[k]) * is.weight[k] <= kBalance * kBalance;
+        for (std::size_t k = 0; k < members.size() && settled; ++k) settled = !unbalanced(k);
         if (settled) return true;
     }
     return false;
+}
+
+bool Islands::unbalanced(std::size_t k) const {
+    return !(dot(residual[k], residual[k]) * weight[k] <= kBalance * kBalance);
 }
 
 }  // namespace ballistic::detail

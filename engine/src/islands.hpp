@@ -40,6 +40,8 @@ struct Islands {
     std::vector<Vec3> holding;          // per contact: its friction force
     std::vector<char> lifted;           // per member: on a moving ball (on_moving())
     std::vector<std::uint32_t> first_resting, resting, stack;
+    std::vector<std::uint32_t> kept, kept_next;           // stand(): the members still in the balance
+    std::vector<IslandContact> kept_contacts, contacts_next;
     std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
 
     std::uint32_t root(std::uint32_t slot) {
@@ -53,6 +55,42 @@ struct Islands {
     // cone). True if every member's unbalanced force is within 1 % of its weight.
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0);
+    // After balanced(): is member k's unbalanced force above 1 % of its weight?
+    bool unbalanced(std::size_t k) const;
+    // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
+    // (balanced()); when it is not, the members left unbalanced and every member resting on them
+    // (on_moving()) stay awake and the balance is solved again for the rest, at most kStandRounds
+    // times. Of a balanced part, the members on a moving ball and those resting on them stay
+    // awake (on_moving()); the rest stands. Contacts with a member that stays awake carry nothing.
+    static constexpr int kStandRounds = 4;
+    template <class Above>
+    void stand(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+               const std::vector<double>& inv_mass, Vec3 gravity, double friction, Above&& above) {
+        kept.assign(members.begin(), members.end());
+        kept_contacts.assign(touching.begin(), touching.end());
+        for (int round = 0;; ++round) {
+            if (balanced(kept, kept_contacts, inv_mass, gravity, friction)) break;
+            if (round == kStandRounds) return;
+            for (std::size_t k = 0; k < kept.size(); ++k)
+                if (unbalanced(k)) disturbed[kept[k]] = 1;
+            on_moving(kept, kept_contacts, above);
+            kept_next.clear();
+            contacts_next.clear();
+            for (const IslandContact& ct : kept_contacts)
+                if (!lifted[local[ct.a]] && (ct.b == kFixed || !lifted[local[ct.b]])) contacts_next.push_back(ct);
+            for (std::size_t k = 0; k < kept.size(); ++k) {
+                if (lifted[k]) continue;
+                local[kept[k]] = static_cast<std::uint32_t>(kept_next.size());
+                kept_next.push_back(kept[k]);
+            }
+            if (kept_next.empty()) return;
+            kept.swap(kept_next);
+            kept_contacts.swap(contacts_next);
+        }
+        on_moving(kept, kept_contacts, above);
+        for (std::size_t k = 0; k < kept.size(); ++k)
+            if (!lifted[k]) asleep_now.push_back(kept[k]);
+    }
     // Sets `lifted` for each member that `disturbed` marks (it rests on a moving ball)
     // and each member resting, through other members, on one of those; `above(n)`: does a contact
     // pushing along n push upwards? A walk over the members resting on each member: linear in the

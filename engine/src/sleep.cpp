@@ -152,13 +152,8 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
         const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
         const std::span<const IslandContact> touching = std::span(is.sorted).subspan(begin, c - begin);
-        if (is.balanced(members, touching, balls_.inv_mass, def_.gravity, def_.sleep_friction)) {
-            // The members on a moving ball, and every member resting on them, stay awake: their
-            // support may move away. The rest of the cluster stands and falls asleep.
-            is.on_moving(members, touching, [&](Vec3 push) { return rules_.above(push); });
-            for (std::size_t k = 0; k < members.size(); ++k)
-                if (!is.lifted[k]) is.asleep_now.push_back(members[k]);
-        }
+        is.stand(members, touching, balls_.inv_mass, def_.gravity, def_.sleep_friction,
+                 [&](Vec3 push) { return rules_.above(push); });
         first = last;
     }
     // Only now, with every allocation behind (their entries in the table of rests too), do the
