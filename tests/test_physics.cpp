@@ -333,6 +333,94 @@ TEST(Cylinder, HorizontalColumnReflectsAboutTheRadialNormal) {
     EXPECT_NEAR(ev.impulse, 2 * std::abs(dot(vin, n)), 1e-10);
 }
 
+// Coulomb friction at collisions (WorldDef::friction): the sliding of the surfaces past each other
+// slows by at most friction × the normal change of velocity, and stops rather than reverses.
+TEST(Friction, ObliqueBounceOffAFloorSlidesOnOrSticks) {
+    // No gravity: a straight approach at u = 2 with tangential (3, 0, 4), |vt| = 5, e = 0.5. The
+    // normal velocity changes by (1 + e) u = 3, the tangential speed by at most 3 friction.
+    for (const double friction : {0.0, 0.5, 2.0}) {
+        WorldDef def;
+        def.restitution = 0.5;
+        def.friction = friction;
+        World world(def);
+        world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        const BallId id = world.add_ball({{0, 3, 0}, {3, -2, 4}, 0.5, 2.0});
+        world.step(2.0);
+        ASSERT_EQ(world.event_counts().ball_plane, 1u);
+        const CollisionEvent& ev = world.events()[0];
+        EXPECT_DOUBLE_EQ(ev.time, 1.25);
+        EXPECT_NEAR(ev.impulse, 2.0 * 3.0, 1e-14);  // the normal impulse
+        const double slide = std::max(0.0, 5.0 - 3.0 * friction);  // 5, 3.5, and stuck at 2
+        const BallState s = world.ball(id);
+        EXPECT_NEAR(s.velocity.x, 0.6 * slide, 1e-14) << friction;
+        EXPECT_NEAR(s.velocity.y, 1.0, 1e-14);
+        EXPECT_NEAR(s.velocity.z, 0.8 * slide, 1e-14) << friction;
+        EXPECT_NEAR(s.position.x, 3.0 * 1.25 + 0.6 * slide * 0.75, 1e-13);
+    }
+}
+
+TEST(Friction, ObliqueBallBallImpactConservesMomentumAndLosesEnergy) {
+    // Unequal masses, e = 0.8, an off-centre impact with sliding along the contact. The closed
+    // form: normal impulse Jn = (1 + e) u m*, tangential impulse min(friction Jn, m* |vt|)
+    // against the slide, m* = m1 m2 / (m1 + m2).
+    const double m1 = 1.0, m2 = 3.0, e = 0.8, mstar = m1 * m2 / (m1 + m2);
+    const Vec3 v1{2, 0, 0.5}, v2{-1, 0.2, 0};
+    for (const double friction : {0.1, 0.4, 5.0}) {
+        WorldDef def;
+        def.restitution = e;
+        def.friction = friction;
+        World world(def);
+        const BallId a = world.add_ball({{0, 0, 0}, v1, 0.5, m1});
+        const BallId b = world.add_ball({{4, 0.6, 0.3}, v2, 0.5, m2});
+        world.step(3.0);
+        ASSERT_EQ(world.event_counts().ball_ball, 1u);
+        const CollisionEvent& ev = world.events()[0];
+        // Where they meet: |dp + dv t| = 1, the earlier root.
+        const Vec3 dp0{4, 0.6, 0.3}, dv = v2 - v1;
+        const double qa = dot(dv, dv), qb = dot(dp0, dv), qc = dot(dp0, dp0) - 1.0;
+        const double t = (-qb - std::sqrt(qb * qb - qa * qc)) / qa;
+        EXPECT_NEAR(ev.time, t, 1e-14);
+        const Vec3 n = normalize(dp0 + dv * t);
+        const double u = -dot(dv, n);
+        const double jn = (1 + e) * u * mstar;
+        const Vec3 slide = dv - n * dot(dv, n);
+        const double jt = std::min(friction * jn, mstar * length(slide));
+        const Vec3 impulse = n * jn - normalize(slide) * jt;  // on b; the opposite on a
+        const BallState sa = world.ball(a), sb = world.ball(b);
+        for (const auto& [got, want] : {std::pair{sa.velocity, v1 - impulse / m1}, std::pair{sb.velocity, v2 + impulse / m2}}) {
+            EXPECT_NEAR(got.x, want.x, 1e-13) << friction;
+            EXPECT_NEAR(got.y, want.y, 1e-13) << friction;
+            EXPECT_NEAR(got.z, want.z, 1e-13) << friction;
+        }
+        const Vec3 momentum = sa.velocity * m1 + sb.velocity * m2, before = v1 * m1 + v2 * m2;
+        EXPECT_NEAR(length(momentum - before), 0.0, 1e-14);
+        const double energy = 0.5 * (m1 * dot(sa.velocity, sa.velocity) + m2 * dot(sb.velocity, sb.velocity));
+        const double elastic = 0.5 * (m1 * dot(v1, v1) + m2 * dot(v2, v2)) - 0.5 * mstar * (1 - e * e) * u * u;
+        EXPECT_LT(energy, elastic);  // friction loses energy beyond the restitution's loss
+        // A large coefficient stops the sliding: the surfaces leave without relative slip.
+        if (friction == 5.0) {
+            EXPECT_NEAR(length(cross(sb.velocity - sa.velocity, n)), 0.0, 1e-13);
+        }
+    }
+}
+
+TEST(Friction, BallGrazingAColumnLosesSpeedAlongItsAxis) {
+    // A vertical column of radius 1, no gravity; the ball approaches at 2 across the axis while
+    // moving at 1.5 along it. Elastic (e = 1): it leaves at 2, and at 1.5 − 0.25 × 4 along.
+    WorldDef def;
+    def.friction = 0.25;
+    World world(def);
+    world.add_cylinder({{0, 0, 0}, {0, 1, 0}, 1.0});
+    const BallId id = world.add_ball({{3, 0, 0}, {-2, 1.5, 0}, 0.5, 1.0});
+    world.step(1.0);
+    ASSERT_EQ(world.event_counts().ball_cylinder, 1u);
+    EXPECT_DOUBLE_EQ(world.events()[0].time, 0.75);
+    const BallState s = world.ball(id);
+    EXPECT_NEAR(s.velocity.x, 2.0, 1e-14);
+    EXPECT_NEAR(s.velocity.y, 0.5, 1e-14);
+    EXPECT_NEAR(s.position.y, 1.5 * 0.75 + 0.5 * 0.25, 1e-14);
+}
+
 TEST(Periodic, BallsMeetAcrossTheBoundary) {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {10, 10, 10}};

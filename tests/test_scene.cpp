@@ -79,16 +79,22 @@ TEST(SceneFile, PeriodicAxes) {
 }
 
 TEST(SceneFile, ReadsWorldSettings) {
-    const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "rest_speed": 0.01,
+    const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "friction": 0.25, "rest_speed": 0.01,
                                  "sleep_speed": 0.2, "sleep_time": 0.5, "sleep_events": 1e3,
                                  "periodic": {"min": [-5, -6, -7], "max": [5, 6, 7]}})");
     const WorldDef& def = scene.world.def();
     EXPECT_EQ(def.gravity, (Vec3{0.5, -9.81, 2}));
     EXPECT_EQ(def.restitution, 0.75);
+    EXPECT_EQ(def.friction, 0.25);
     EXPECT_EQ(def.rest_speed, 0.01);
     EXPECT_EQ(def.sleep_speed, 0.2);
     EXPECT_EQ(def.sleep_time, 0.5);
     EXPECT_EQ(def.sleep_events, 1000u);
+    // The state file (--state) keeps the settings.
+    const WorldDef again = load(state_json(scene.world, scene.balls)).world.def();
+    EXPECT_EQ(again.friction, 0.25);
+    EXPECT_EQ(again.restitution, 0.75);
+    EXPECT_EQ(again.sleep_events, 1000u);
     ASSERT_TRUE(def.periodic.has_value());
     EXPECT_EQ(def.periodic->min, (Vec3{-5, -6, -7}));
     EXPECT_EQ(def.periodic->max, (Vec3{5, 6, 7}));
@@ -386,6 +392,7 @@ TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
                     "balls[0].mass", "");
     expect_rejected(R"({"restitution": 1.5})", "restitution", "");
     expect_rejected(R"({"rest_speed": 0})", "rest_speed", "");
+    expect_rejected(R"({"friction": -0.5})", "friction", "must be >= 0, got -0.5");
     expect_rejected(R"({"sleep_speed": -1})", "sleep_speed", "");
     expect_rejected(R"({"sleep_time": "long"})", "sleep_time", "expected a number");
     expect_rejected(R"({"sleep_events": 0})", "sleep_events", "");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace ballistic;
@@ -214,31 +215,34 @@ TEST(Sleep, ExtremeParametersSettleInBoundedWork) {
 }
 
 TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
-    std::uint64_t hash = 0;
-    std::size_t sleeping = 0;
-    for (const int threads : {1, 2}) {
-        for (const std::size_t batch_from : {std::size_t{500000}, std::size_t{0}}) {
-            WorldDef def = granular(0.5);
-            def.threads = threads;
-            def.parallel_events_min_balls = batch_from;  // 0: the parallel batches too
-            World world = test_worlds::pour_into_well(def);
-            const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
-            double highest = test_worlds::total_energy(world);
-            for (int k = 0; k < 300; ++k) {  // 5 s
-                world.step(1.0 / 60.0);
-                const double now = test_worlds::total_energy(world);
-                EXPECT_LE(now, highest + slack + 1e-9 * highest) << "t = " << world.time();
-                highest = std::max(highest, now);
-            }
-            EXPECT_LT(world.max_overlap(), 1e-9);
-            EXPECT_EQ(world.escaped_count(), 0u);
-            if (hash == 0) {
-                hash = world.state_hash();
-                sleeping = world.sleeping_count();
-                EXPECT_EQ(sleeping, world.ball_count());
-            } else {
-                EXPECT_EQ(world.state_hash(), hash) << threads << " threads, batches from " << batch_from;
-                EXPECT_EQ(world.sleeping_count(), sleeping);
+    for (const double friction : {0.0, 0.5}) {  // frictionless, and Coulomb friction at collisions
+        std::uint64_t hash = 0;
+        std::size_t sleeping = 0;
+        for (const int threads : {1, 2}) {
+            for (const std::size_t batch_from : {std::size_t{500000}, std::size_t{0}}) {
+                WorldDef def = granular(0.5);
+                def.friction = friction;
+                def.threads = threads;
+                def.parallel_events_min_balls = batch_from;  // 0: the parallel batches too
+                World world = test_worlds::pour_into_well(def);
+                const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
+                double highest = test_worlds::total_energy(world);
+                for (int k = 0; k < 300; ++k) {  // 5 s
+                    world.step(1.0 / 60.0);
+                    const double now = test_worlds::total_energy(world);
+                    EXPECT_LE(now, highest + slack + 1e-9 * highest) << "t = " << world.time();
+                    highest = std::max(highest, now);
+                }
+                EXPECT_LT(world.max_overlap(), 1e-9);
+                EXPECT_EQ(world.escaped_count(), 0u);
+                if (hash == 0) {
+                    hash = world.state_hash();
+                    sleeping = world.sleeping_count();
+                    EXPECT_EQ(sleeping, world.ball_count());
+                } else {
+                    EXPECT_EQ(world.state_hash(), hash) << threads << " threads, batches from " << batch_from;
+                    EXPECT_EQ(world.sleeping_count(), sleeping);
+                }
             }
         }
     }
@@ -320,6 +324,14 @@ TEST(Sleep, SettingsAreValidated) {
     def = granular();
     def.sleep_friction = -0.1;
     EXPECT_THROW(World{def}, InvalidArgument);
+    def = granular();
+    def.friction = std::numeric_limits<double>::infinity();
+    try {
+        World world(def);
+        FAIL();
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "world.friction");
+    }
     def = granular();
     def.sleep_events = 0;
     try {

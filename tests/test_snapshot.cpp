@@ -32,10 +32,11 @@ void run(World& world, int steps, double dt = 1.0 / 60.0) {
 
 // A box with a column and gravity, restitution e: 400 balls poured, some removed and added
 // again (the handle table then has free indices and new generations).
-World box_world(double e, int threads, std::size_t batches_from = 500000) {
+World box_world(double e, int threads, std::size_t batches_from = 500000, double friction = 0.0) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     def.restitution = e;
+    def.friction = friction;
     def.threads = threads;
     def.parallel_events_min_balls = batches_from;
     World world(def);
@@ -116,6 +117,15 @@ TEST(Snapshot, BatchedParallelProcessingContinuesBitIdentically) {
     expect_same_continuation(box_world(0.8, 2, 100), box_world(0.8, 2, 100), 30, 30, 2, 100);
 }
 
+TEST(Snapshot, FrictionIsSavedAndAFrictionalPourContinuesBitIdentically) {
+    for (const int threads : {1, 2}) {
+        World split = box_world(0.7, 1, 500000, 0.5);
+        expect_same_continuation(box_world(0.7, 1, 500000, 0.5), box_world(0.7, 1, 500000, 0.5), 60, 30, threads);
+        run(split, 1);
+        EXPECT_EQ(restore(save(split), threads).def().friction, 0.5);
+    }
+}
+
 TEST(Snapshot, HandlesAndMeasurementsSurvive) {
     World world = box_world(0.7, 1);
     run(world, 30);
@@ -167,7 +177,7 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
     other[8] = 1;  // the format version
-    refused(other, "format version 1; this build of Ballistic reads version 3 only");
+    refused(other, "format version 1; this build of Ballistic reads version 4 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;

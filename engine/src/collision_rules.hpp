@@ -28,6 +28,13 @@ inline double separation_speed(double u, bool pressed, double e, double rest_spe
     if (pressed && s < rest_speed) s = rest_speed;
     return s;
 }
+// The tangential velocity vt after a Coulomb friction impulse that can change it by at most
+// `reach` (μ times the normal impulse over the effective mass): it slows, never reverses.
+inline Vec3 after_friction(Vec3 vt, double reach) {
+    if (!(reach > 0.0)) return vt;
+    const double speed = length(vt);
+    return speed <= reach ? Vec3{} : vt * (1.0 - reach / speed);
+}
 // Does this normal velocity take a ball off the plane it rests on (more than rounding noise)? A
 // ball keeps resting while its normal velocity is rounding noise: relative to its speed, with a
 // floor tied to rest_speed so that a vanishing speed cannot make the test empty.

@@ -89,6 +89,11 @@ void Response::release_supports(std::uint32_t s) {
     balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.planes()));
 }
 
+Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
+    if (!(def_.friction > 0.0)) return v + n * (u + s);
+    return after_friction(v + n * u, def_.friction * (u + s)) + n * s;  // v + n u: v along the contact
+}
+
 void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
     save(i, out);
     Vec3 shift;
@@ -141,9 +146,13 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     }
     const Vec3 n = dp / d;
     const double J = (u + s) / (wi + wj);
+    // Coulomb friction: the tangential impulse Jt slows the sliding of the surfaces, at most to a
+    // stop (zero without friction).
+    const Vec3 slide = dv - n * dot(dv, n);
+    const Vec3 Jt = (slide - after_friction(slide, def_.friction * (u + s))) / (wi + wj);
     for (const auto& [ball, sign] : {std::pair{i, -1.0}, std::pair{j, 1.0}}) {
         if (balls_.asleep(ball)) continue;
-        balls_.set_velocity(ball, balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]));
+        balls_.set_velocity(ball, balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]) - Jt * (sign * balls_.inv_mass[ball]));
         release_supports(ball);
         ++balls_.counter[ball];
         sleep_.note_quiet(ball, u, now, jammed[ball == j]);
@@ -174,11 +183,11 @@ void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outco
         auto free = std::find(sup.begin(), sup.end(), kNoSupport);
         if (free != sup.end()) *free = static_cast<std::int32_t>(k);
         balls_.rest[i] = rest_for(sup);
-        balls_.set_velocity(i, along_supports(sup, v - n * dot(v, n), statics_.planes()));
+        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.planes()), def_.friction * u));
         J = mass * u;
     } else if (u > 0.0) {
         const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
-        balls_.set_velocity(i, v + n * (u + s));
+        balls_.set_velocity(i, bounce(v, n, u, s));
         J = mass * (u + s);
         release_supports(i);
     } else {
@@ -218,7 +227,7 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
     }
     const Vec3 n = w / d;
     const double J = (u + s) / balls_.inv_mass[i];
-    balls_.set_velocity(i, v + n * (u + s));
+    balls_.set_velocity(i, bounce(v, n, u, s));
     release_supports(i);
     static_collided(i, u, now, jammed,
                     {now, EventKind::BallCylinder, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - c.radius), -n, J},

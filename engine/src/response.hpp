@@ -50,6 +50,9 @@ private:
     // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
     void static_collided(std::uint32_t i, double approach, double now, bool jammed, const CollisionEvent& event,
                          double overlap, Outcome& out);
+    // Velocity v after a static's contact of normal n, approached at u, separates at s, with
+    // Coulomb friction slowing the sliding along the contact.
+    Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out);

@@ -88,7 +88,7 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
     // Can the supports give the force `u` (a unit vector)? Pushing alone, or with static
     // friction. Each force apart suffices: the forces they can give make a convex cone.
     auto can_give = [&](Vec3 u) {
-        return in_cone(u, normals, m) || (def_.sleep_friction > 0.0 && holds(-u, normals, m, def_.sleep_friction));
+        return in_cone(u, normals, m) || (standing_friction() > 0.0 && holds(-u, normals, m, standing_friction()));
     };
     if (awake_below || !can_give(normalize(-def_.gravity))) return false;
     for (std::size_t k = 0; k < l; ++k)
@@ -152,7 +152,7 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
         const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
         const std::span<const IslandContact> touching = std::span(is.sorted).subspan(begin, c - begin);
-        is.stand(members, touching, balls_.inv_mass, def_.gravity, def_.sleep_friction,
+        is.stand(members, touching, balls_.inv_mass, def_.gravity, standing_friction(),
                  [&](Vec3 push) { return rules_.above(push); });
         first = last;
     }

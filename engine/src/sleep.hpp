@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <algorithm>
 #include <span>
 #include <utility>
 #include <vector>
@@ -35,6 +36,9 @@ public:
         return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) &&
                !statics_.planes().empty();
     }
+    // The static friction with which balls stand: sleep_friction, and at least the friction of
+    // the collisions, which holds them in motion.
+    double standing_friction() const { return std::max(def_.sleep_friction, def_.friction); }
 
     // Is the ball's collision at `now` part of a jam? Its previous event was at `now` too, or
     // since then it has travelled less than rounding can resolve (10⁻⁹ of its radius): jammed at
@@ -56,7 +60,7 @@ public:
     bool may_sleep(std::uint32_t slot, double now) const;
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
     // pushes of the balls resting on it (each in the cone of their normals, or held with
-    // sleep_friction), with no awake ball under it?
+    // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
     bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may and can; true if so
     void fall_asleep(std::uint32_t slot, double now);

@@ -82,6 +82,7 @@ void World::save(std::ostream& out_stream) const {
     const WorldDef& d = w.def;
     out.put(d.gravity);
     out.put(d.restitution);
+    out.put(d.friction);
     out.put(static_cast<std::uint8_t>(d.periodic.has_value()));
     out.put(d.periodic ? d.periodic->min : Vec3{});
     out.put(d.periodic ? d.periodic->max : Vec3{});
@@ -227,6 +228,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     WorldDef d;
     d.gravity = in.get_vec("gravity");
     d.restitution = in.get<double>("restitution");
+    d.friction = in.get<double>("friction");
     const bool periodic = in.get<std::uint8_t>("periodic") != 0;
     const Vec3 lo = in.get_vec("periodic box"), hi = in.get_vec("periodic box");
     if (periodic) d.periodic = Box{lo, hi};

@@ -113,6 +113,7 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     require_non_negative("world.sleep_friction", def.sleep_friction);
+    require_non_negative("world.friction", def.friction);
     if (def.threads < 0 || def.threads > kMaxThreads)
         reject("world.threads", "must be in [0, " + std::to_string(kMaxThreads) + "] (the limit on threads), got " +
                                     std::to_string(def.threads));

@@ -290,6 +290,7 @@ World make_world(const json& root, const LoadOptions& options) {
     if (const json* v = optional_key(root, "sleep_events"))
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
+    if (const json* v = optional_key(root, "friction")) def.friction = read_number(*v, "friction");
     if (const json* v = optional_key(root, "periodic")) {
         expect_keys(*v, "periodic", {"min", "max", "axes"});
         json box = *v;
@@ -433,7 +434,7 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
-                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction",
+                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "friction",
                  "periodic", "box", "planes", "cylinders", "balls", "generate"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
@@ -736,6 +737,7 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
     ordered document = {{"time", world.time()},
                         {"gravity", vec_json(def.gravity)},
                         {"restitution", def.restitution},
+                        {"friction", def.friction},
                         {"rest_speed", def.rest_speed},
                         {"sleep_speed", def.sleep_speed},
                         {"sleep_time", def.sleep_time},

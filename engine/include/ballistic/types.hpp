@@ -76,6 +76,13 @@ inline constexpr int kMaxThreads = 1024;
 struct WorldDef {
     Vec3 gravity{0.0, 0.0, 0.0};  // shared by every ball (unit: length/time²)
     double restitution = 1.0;     // default coefficient of restitution e, in [0, 1]
+    // Coulomb friction of every collision, ball–ball and ball–static (dimensionless, >= 0;
+    // default 0: frictionless). A collision's tangential impulse slows the sliding of the two
+    // surfaces past each other, by at most `friction` times the normal impulse, and never reverses
+    // it: the balls are particles (no spin), and a collision with friction only loses energy.
+    // Between collisions motion stays frictionless (a ball resting on a plane slides). A pour
+    // settles sooner with it: sliding balls stop where frictionless ones would spread.
+    double friction = 0.0;
     // The world's time at creation: a saved state goes on from the time it was saved at.
     // (unit: time; finite)
     double time = 0.0;
@@ -126,7 +133,8 @@ struct WorldDef {
     // off-centre on another slides off. A frictionless pile on a floor whose lowest layer is not
     // jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor, below the 84 % at
     // which disks jam) keeps spreading and never sleeps; 0.5 puts it to sleep within seconds.
-    // (dimensionless; >= 0)
+    // A world with friction (below) stands with at least that coefficient: the friction that
+    // holds balls in motion holds them at rest. (dimensionless; >= 0)
     double sleep_friction = 0.0;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
     // queue entry, cells and handle, with room for the table of rests): add_balls() and
@@ -168,7 +176,7 @@ struct RestoreOptions {
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
-inline constexpr std::uint32_t kSnapshotVersion = 3;
+inline constexpr std::uint32_t kSnapshotVersion = 4;
 
 // One-sided infinite wall: balls live on the side the normal points to.
 struct PlaneDef {
