@@ -15,7 +15,7 @@
 // step. Counter ns/ball.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
 // BM_Pour: demos/scenes/pile.json (2000 balls poured into a 20 × 40 × 20 box, e = 0.8,
-// sleep_friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
+// friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
 // to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
 // per ball per simulated second from 12 to 17 s: a settled pile should cost nothing).
 //

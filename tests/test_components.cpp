@@ -151,10 +151,12 @@ TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
     // top (it slides off, and pushes 0 along the floor), 3 on 2. The cluster does not balance; 1
     // stands on its own, and 0, 2 and 3 (resting on the unbalanced ones) stay awake.
     const Vec3 up{0, 1, 0}, tilted{std::sin(0.9), std::cos(0.9), 0};
-    auto standing = [&](std::size_t n, const std::vector<IslandContact>& contacts, std::vector<char> disturbed = {}) {
+    auto standing = [&](std::size_t n, const std::vector<IslandContact>& contacts, std::vector<char> disturbed = {},
+                        std::vector<char> still = {}) {
         Islands islands;
         islands.local.resize(n);
         islands.disturbed = disturbed.empty() ? std::vector<char>(n, 0) : disturbed;
+        islands.still = still;
         std::vector<std::uint32_t> members(n);
         for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
         islands.stand(members, contacts, std::vector<double>(n, 1.0), {0, -9.81, 0}, 0.0,
@@ -171,6 +173,14 @@ TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
     EXPECT_EQ(standing(4, {{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, up}, {2, 3, up}},
                        {0, 0, 1, 0}),
               (Slots{0, 1}));
+    // A ball held still by its collisions (Sleep::still()) counts as balanced and charges its
+    // weight to nobody: 2 still, the whole cluster stands. But not on a ball that is neither
+    // balanced nor still: with 0 on a slope down and away from 1, 2 and 3 stay awake with it.
+    const std::vector<IslandContact> sliding{{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, tilted}, {2, 3, up}};
+    EXPECT_EQ(standing(4, sliding, {}, {0, 0, 1, 0}), (Slots{0, 1, 2, 3}));
+    EXPECT_EQ(standing(4, {{0, kFixed, tilted}, {1, kFixed, up}, {0, 1, Vec3{-1, 0, 0}}, {0, 2, up}, {2, 3, up}}, {},
+                       {0, 0, 1, 0}),
+              Slots{1});
     // Nothing holds two balls side by side in the air: none stands, in bounded rounds.
     EXPECT_TRUE(standing(2, {{0, 1, Vec3{1, 0, 0}}}).empty());
 }

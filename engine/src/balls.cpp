@@ -43,6 +43,8 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     counter.push_back(0);
     rest.push_back(Rests::kNone);
     quiet_since.push_back(time);
+    still_x.push_back(def.position.x); still_y.push_back(def.position.y); still_z.push_back(def.position.z);
+    still_since.push_back(time);
     quiet_events.push_back(quiet);
     jam.push_back(0);
     id.push_back(handle);
@@ -64,7 +66,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 10 * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+    return 14 * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch,

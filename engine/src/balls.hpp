@@ -72,6 +72,9 @@ struct Balls {
     // Collisions in a row in a jam, each at the instant of the one before or after a travel
     // below rounding (sleep.cpp; cold, 4 B).
     std::vector<std::uint32_t> jam;
+    // Where the ball was when last seen to move, and since when it has stayed within 1 % of its
+    // radius of there, as seen at the ends of steps (sleep.cpp; cold, 32 B).
+    std::vector<double> still_x, still_y, still_z, still_since;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
     Rests rests;
@@ -97,6 +100,12 @@ struct Balls {
     void prefetch_motion(std::size_t s) const { motion_columns().prefetch(s); }
     void set_position(std::size_t s, Vec3 p) { x[s] = p.x; y[s] = p.y; z[s] = p.z; }
     void set_velocity(std::size_t s, Vec3 v) { vx[s] = v.x; vy[s] = v.y; vz[s] = v.z; }
+    Vec3 still_at(std::size_t s) const { return {still_x[s], still_y[s], still_z[s]}; }
+    // The ball has been seen at p at time T, and is still from there.
+    void hold_still(std::size_t s, Vec3 p, double T) {
+        still_x[s] = p.x; still_y[s] = p.y; still_z[s] = p.z;
+        still_since[s] = T;
+    }
     // State at world time T. advance() stores exactly these values, which keeps predictions and
     // the processing of the predicted event bit-consistent.
     Vec3 position_at(std::size_t s, double T) const { return position_at(s, T, acceleration(s)); }
@@ -118,11 +127,13 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
-    // fn(column) for each per-ball column: x … inv_mass, counter, rest, quiet_since, quiet_events,
-    // jam, id, user.
+    // fn(column) for each per-ball column: x … inv_mass, quiet_since, still_*, counter, rest,
+    // quiet_events, jam, id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
-        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since}) fn(*v);
+        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since, &still_x, &still_y, &still_z,
+                        &still_since})
+            fn(*v);
         fn(counter);
         fn(rest);
         fn(quiet_events);

@@ -67,13 +67,15 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     Islands& is = *this;
+    is.members_ = members;
     const double g = length(gravity);
     is.residual.resize(members.size());
     is.weight.resize(members.size());
     for (std::size_t k = 0; k < members.size(); ++k) {
         const double mass = 1.0 / inv_mass[members[k]];
         is.residual[k] = gravity * mass;
-        is.weight[k] = 1.0 / ((mass * g) * (mass * g));
+        // A still member takes what its contacts give (weight 0: as if immovable in the balance).
+        is.weight[k] = !is.still.empty() && is.still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
     }
     is.force.assign(touching.size(), 0.0);
     is.holding.assign(touching.size(), Vec3{});
@@ -88,6 +90,7 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
             } else {  // pushes b along n and a the other way: weighted least squares of the two
                 Vec3& rb = is.residual[is.local[ct.b]];
                 const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
+                if (!(wa + wb > 0.0)) continue;  // two still members: nothing to balance between them
                 const double next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
                 ra -= ct.n * (next - lambda);
                 rb += ct.n * (next - lambda);
@@ -108,6 +111,7 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
 }
 
 bool Islands::unbalanced(std::size_t k) const {
+    if (!still.empty() && still[members_[k]]) return false;
     return !(dot(residual[k], residual[k]) * weight[k] <= kBalance * kBalance);
 }
 

@@ -34,6 +34,7 @@ struct Islands {
     std::vector<std::uint32_t> local;   // per slot: index among its island's members
     std::vector<std::uint32_t> candidates;
     std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it
+    std::vector<char> still;            // per slot: held in place (Sleep::still()): counts as balanced
     std::vector<IslandContact> contacts, sorted;
     std::vector<Vec3> residual;
     std::vector<double> weight, force;  // per member; per contact
@@ -43,6 +44,7 @@ struct Islands {
     std::vector<std::uint32_t> kept, kept_next;           // stand(): the members still in the balance
     std::vector<IslandContact> kept_contacts, contacts_next;
     std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
+    std::span<const std::uint32_t> members_;  // of the last balanced()
 
     std::uint32_t root(std::uint32_t slot) {
         while (parent[slot] != slot) slot = parent[slot] = parent[parent[slot]];
@@ -55,7 +57,8 @@ struct Islands {
     // cone). True if every member's unbalanced force is within 1 % of its weight.
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0);
-    // After balanced(): is member k's unbalanced force above 1 % of its weight?
+    // After balanced(): is member k's unbalanced force above 1 % of its weight? A member that
+    // `still` marks never is: collisions hold it where it is.
     bool unbalanced(std::size_t k) const;
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
     // (balanced()); when it is not, the members left unbalanced and every member resting on them
@@ -72,7 +75,7 @@ struct Islands {
             if (balanced(kept, kept_contacts, inv_mass, gravity, friction)) break;
             if (round == kStandRounds) return;
             for (std::size_t k = 0; k < kept.size(); ++k)
-                if (unbalanced(k)) disturbed[kept[k]] = 1;
+                if (unbalanced(k)) disturbed[kept[k]] = 1;  // never a still one: balanced() passed them
             on_moving(kept, kept_contacts, above);
             kept_next.clear();
             contacts_next.clear();

@@ -31,6 +31,7 @@ void World::Impl::commit_awakening(Awakening& a) noexcept {
     for (std::uint32_t s = 0; s < balls.size(); ++s) {
         if (balls.asleep(s)) ++balls.counter[s];  // woken: predictions of it are stale
         balls.rest[s] = a.now[balls.rest[s]];
+        balls.hold_still(s, balls.position(s), time);  // what held it may be gone
     }
     balls.rests.swap(a.fresh);
     events_valid = false;

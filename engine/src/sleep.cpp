@@ -15,6 +15,10 @@ namespace {
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
 constexpr std::uint32_t kJamBudget = 64;   // collisions of a ball in a row in a jam before it stops
+// A quiet ball is still when it has stayed within this fraction of its radius of one place for
+// kStillTimes sleep_time (seen at the ends of steps).
+constexpr double kStillDrift = 1e-2;
+constexpr double kStillTimes = 10.0;
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -101,19 +105,25 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
     Islands& is = islands_;
     const auto n = static_cast<std::uint32_t>(balls_.size());
     is.parent.assign(n, kFixed);
+    is.still.assign(n, 0);
     is.candidates.clear();
     for (std::uint32_t s = 0; s < n; ++s) {
         if (!may_sleep(s, now)) continue;
         is.parent[s] = s;
         is.candidates.push_back(s);
     }
-    if (is.candidates.empty()) return;
+    if (is.candidates.empty()) {
+        keep_still(now);
+        return;
+    }
     // Contacts, clusters (union–find), and the members an awake ball that is not quiet carries: it
     // holds them up for the balance (as it does now), but they stay awake (below).
     is.disturbed.assign(n, 0);
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
+        bool supported = false;  // something under it: only then can collisions hold it still
         for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
+            supported = supported || rules_.above(normal);
             if (j == kFixed || balls_.asleep(j)) {
                 is.contacts.push_back({s, kFixed, normal});
             } else if (is.parent[j] == kFixed) {
@@ -127,6 +137,7 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
                 is.parent[std::max(a, b)] = std::min(a, b);
             }
         });
+        is.still[s] = supported && still(s, now);
     }
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
     for (const std::uint32_t s : is.candidates) is.parent[s] = is.root(s);
@@ -161,7 +172,24 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
     is.rest_of.resize(is.asleep_now.size());
     for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
     for (std::size_t k = 0; k < is.asleep_now.size(); ++k) lie_down(is.asleep_now[k], now, is.rest_of[k]);
+    keep_still(now);
     if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
+}
+
+bool Sleep::still(std::uint32_t s, double now) const {
+    const double drift = length(balls_.position_at(s, now) - balls_.still_at(s));
+    return drift <= kStillDrift * balls_.radius[s] && now - balls_.still_since[s] >= kStillTimes * def_.sleep_time;
+}
+
+void Sleep::keep_still(double now) noexcept {
+    // Every awake ball that is not quiet and slow, or has drifted, is still from here on.
+    const auto n = static_cast<std::uint32_t>(balls_.size());
+    for (std::uint32_t s = 0; s < n; ++s) {
+        if (balls_.asleep(s)) continue;
+        const Vec3 p = balls_.position_at(s, now);
+        if (islands_.parent[s] == kFixed || length(p - balls_.still_at(s)) > kStillDrift * balls_.radius[s])
+            balls_.hold_still(s, p, now);
+    }
 }
 
 void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed) {

@@ -88,6 +88,12 @@ private:
     // or kFixed for a static, n the unit normal towards the ball.
     template <class Fn>
     void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
+    // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
+    // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
+    bool still(std::uint32_t slot, double now) const;
+    // After settle(): the awake balls that may not sleep, or drifted, are still from where they
+    // are now (reads `islands_.parent`: kFixed for those that may not sleep).
+    void keep_still(double now) noexcept;
 
     const WorldDef& def_;
     Balls& balls_;

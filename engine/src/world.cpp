@@ -358,6 +358,7 @@ void World::remove_ball(BallId id) {
 void World::Impl::disturbed(std::uint32_t s) {
     balls.quiet_since[s] = time;
     balls.quiet_events[s] = 0;
+    balls.hold_still(s, balls.position(s), time);
     balls.jam[s] = 0;
     ++balls.counter[s];
     events_valid = false;

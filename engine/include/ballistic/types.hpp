@@ -110,7 +110,9 @@ struct WorldDef {
     //   - as a cluster, at the end of every step (and before the first event of a loaded world),
     //     when non-negative contact forces between its touching quiet balls, the statics and the
     //     sleeping balls (and, with sleep_friction, friction within its cone) hold every ball's
-    //     weight to 1 %; the members resting on a moving ball, and those above them, stay awake.
+    //     weight to 1 %; the members resting on a moving ball, and those above them, stay awake;
+    //     of a cluster that does not balance, the part that does sleeps. A quiet ball that has
+    //     stayed within 1 % of its radius of one place for 10 sleep_time counts as balanced.
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
     // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
     // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
