@@ -147,12 +147,18 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     const Vec3 n = dp / d;
     const double J = (u + s) / (wi + wj);
     // Coulomb friction: the tangential impulse Jt slows the sliding of the surfaces, at most to a
-    // stop (zero without friction).
-    const Vec3 slide = dv - n * dot(dv, n);
-    const Vec3 Jt = (slide - after_friction(slide, def_.friction * (u + s))) / (wi + wj);
+    // stop.
+    const bool friction = def_.friction > 0.0;
+    Vec3 Jt;
+    if (friction) {
+        const Vec3 slide = dv - n * dot(dv, n);
+        Jt = (slide - after_friction(slide, def_.friction * (u + s))) / (wi + wj);
+    }
     for (const auto& [ball, sign] : {std::pair{i, -1.0}, std::pair{j, 1.0}}) {
         if (balls_.asleep(ball)) continue;
-        balls_.set_velocity(ball, balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]) - Jt * (sign * balls_.inv_mass[ball]));
+        Vec3 v = balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]);
+        if (friction) v -= Jt * (sign * balls_.inv_mass[ball]);
+        balls_.set_velocity(ball, v);
         release_supports(ball);
         ++balls_.counter[ball];
         sleep_.note_quiet(ball, u, now, jammed[ball == j]);
