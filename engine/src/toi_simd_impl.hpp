@@ -250,6 +250,15 @@ struct SimdImpl {
         bound = one + bound;
         const B end = xsimd::select(bound < B(horizon), bound, B(horizon));  // std::min(horizon, bound)
         done = done | ~(end > zero);
+        // No root in [0, end] where p(τ) >= p0 − Σ |p_k| end^k stays clearly positive (a pair
+        // too far apart to meet before the earliest impact found so far): the root isolation
+        // below would find none either.
+        B reach = zero, power = one;
+        for (std::size_t k = 1; k <= 4; ++k) {
+            power = power * end;
+            reach = reach + xsimd::abs(p[k]) * power;
+        }
+        done = done | (p[0] > reach * B(1.0 + 1e-9));
         if (xsimd::all(done)) return result;
 
         // The derivative d (a cubic) and its derivative dd (a quadratic): p[k] · k.
