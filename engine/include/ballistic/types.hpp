@@ -130,13 +130,14 @@ struct WorldDef {
     std::uint32_t sleep_events = 256;
     // Static friction for the cluster test of sleeping (engine/README.md, "Piles that settle"):
     // a quiet cluster stands when contact forces that push and hold, each within Coulomb's cone of
-    // this coefficient, carry its weight. Motion stays frictionless; this only decides when slow
-    // balls may stop. 0 (the default) is frictionless: only a jammed pile stands, and a ball
-    // off-centre on another slides off. A frictionless pile on a floor whose lowest layer is not
-    // jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor, below the 84 % at
-    // which disks jam) keeps spreading and never sleeps; 0.5 puts it to sleep within seconds.
-    // A world with friction (below) stands with at least that coefficient: the friction that
-    // holds balls in motion holds them at rest. (dimensionless; >= 0)
+    // this coefficient, carry its weight. It changes no motion (`friction` above does); it only
+    // decides when slow balls may stop. 0 (the default) is frictionless: only a jammed pile
+    // stands, and a ball off-centre on another slides off. A frictionless pile on a floor whose
+    // lowest layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor,
+    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 puts 1961 of its
+    // 2000 balls to sleep by 10 s (`friction` 0.5 all of them). A world with `friction` stands
+    // with at least that coefficient: the friction that holds balls in motion holds them at
+    // rest. (dimensionless; >= 0)
     double sleep_friction = 0.0;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
     // queue entry, cells and handle, with room for the table of rests): add_balls() and
