@@ -66,7 +66,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return 14 * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+    return double_columns().size() * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch,

@@ -127,13 +127,22 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
-    // fn(column) for each per-ball column: x … inv_mass, quiet_since, still_*, counter, rest,
-    // quiet_events, jam, id, user.
+private:
+    template <class Self>
+    static auto double_columns_of(Self& b) {
+        return std::array{&b.x, &b.y, &b.z, &b.vx, &b.vy, &b.vz, &b.t, &b.radius, &b.inv_mass, &b.quiet_since,
+                          &b.still_x, &b.still_y, &b.still_z, &b.still_since};
+    }
+
+public:
+    // The per-ball columns of doubles, x … inv_mass, quiet_since, still_* (in the snapshot's order).
+    auto double_columns() { return double_columns_of(*this); }
+    auto double_columns() const { return double_columns_of(*this); }
+    // fn(column) for each per-ball column: the double columns, counter, rest, quiet_events, jam,
+    // id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
-        for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &t, &radius, &inv_mass, &quiet_since, &still_x, &still_y, &still_z,
-                        &still_since})
-            fn(*v);
+        for (auto* v : double_columns()) fn(*v);
         fn(counter);
         fn(rest);
         fn(quiet_events);

@@ -136,9 +136,7 @@ void World::save(std::ostream& out_stream) const {
         out.put(r.acceleration);
     }
     out.put(static_cast<std::uint64_t>(b.size()));
-    for (const auto* column : {&b.x, &b.y, &b.z, &b.vx, &b.vy, &b.vz, &b.t, &b.radius, &b.inv_mass, &b.quiet_since, &b.still_x,
-                         &b.still_y, &b.still_z, &b.still_since})
-        out.put_column(*column);
+    for (const auto* column : b.double_columns()) out.put_column(*column);
     out.put_column(b.counter);
     out.put_column(b.rest);
     out.put_column(b.quiet_events);
@@ -333,8 +331,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     const auto n = in.get<std::uint64_t>("ball count");
     if (n > max_balls) bad(std::to_string(n) + " balls; " + w.too_many_balls(static_cast<std::size_t>(n)));
     const std::size_t balls = static_cast<std::size_t>(n);
-    for (auto* column : {&b.x, &b.y, &b.z, &b.vx, &b.vy, &b.vz, &b.t, &b.radius, &b.inv_mass, &b.quiet_since, &b.still_x,
-                         &b.still_y, &b.still_z, &b.still_since}) {
+    for (auto* column : b.double_columns()) {
         *column = in.get_column<double>(balls, "ball state");
         for (const double v : *column)
             if (!std::isfinite(v) || std::abs(v) > detail::kMaxMagnitude) bad("a ball's state holds " + show(v));
