@@ -67,14 +67,14 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     Islands& is = *this;
-    is.members_ = members;
     const double g = length(gravity);
     is.residual.resize(members.size());
     is.weight.resize(members.size());
     for (std::size_t k = 0; k < members.size(); ++k) {
         const double mass = 1.0 / inv_mass[members[k]];
         is.residual[k] = gravity * mass;
-        // A still member takes what its contacts give (weight 0: as if immovable in the balance).
+        // A still member takes what its contacts give (weight 0: as if immovable in the balance),
+        // and its residual never counts (unbalanced()).
         is.weight[k] = !is.still.empty() && is.still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
     }
     is.force.assign(touching.size(), 0.0);
@@ -111,7 +111,6 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
 }
 
 bool Islands::unbalanced(std::size_t k) const {
-    if (!still.empty() && still[members_[k]]) return false;
     return !(dot(residual[k], residual[k]) * weight[k] <= kBalance * kBalance);
 }
 

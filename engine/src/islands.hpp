@@ -44,7 +44,6 @@ struct Islands {
     std::vector<std::uint32_t> kept, kept_next;           // stand(): the members still in the balance
     std::vector<IslandContact> kept_contacts, contacts_next;
     std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
-    std::span<const std::uint32_t> members_;  // of the last balanced()
 
     std::uint32_t root(std::uint32_t slot) {
         while (parent[slot] != slot) slot = parent[slot] = parent[parent[slot]];
@@ -58,7 +57,7 @@ struct Islands {
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0);
     // After balanced(): is member k's unbalanced force above 1 % of its weight? A member that
-    // `still` marks never is: collisions hold it where it is.
+    // `still` marks never is (its weight counts 0): collisions hold it where it is.
     bool unbalanced(std::size_t k) const;
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
     // (balanced()); when it is not, the members left unbalanced and every member resting on them

@@ -15,9 +15,9 @@
 #include "sleep_rules.hpp"
 #include "statics.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <algorithm>
 #include <span>
 #include <utility>
 #include <vector>

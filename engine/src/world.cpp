@@ -32,7 +32,6 @@ constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
