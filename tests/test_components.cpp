@@ -17,6 +17,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <random>
 #include <vector>
 
 using namespace ballistic;
@@ -70,6 +72,56 @@ TEST(Statics, UnitDirectionsAndDistances) {
     EXPECT_TRUE(statics.inside({0, 0.5, 0}));   // behind the floor
     EXPECT_TRUE(statics.inside({10.5, 3, 3}));  // inside the column
     EXPECT_FALSE(statics.inside({0, 3, 0}));
+}
+
+TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
+    const Capsule rod = Statics::checked(CapsuleDef{{0, 0, 0}, {0, 0, 4}, 1.0}, "capsules[0]");
+    EXPECT_EQ(rod.u, (Vec3{0, 0, 1}));
+    EXPECT_EQ(rod.length, 4.0);
+    EXPECT_DOUBLE_EQ(clearance(rod, {3, 0, 2}, 0.5), 1.5);   // beside the body
+    EXPECT_DOUBLE_EQ(clearance(rod, {0, 0, 7}, 0.5), 1.5);   // beyond the end b
+    EXPECT_DOUBLE_EQ(clearance(rod, {0, -3, -4}, 0.5), 3.5); // beyond the end a: 5 away
+    const Capsule peg = Statics::checked(CapsuleDef{{1, 2, 3}, {1, 2, 3}, 0.5}, "capsules[1]");
+    EXPECT_EQ(peg.length, 0.0);
+    EXPECT_DOUBLE_EQ(clearance(peg, {1, 5, 3}, 0.5), 2.0);
+    Statics statics;
+    statics.add(rod);
+    EXPECT_EQ(statics.overlapped({0, 1.25, 2}, 0.5), "overlaps capsules[0] by 0.25");
+    EXPECT_TRUE(statics.inside({0, 0.9, 3.9}));
+    EXPECT_FALSE(statics.inside({0, 0.9, 4.5}));
+
+    // Random capsules, a long one among them (listed for every cell); every capsule within reach
+    // of a point is listed in the point's cell.
+    std::mt19937_64 random(7);
+    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0);
+    std::vector<Capsule> capsules;
+    for (int k = 0; k < 200; ++k) {
+        const Vec3 a{at(random), at(random), at(random)};
+        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
+        capsules.push_back(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
+    }
+    capsules.push_back(Statics::checked(CapsuleDef{{-500, 0, 0}, {500, 0, 0}, 0.5}, "capsules"));
+    Grid grid;
+    const double reach = 0.4;
+    grid.configure(2 * reach, std::nullopt, {}, 0);
+    CapsuleCells cells;
+    cells.build(capsules, grid, reach);
+    std::size_t checked = 0;
+    for (int n = 0; n < 200000; ++n) {
+        const Vec3 p{at(random), at(random), at(random)};
+        std::vector<bool> listed(capsules.size());
+        cells.for_each(grid.key_of(p), true, [&](std::uint32_t k) { listed[k] = true; });
+        for (std::size_t k = 0; k < capsules.size(); ++k) {
+            if (clearance(capsules[k], p, reach) > 0.0) continue;
+            ++checked;
+            EXPECT_TRUE(listed[k]) << "capsule " << k << " at " << p.x << " " << p.y << " " << p.z;
+        }
+    }
+    EXPECT_GT(checked, 1000u);
+    // Each listed cell is near: a cell far from every capsule lists none but the long one.
+    std::size_t far = 0;
+    cells.for_each(grid.key_of({0, 100, 0}), true, [&](std::uint32_t) { ++far; });
+    EXPECT_EQ(far, 1u);
 }
 
 TEST(Statics, BadDefinitionsNameTheField) {

@@ -24,6 +24,11 @@ void Measurements::count(const CollisionEvent& e, double virial_term, double ove
             cylinder_counters[e.static_index].hits += 1;
             cylinder_counters[e.static_index].impulse += e.impulse;
             break;
+        case EventKind::BallCapsule:
+            ++counts.ball_capsule;
+            capsule_counters[e.static_index].hits += 1;
+            capsule_counters[e.static_index].impulse += e.impulse;
+            break;
     }
     event_overlap = std::max(event_overlap, overlap);
 }
@@ -33,6 +38,7 @@ void Measurements::reset(double now) {
     counts = {};
     std::fill(plane_counters.begin(), plane_counters.end(), StaticCounters{});
     std::fill(cylinder_counters.begin(), cylinder_counters.end(), StaticCounters{});
+    std::fill(capsule_counters.begin(), capsule_counters.end(), StaticCounters{});
     window_start = now;
     virial = 0.0;
     temperature_time = 0.0;

@@ -92,6 +92,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
+    if (!still) predict_capsules(now, m, key, true, contact);
     predict_balls(i, now, m, key, Grid::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
@@ -99,8 +100,20 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
 Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
     const Motion m = motion(i, now);
     Contact contact = contacts_[i];
+    predict_capsules(now, m, key, false, contact);
     predict_balls(i, now, m, key, Grid::layer_beyond(face), contact);
     return earliest(crossing(key, m, now), contact.event);
+}
+
+void Predictor::predict_capsules(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const {
+    const std::vector<Capsule>& capsules = statics_.capsules();
+    if (capsules.empty()) return;
+    statics_.capsules_near(key, [&](std::uint32_t k) {
+        const Capsule& c = capsules[k];
+        const double tau = toi_ball_capsule(m.p, m.v, m.a, m.r, c.def.a, c.def.b, c.u, c.length, c.def.radius,
+                                            contact.event.time - now);
+        if (tau != kNever) lower(contact, {now + tau, k, Kind::BallCapsule});
+    }, everywhere);
 }
 
 Predictor::Motion Predictor::motion(std::uint32_t i, double now) const {

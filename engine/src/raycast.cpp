@@ -1,5 +1,5 @@
 // Ballistic — exact ray casts (the picking test of the ray–sphere article) against balls,
-// planes and cylinders. Balls are found by walking the cells the ray crosses (3D-DDA) and
+// planes, cylinders and capsules. Balls are found by walking the cells the ray crosses (3D-DDA) and
 // testing the balls of the cells around each, each ball once, in the SIMD ray–sphere kernel;
 // the walk stops as soon as no later cell can hold a nearer hit.
 #include "toi.hpp"
@@ -77,6 +77,15 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         if (disc < 0.0) continue;
         const double t = cc / (-b + std::sqrt(disc));
         offer(t, RayHit::Target::Cylinder, normalize(detail::from_axis(c, o + d * t)), {}, k);
+    }
+    // A capsule is where a ball of radius 0 moving along the ray meets it (a ray from inside
+    // never does).
+    const std::vector<detail::Capsule>& capsules = statics.capsules();
+    for (std::uint32_t k = 0; k < capsules.size(); ++k) {
+        const detail::Capsule& c = capsules[k];
+        const double t = detail::toi_ball_capsule(o, d, {}, 0.0, c.def.a, c.def.b, c.u, c.length, c.def.radius, limit);
+        if (t != detail::kNever && t > 0.0)
+            offer(t, RayHit::Target::Capsule, normalize(detail::from_segment(c, o + d * t)), {}, k);
     }
 
     if (balls.size() == 0) return best;

@@ -32,6 +32,7 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
             return;
         case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
         case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
+        case Kind::BallCapsule: collide_capsule(s, event.other, now, out); return;
         case Kind::Crossing:
             // Moving the ball between the cell lists comes first: load its state meanwhile.
             balls_.prefetch_motion(s);
@@ -222,10 +223,24 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
     const CylinderDef& c = statics_.cylinders()[k];
     auto across = [&](Vec3 w) { return detail::across(c, w); };
     const Vec3 w = from_axis(c, balls_.position(i));  // from the axis to the centre
+    collide_round(i, w, dot(w, across(balls_.velocity(i))), dot(w, across(balls_.acceleration(i))), c.radius,
+                  EventKind::BallCylinder, k, now, jammed, out);
+}
+
+void Response::collide_capsule(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+    const bool jammed = meet(i, now, out);
+    const Capsule& c = statics_.capsules()[k];
+    const Vec3 w = from_segment(c, balls_.position(i));  // from the segment to the centre
+    collide_round(i, w, dot(w, balls_.velocity(i)), dot(w, balls_.acceleration(i)), c.def.radius,
+                  EventKind::BallCapsule, k, now, jammed, out);
+}
+
+void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
+                             std::uint32_t k, double now, bool jammed, Outcome& out) {
     const Vec3 v = balls_.velocity(i);
     const double d = length(w);
-    const double u = -dot(w, across(v)) / d;
-    const bool pressed = dot(w, across(balls_.acceleration(i))) < 0.0;
+    const double u = -wv / d;
+    const bool pressed = wa < 0.0;
     const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed);
     if (!(u + s > 0.0) || !(d > 0.0)) {
         out.queue(i, predictor_.predict(i, now));
@@ -236,8 +251,8 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
     balls_.set_velocity(i, bounce(v, n, u, s));
     release_supports(i);
     static_collided(i, u, now, jammed,
-                    {now, EventKind::BallCylinder, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - c.radius), -n, J},
-                    c.radius + balls_.radius[i] - d, out);
+                    {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - radius), -n, J},
+                    radius + balls_.radius[i] - d, out);
 }
 
 void Response::wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out) {

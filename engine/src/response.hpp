@@ -47,6 +47,12 @@ private:
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out);
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    void collide_capsule(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    // Ball i (met at `now`) against a round static of `radius` around the point or axis at −w
+    // from its centre: wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
+    // axis, for a column).
+    void collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
+                       std::uint32_t k, double now, bool jammed, Outcome& out);
     // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
     void static_collided(std::uint32_t i, double approach, double now, bool jammed, const CollisionEvent& event,
                          double overlap, Outcome& out);

@@ -107,18 +107,23 @@ void World::save(std::ostream& out_stream) const {
     for (const PlaneDef& p : w.statics.planes()) { out.put(p.point); out.put(p.normal); }
     out.put(static_cast<std::uint64_t>(w.statics.cylinders().size()));
     for (const CylinderDef& c : w.statics.cylinders()) { out.put(c.point); out.put(c.axis); out.put(c.radius); }
+    out.put(static_cast<std::uint64_t>(w.statics.capsules().size()));
+    for (const detail::Capsule& c : w.statics.capsules()) { out.put(c.def.a); out.put(c.def.b); out.put(c.def.radius); }
     for (const PlaneId id : w.plane_ids) out.put(id.value);
     w.plane_handles.write(out);
     for (const CylinderId id : w.cylinder_ids) out.put(id.value);
     w.cylinder_handles.write(out);
+    for (const CapsuleId id : w.capsule_ids) out.put(id.value);
+    w.capsule_handles.write(out);
 
     // Measurements.
     const detail::Measurements& m = w.measurements;
     out.put(m.counts.ball_ball);
     out.put(m.counts.ball_plane);
     out.put(m.counts.ball_cylinder);
+    out.put(m.counts.ball_capsule);
     out.put(m.counts.cell_crossings);
-    for (const auto* list : {&m.plane_counters, &m.cylinder_counters})
+    for (const auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters})
         for (const StaticCounters& c : *list) { out.put(c.hits); out.put(c.impulse); }
     out.put(m.window_start);
     out.put(m.virial);
@@ -193,7 +198,7 @@ std::size_t count(SnapshotReader& in, const char* what, std::uint64_t limit) {
 
 // A pending event or contact as the queue keeps it, checked against the world's sizes.
 detail::Pending get_pending(SnapshotReader& in, std::size_t balls, std::size_t planes, std::size_t cylinders,
-                            std::uint32_t slot) {
+                            std::size_t capsules, std::uint32_t slot) {
     detail::Pending e;
     e.time = in.get<double>("event time");
     e.other = in.get<std::uint32_t>("event partner");
@@ -204,6 +209,7 @@ detail::Pending get_pending(SnapshotReader& in, std::size_t balls, std::size_t p
     const std::size_t limit = detail::pairwise(e.kind) ? balls
                               : e.kind == detail::Kind::BallPlane ? planes
                               : e.kind == detail::Kind::BallCylinder ? cylinders
+                              : e.kind == detail::Kind::BallCapsule ? capsules
                               : e.kind == detail::Kind::Crossing ? 6 : std::size_t{1} << 32;
     if (e.other >= limit || (detail::pairwise(e.kind) && e.other == slot))
         bad("ball slot " + std::to_string(slot) + " has an event with partner " + std::to_string(e.other) +
@@ -276,6 +282,15 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         unit(c.axis, "cylinder axis");
         w.statics.add(c);
     }
+    const std::size_t capsules = count(in, "capsule count", kMaxStatics);
+    if (capsules > 0 && d.periodic) bad("a periodic world with capsules");
+    for (std::size_t k = 0; k < capsules; ++k) {
+        CapsuleDef c;
+        c.a = finite_vec(in, "capsule end");
+        c.b = finite_vec(in, "capsule end");
+        c.radius = finite(in, "capsule radius");
+        w.statics.add(detail::Statics::checked(c, "snapshot.capsules[" + std::to_string(k) + "]"));
+    }
 
     auto static_handles = [&](std::size_t n, auto& handles, auto& ids) {
         const std::vector<std::uint64_t> values = in.get_column<std::uint64_t>(n, "static handles");
@@ -285,15 +300,18 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     };
     static_handles(planes, w.plane_handles, w.plane_ids);
     static_handles(cylinders, w.cylinder_handles, w.cylinder_ids);
+    static_handles(capsules, w.capsule_handles, w.capsule_ids);
 
     detail::Measurements& m = w.measurements;
     m.counts.ball_ball = in.get<std::uint64_t>("counters");
     m.counts.ball_plane = in.get<std::uint64_t>("counters");
     m.counts.ball_cylinder = in.get<std::uint64_t>("counters");
+    m.counts.ball_capsule = in.get<std::uint64_t>("counters");
     m.counts.cell_crossings = in.get<std::uint64_t>("counters");
     m.plane_counters.resize(planes);
     m.cylinder_counters.resize(cylinders);
-    for (auto* list : {&m.plane_counters, &m.cylinder_counters})
+    m.capsule_counters.resize(capsules);
+    for (auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters})
         for (StaticCounters& c : *list) {
             c.hits = in.get<std::uint64_t>("static counters");
             c.impulse = finite(in, "static impulse");
@@ -373,6 +391,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         }
         w.fit_grid(w.grid, keys);
         w.grid.assign(keys, w.parallel);
+        w.index_capsules();
     }
 
     // Contacts and pending events; the queue and the slabs are built from them.
@@ -382,9 +401,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.contacts.resize(balls);
         std::vector<detail::Pending> events(balls);
         for (std::uint32_t s = 0; s < balls; ++s) {
-            w.contacts[s].event = get_pending(in, balls, planes, cylinders, s);
+            w.contacts[s].event = get_pending(in, balls, planes, cylinders, capsules, s);
             w.contacts[s].other_counter = in.get<std::uint64_t>("partner counter");
-            events[s] = get_pending(in, balls, planes, cylinders, s);
+            events[s] = get_pending(in, balls, planes, cylinders, capsules, s);
         }
         w.loop.build(events, w.grid);
     }

@@ -4,8 +4,13 @@
 #include "validate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ballistic::detail {
+namespace {
+Vec3 lowest(Vec3 a, Vec3 b) { return {std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)}; }
+Vec3 highest(Vec3 a, Vec3 b) { return {std::max(a.x, b.x), std::max(a.y, b.y), std::max(a.z, b.z)}; }
+}  // namespace
 
 PlaneDef Statics::checked(const PlaneDef& def, const std::string& field) {
     require_finite(field + ".point", def.point);
@@ -20,6 +25,16 @@ CylinderDef Statics::checked(const CylinderDef& def, const std::string& field) {
     return {def.point, normalize(def.axis), def.radius};
 }
 
+Capsule Statics::checked(const CapsuleDef& def, const std::string& field) {
+    require_finite(field + ".a", def.a);
+    require_finite(field + ".b", def.b);
+    require_positive(field + ".radius", def.radius);
+    require_finite(field + ".radius", def.radius);
+    const Vec3 d = def.b - def.a;
+    const double len = length(d);  // finite: both ends are within kMaxMagnitude
+    return {def, len > 0.0 ? d / len : Vec3{}, len};
+}
+
 std::uint32_t Statics::add(const PlaneDef& unit) {
     planes_.push_back(unit);
     return static_cast<std::uint32_t>(planes_.size() - 1);
@@ -28,6 +43,17 @@ std::uint32_t Statics::add(const PlaneDef& unit) {
 std::uint32_t Statics::add(const CylinderDef& unit) {
     cylinders_.push_back(unit);
     return static_cast<std::uint32_t>(cylinders_.size() - 1);
+}
+
+std::uint32_t Statics::add(const Capsule& capsule) {
+    capsules_.push_back(capsule);
+    return static_cast<std::uint32_t>(capsules_.size() - 1);
+}
+
+void Statics::remove_capsule(std::uint32_t index) noexcept {
+    capsules_[index] = capsules_.back();
+    capsules_.pop_back();
+    capsule_cells_.clear();
 }
 
 void Statics::remove_plane(std::uint32_t index) noexcept {
@@ -47,6 +73,9 @@ std::string Statics::overlapped(Vec3 p, double r) const {
     for (std::size_t k = 0; k < cylinders_.size(); ++k)
         if (overlaps(cylinders_[k], p, r))
             return "overlaps cylinders[" + std::to_string(k) + "] by " + show(-clearance(cylinders_[k], p, r));
+    for (std::size_t k = 0; k < capsules_.size(); ++k)
+        if (overlaps(capsules_[k], p, r))
+            return "overlaps capsules[" + std::to_string(k) + "] by " + show(-clearance(capsules_[k], p, r));
     return {};
 }
 
@@ -54,6 +83,7 @@ double Statics::deepest_overlap(Vec3 p, double r) const {
     double worst = 0.0;
     for (const PlaneDef& plane : planes_) worst = std::max(worst, -clearance(plane, p, r));
     for (const CylinderDef& c : cylinders_) worst = std::max(worst, -clearance(c, p, r));
+    for (const Capsule& c : capsules_) worst = std::max(worst, -clearance(c, p, r));
     return worst;
 }
 
@@ -62,7 +92,78 @@ bool Statics::inside(Vec3 p) const {
         if (height(plane, p) < 0.0) return true;
     for (const CylinderDef& c : cylinders_)
         if (length(from_axis(c, p)) < c.radius) return true;
+    for (const Capsule& c : capsules_)
+        if (length(from_segment(c, p)) < c.def.radius) return true;
     return false;
+}
+
+void CapsuleCells::clear() {
+    cells_.clear();
+    members_.clear();
+    everywhere_.clear();
+}
+
+void CapsuleCells::build(std::span<const Capsule> capsules, const Grid& grid, double reach) {
+    // Built aside: a failure (out of memory) leaves the lists as they were.
+    std::vector<std::pair<CellKey, std::uint32_t>> listed;
+    std::vector<std::uint32_t> everywhere;
+    std::vector<CellKey> near;
+    for (std::uint32_t k = 0; k < capsules.size(); ++k) {
+        const Capsule& c = capsules[k];
+        const double margin = c.def.radius + reach;
+        const Vec3 lo = lowest(c.def.a, c.def.b) - Vec3{margin, margin, margin};
+        const Vec3 hi = highest(c.def.a, c.def.b) + Vec3{margin, margin, margin};
+        const CellKey first = grid.key_of(lo), last = grid.key_of(hi);
+        // Cells at the edge of the keys reach out to infinity: no centre to measure from.
+        bool whole = true;
+        double cells = 1.0;
+        for (int d = 0; d < 3; ++d) {
+            whole = whole && first[d] > -kKeyLimit && last[d] < kKeyLimit;
+            cells *= static_cast<double>(last[d] - first[d] + 1);
+        }
+        near.clear();
+        if (whole && cells <= 64.0 * kMostCells) {
+            for (std::int64_t z = first.z; z <= last.z && near.size() <= kMostCells; ++z)
+                for (std::int64_t y = first.y; y <= last.y; ++y)
+                    for (std::int64_t x = first.x; x <= last.x; ++x) {
+                        const CellKey key{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y),
+                                          static_cast<std::int32_t>(z)};
+                        Vec3 centre, half;
+                        for (int d = 0; d < 3; ++d) {
+                            const double b0 = grid.bound(d, key[d]), b1 = grid.bound(d, key[d] + 1);
+                            (d == 0 ? centre.x : d == 1 ? centre.y : centre.z) = 0.5 * (b0 + b1);
+                            (d == 0 ? half.x : d == 1 ? half.y : half.z) = 0.5 * (b1 - b0);
+                        }
+                        if (length(from_segment(c, centre)) <= margin + length(half)) near.push_back(key);
+                    }
+        }
+        if (!whole || cells > 64.0 * kMostCells || near.size() > kMostCells) {
+            everywhere.push_back(k);
+            continue;
+        }
+        for (const CellKey& key : near) listed.emplace_back(key, k);
+    }
+    std::sort(listed.begin(), listed.end(), [](const auto& p, const auto& q) {
+        if (p.first.z != q.first.z) return p.first.z < q.first.z;
+        if (p.first.y != q.first.y) return p.first.y < q.first.y;
+        if (p.first.x != q.first.x) return p.first.x < q.first.x;
+        return p.second < q.second;
+    });
+    std::unordered_map<CellKey, Range, Hash> cells;
+    std::vector<std::uint32_t> members(listed.size());
+    for (std::size_t m = 0; m < listed.size(); ++m) {
+        members[m] = listed[m].second;
+        const auto at = cells.try_emplace(listed[m].first, Range{static_cast<std::uint32_t>(m), 0}).first;
+        at->second.end = static_cast<std::uint32_t>(m + 1);
+    }
+    cells_ = std::move(cells);
+    members_ = std::move(members);
+    everywhere_ = std::move(everywhere);
+}
+
+std::size_t CapsuleCells::bytes() const {
+    return cells_.size() * (sizeof(CellKey) + sizeof(Range) + 2 * sizeof(void*)) +
+           (members_.size() + everywhere_.size()) * sizeof(std::uint32_t);
 }
 
 }  // namespace ballistic::detail

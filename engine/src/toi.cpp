@@ -205,6 +205,64 @@ double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, d
     return first_closing_polynomial(squared_gap(across(w, u), across(v, u), across(a, u) * 0.5, R + r), horizon);
 }
 
+namespace {
+// The real roots of c0 + c1 τ + c2 τ² in (0, end), ascending, appended to `out` at `n`.
+void add_roots(double c0, double c1, double c2, double end, double* out, int& n) {
+    double r[2];
+    int m = 0;
+    if (c2 == 0.0) {
+        if (c1 != 0.0) r[m++] = -c0 / c1;
+    } else {
+        const double disc = c1 * c1 - 4.0 * c2 * c0;
+        if (disc < 0.0) return;
+        const double q = -0.5 * (c1 + std::copysign(std::sqrt(disc), c1));
+        if (q != 0.0) {
+            r[m++] = q / c2;
+            r[m++] = c0 / q;
+        } else {
+            r[m++] = 0.0;
+        }
+    }
+    for (int k = 0; k < m; ++k)
+        if (r[k] > 0.0 && r[k] < end) out[n++] = r[k];
+}
+}  // namespace
+
+double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3 u, double L, double R,
+                        double horizon) {
+    const double rho = R + r;
+    const Vec3 half = acc * 0.5;
+    const Vec3 w = p - a;
+    double best = first_closing_polynomial(squared_gap(w, v, half, rho), horizon);
+    if (!(L > 0.0)) return best;
+    best = std::min(best, first_closing_polynomial(squared_gap(p - b, v, half, rho), std::min(best, horizon)));
+    // The body, on the intervals of time in which the centre is level with the segment: the
+    // level s(τ) = s0 + s1 τ + s2 τ² crosses 0 and L at most twice each.
+    const double end = std::min(best, horizon);
+    const double s0 = dot(w, u), s1 = dot(v, u), s2 = dot(half, u);
+    double edges[6];
+    int n = 1;
+    edges[0] = 0.0;
+    add_roots(s0, s1, s2, end, edges, n);
+    add_roots(s0 - L, s1, s2, end, edges, n);
+    for (int e = 2; e < n; ++e)  // at most four roots: insertion sort
+        for (int f = e; f > 1 && edges[f] < edges[f - 1]; --f) std::swap(edges[f], edges[f - 1]);
+    edges[n++] = end;
+    for (int e = 0; e + 1 < n; ++e) {
+        const double t0 = edges[e], t1 = edges[e + 1];
+        if (!(t1 > t0)) continue;
+        // Level in between? (At the middle, or a step past t0 on an unbounded interval.)
+        const double mid = t1 < kNever ? 0.5 * (t0 + t1) : t0 + std::max(1.0, t0);
+        const double s = s0 + (s1 + s2 * mid) * mid;
+        if (!(s >= 0.0 && s <= L)) continue;
+        const Vec3 w0 = w + (v + half * t0) * t0, v0 = v + acc * t0;
+        const double tau = first_closing_polynomial(squared_gap(across(w0, u), across(v0, u), across(half, u), rho),
+                                                    t1 - t0);
+        if (tau != kNever) return std::min(best, t0 + tau);  // later intervals come later
+    }
+    return best;
+}
+
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {
     const Vec3 oc = centre - o;
     const double c = dot(oc, oc) - r * r;

@@ -45,6 +45,14 @@ double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, doub
 double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, double R,
                          double horizon);
 
+// A ball outside a capsule: every point within R of the segment from a to a + L u (u unit; L
+// may be 0, a sphere), whose far end is b. The earliest of its two end spheres and of its body
+// (the infinite cylinder's gap, while the ball's centre is level with the segment: 0 ≤ (p − a)·u
+// ≤ L). A ball that comes level with the segment inside the cylinder is inside an end sphere,
+// which it met first.
+double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3 u, double L, double R,
+                        double horizon);
+
 // Entry distance of the ray o + s d into a sphere (the picking test of the ray–sphere article),
 // free of cancellation; 0 when o is inside or on the sphere, −1 for a miss.
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r);

@@ -167,6 +167,16 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
                         w.cylinder_handles, w.cylinder_ids);
 }
 
+CapsuleId World::add_capsule(const CapsuleDef& def) {
+    Impl& w = *impl_;
+    const std::string field = "capsules[" + std::to_string(w.statics.capsules().size()) + "]";
+    if (w.def.periodic)
+        reject(field, "a periodic world has no capsules (capsules have no periodic images); close the world with "
+                      "planes instead");
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.capsule_counters,
+                        w.capsule_handles, w.capsule_ids);
+}
+
 template <class Id>
 void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                               std::vector<StaticCounters>& counters) noexcept {
@@ -205,7 +215,20 @@ void World::remove_cylinder(CylinderId id) {
     w.drop_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
 }
 
+void World::remove_capsule(CapsuleId id) {
+    Impl& w = *impl_;
+    const std::uint32_t k = w.capsule_handles.slot(id, "capsule");
+    Impl::Awakening awakening;
+    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
+    w.capsule_handles.reserve_release();
+    w.commit_awakening(awakening);
+    w.statics.remove_capsule(k);
+    w.drop_static(k, w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters);
+}
+
 bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(id); }
+bool World::contains(CapsuleId id) const { return impl_->capsule_handles.contains(id); }
+std::uint32_t World::index(CapsuleId id) const { return impl_->capsule_handles.slot(id, "capsule"); }
 bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(id); }
 std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(id, "plane"); }
 std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(id, "cylinder"); }
@@ -218,6 +241,11 @@ PlaneId World::plane_id(std::uint32_t index) const {
 CylinderId World::cylinder_id(std::uint32_t index) const {
     if (index >= impl_->cylinder_ids.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
     return impl_->cylinder_ids[index];
+}
+
+CapsuleId World::capsule_id(std::uint32_t index) const {
+    if (index >= impl_->capsule_ids.size()) reject("capsule", "no capsule with index " + std::to_string(index));
+    return impl_->capsule_ids[index];
 }
 
 BallId World::add_ball(const BallDef& def) {
@@ -566,6 +594,11 @@ const CylinderDef& World::cylinder(std::uint32_t index) const {
     if (index >= impl_->statics.cylinders().size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
     return impl_->statics.cylinders()[index];
 }
+std::size_t World::capsule_count() const { return impl_->statics.capsules().size(); }
+const CapsuleDef& World::capsule(std::uint32_t index) const {
+    if (index >= impl_->statics.capsules().size()) reject("capsule", "no capsule with index " + std::to_string(index));
+    return impl_->statics.capsules()[index].def;
+}
 
 bool World::contains(BallId id) const { return impl_->handles.contains(id); }
 
@@ -617,6 +650,7 @@ std::uint64_t World::events_unrecorded() const { return impl_->measurements.step
 EventCounts World::event_counts() const { return impl_->measurements.counts; }
 std::span<const StaticCounters> World::plane_counters() const { return impl_->measurements.plane_counters; }
 std::span<const StaticCounters> World::cylinder_counters() const { return impl_->measurements.cylinder_counters; }
+std::span<const StaticCounters> World::capsule_counters() const { return impl_->measurements.capsule_counters; }
 
 detail::Moments World::Impl::moments(bool here) const {
     auto block = [&](std::size_t begin, std::size_t end) {

@@ -276,7 +276,7 @@ Box read_box(const json& value, const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scene construction, in the documented order: world, box planes, planes, cylinders, balls,
+// Scene construction, in the documented order: world, box planes, planes, cylinders, capsules, balls,
 // generated balls (which are placed clear of everything added before them).
 
 World make_world(const json& root, const LoadOptions& options) {
@@ -365,6 +365,24 @@ void add_cylinders(World& world, const json& list) {
     }
 }
 
+void add_capsules(World& world, const json& list) {
+    const json& items = read_list(list, "capsules");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("capsules", i);
+        const json& item = items[i];
+        expect_keys(item, path, {"a", "b", "radius"});
+        CapsuleDef def;
+        def.a = read_vec3(required_key(item, path, "a"), join(path, "a"));
+        def.b = read_vec3(required_key(item, path, "b"), join(path, "b"));
+        def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
+        try {
+            world.add_capsule(def);
+        } catch (const InvalidArgument& error) {
+            rethrow_under(error, path);
+        }
+    }
+}
+
 BallDef read_ball(const json& item, const std::string& path) {
     expect_keys(item, path, {"position", "velocity", "radius", "mass"});
     BallDef def;
@@ -435,11 +453,12 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
                 {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "friction",
-                 "periodic", "box", "planes", "cylinders", "balls", "generate"});
+                 "periodic", "box", "planes", "cylinders", "capsules", "balls", "generate"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
     if (const json* v = optional_key(root, "cylinders")) add_cylinders(scene.world, *v);
+    if (const json* v = optional_key(root, "capsules")) add_capsules(scene.world, *v);
     if (const json* v = optional_key(root, "balls")) scene.balls = add_explicit_balls(scene.world, *v);
     if (const json* v = optional_key(root, "generate")) {
         const std::vector<BallId> generated = add_generated(scene.world, *v);
@@ -689,6 +708,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.events = world.event_counts();
     stats.planes.assign(world.plane_counters().begin(), world.plane_counters().end());
     stats.cylinders.assign(world.cylinder_counters().begin(), world.cylinder_counters().end());
+    stats.capsules.assign(world.capsule_counters().begin(), world.capsule_counters().end());
     stats.kinetic_energy_end = world.kinetic_energy();
     stats.energy_end = total_energy(scene);
     stats.momentum_end = world.momentum();
@@ -713,9 +733,11 @@ std::string stats_json(const RunStats& stats) {
          {{"ball_ball", stats.events.ball_ball},
           {"ball_plane", stats.events.ball_plane},
           {"ball_cylinder", stats.events.ball_cylinder},
+          {"ball_capsule", stats.events.ball_capsule},
           {"total", stats.events.collisions()}}},
         {"planes", counters_json(stats.planes)},
         {"cylinders", counters_json(stats.cylinders)},
+        {"capsules", counters_json(stats.capsules)},
         {"kinetic_energy", {{"start", stats.kinetic_energy_start}, {"end", stats.kinetic_energy_end}}},
         {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}}},
         {"momentum", {{"start", vec_json(stats.momentum_start)}, {"end", vec_json(stats.momentum_end)}}},
@@ -748,12 +770,17 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
         if (def.periodic_axes != std::array<bool, 3>{true, true, true})
             document["periodic"]["axes"] = {def.periodic_axes[0], def.periodic_axes[1], def.periodic_axes[2]};
     }
-    ordered planes = ordered::array(), cylinders = ordered::array(), list = ordered::array();
+    ordered planes = ordered::array(), cylinders = ordered::array(), capsules = ordered::array(),
+            list = ordered::array();
     for (std::uint32_t k = 0; k < world.plane_count(); ++k)
         planes.push_back({{"point", vec_json(world.plane(k).point)}, {"normal", vec_json(world.plane(k).normal)}});
     for (std::uint32_t k = 0; k < world.cylinder_count(); ++k) {
         const CylinderDef& c = world.cylinder(k);
         cylinders.push_back({{"point", vec_json(c.point)}, {"axis", vec_json(c.axis)}, {"radius", c.radius}});
+    }
+    for (std::uint32_t k = 0; k < world.capsule_count(); ++k) {
+        const CapsuleDef& c = world.capsule(k);
+        capsules.push_back({{"a", vec_json(c.a)}, {"b", vec_json(c.b)}, {"radius", c.radius}});
     }
     for (const BallId id : balls) {
         const BallState ball = world.ball(id);
@@ -762,6 +789,7 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
     }
     document["planes"] = std::move(planes);
     document["cylinders"] = std::move(cylinders);
+    if (!capsules.empty()) document["capsules"] = std::move(capsules);
     document["balls"] = std::move(list);
     return document.dump() + "\n";
 }
@@ -807,7 +835,7 @@ std::string summary_text(const RunStats& stats) {
         << "simulated time    " << format("%.6g", stats.time) << "\n"
         << "collisions        " << stats.events.collisions() << " (ball-ball " << stats.events.ball_ball
         << ", ball-plane " << stats.events.ball_plane << ", ball-cylinder " << stats.events.ball_cylinder
-        << ")\n"
+        << ", ball-capsule " << stats.events.ball_capsule << ")\n"
         << "events per second " << format("%.4g", stats.events_per_second()) << " (wall "
         << format("%.3g", stats.wall_seconds) << " s, " << stats.threads << " threads)\n"
         << "energy            start " << format("%.10g", stats.energy_start) << ", end "

@@ -65,6 +65,7 @@ struct Id {
 using BallId = Id<struct BallTag>;
 using PlaneId = Id<struct PlaneTag>;
 using CylinderId = Id<struct CylinderTag>;
+using CapsuleId = Id<struct CapsuleTag>;
 
 // Estimated memory per ball (WorldDef::memory_limit); World::bytes_per_ball() measures it:
 // 176–200 bytes in every benchmark scene.
@@ -179,7 +180,7 @@ struct RestoreOptions {
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
-inline constexpr std::uint32_t kSnapshotVersion = 4;
+inline constexpr std::uint32_t kSnapshotVersion = 5;
 
 // One-sided infinite wall: balls live on the side the normal points to.
 struct PlaneDef {
@@ -192,6 +193,14 @@ struct CylinderDef {
     Vec3 point;                 // any point on the axis (unit: length)
     Vec3 axis{0.0, 1.0, 0.0};   // direction of the axis; need not be unit length; not zero
     double radius = 1.0;        // (unit: length; > 0)
+};
+
+// Finite round static: every point within `radius` of the segment from a to b; balls live
+// outside it. a == b makes a fixed sphere (a peg). Not allowed in a world periodic along any axis.
+struct CapsuleDef {
+    Vec3 a;                 // the segment's ends (unit: length)
+    Vec3 b;
+    double radius = 0.5;    // (unit: length; > 0)
 };
 
 struct BallDef {
@@ -210,7 +219,7 @@ struct StepResult {
     std::size_t awake = 0;         // balls awake at the end of the step
 };
 
-enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2 };
+enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3 };
 
 // One collision, as processed. Events of a step come in time order.
 struct CollisionEvent {
@@ -218,7 +227,7 @@ struct CollisionEvent {
     EventKind kind = EventKind::BallBall;
     BallId ball;                  // the ball (for ball–ball, the first of the pair)
     BallId other;                 // the second ball of a ball–ball event, null otherwise
-    std::uint32_t static_index = 0;  // plane or cylinder index for ball–static events
+    std::uint32_t static_index = 0;  // plane, cylinder or capsule index for ball–static events
     Vec3 point;                   // contact point (unit: length)
     Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
     double impulse = 0.0;         // magnitude of the impulse exchanged (unit: mass·length/time)
@@ -235,13 +244,13 @@ struct BallState {
 };
 
 struct RayHit {
-    enum class Target : std::uint8_t { Ball, Plane, Cylinder };
+    enum class Target : std::uint8_t { Ball, Plane, Cylinder, Capsule };
     Target target = Target::Ball;
     double distance = 0.0;       // along the ray, in units of |direction| (unit: length for unit dirs)
     Vec3 point;
     Vec3 normal;                 // outward unit normal of the surface hit
     BallId ball;                 // the ball, when target is Ball
-    std::uint32_t static_index = 0;  // plane or cylinder index otherwise
+    std::uint32_t static_index = 0;  // plane, cylinder or capsule index otherwise
 };
 
 struct Ray {
@@ -259,8 +268,9 @@ struct EventCounts {
     std::uint64_t ball_ball = 0;
     std::uint64_t ball_plane = 0;
     std::uint64_t ball_cylinder = 0;
+    std::uint64_t ball_capsule = 0;
     std::uint64_t cell_crossings = 0;   // bookkeeping events, not collisions
-    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder; }
+    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder + ball_capsule; }
 };
 
 // Read-only SoA view of the balls at the world's current time, in storage order.

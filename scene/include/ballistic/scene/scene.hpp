@@ -81,6 +81,7 @@ struct RunStats {
     EventCounts events;
     std::vector<StaticCounters> planes;
     std::vector<StaticCounters> cylinders;
+    std::vector<StaticCounters> capsules;
     double kinetic_energy_start = 0.0;
     double kinetic_energy_end = 0.0;
     double energy_start = 0.0;   // total_energy()

@@ -1,0 +1,281 @@
+// Capsules (finite round statics: a segment with a radius; a sphere when its ends coincide):
+// exact impacts on the caps and the body under gravity against closed forms, misses past the
+// ends, rays, the cells that list them, a peg board's conservation laws and determinism,
+// resting on them, snapshots and validation.
+#include <ballistic/generate.hpp>
+#include <ballistic/world.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+using namespace ballistic;
+
+namespace {
+
+constexpr double kG = 9.81;
+
+WorldDef with_gravity(double e = 1.0, int threads = 1) {
+    WorldDef def;
+    def.gravity = {0, -kG, 0};
+    def.restitution = e;
+    def.threads = threads;
+    return def;
+}
+
+// Twenty balls at rest on a floor far below: a world of more than WorldDef's few balls has
+// cells, so the capsules are found through the cells that list them.
+void add_crowd(World& world) {
+    world.add_plane({{0, -100, 0}, {0, 1, 0}});
+    for (int k = 0; k < 20; ++k) world.add_ball({{-50.0 + 2.0 * k, -99.5, -50}, {}, 0.5, 1.0});
+}
+
+// The first capsule collision of `world` stepped until `end` (fails the test if there is none).
+CollisionEvent first_capsule_hit(World& world, double end) {
+    while (world.time() < end - 1e-12) {
+        world.step(std::min(1.0 / 64, end - world.time()));
+        for (const CollisionEvent& e : world.events())
+            if (e.kind == EventKind::BallCapsule) return e;
+    }
+    ADD_FAILURE() << "no capsule collision before " << end;
+    return {};
+}
+
+class CapsuleImpact : public ::testing::TestWithParam<bool> {};  // with a crowd (cells) or alone
+
+}  // namespace
+
+// A ball dropped off-centre on a horizontal capsule along z from z = 0 to 4 (radius 1): over the
+// body it meets the side as on a column; past the end it meets the end sphere.
+TEST_P(CapsuleImpact, BodyAndCapUnderGravityMatchClosedForms) {
+    struct Case {
+        Vec3 start;
+        Vec3 centre;  // of the contact circle: the axis point or the end
+    };
+    for (const Case& c : {Case{{0.9, 4, 2}, {0, 0, 2}}, Case{{0.9, 4, 4.6}, {0, 0, 4}}, Case{{0.9, 4, -0.6}, {0, 0, 0}}}) {
+        World world(with_gravity());
+        if (GetParam()) add_crowd(world);
+        world.add_capsule({{0, 0, 0}, {0, 0, 4}, 1.0});
+        const BallId id = world.add_ball({c.start, {}, 0.5, 2.0});
+        const CollisionEvent hit = first_capsule_hit(world, 1.0);
+        // Contact when |(0.9, y, dz)| = 1.5.
+        const double dz = c.start.z - c.centre.z;
+        const double y = std::sqrt(2.25 - 0.81 - dz * dz);
+        const double t = std::sqrt(2 * (4 - y) / kG);
+        EXPECT_NEAR(hit.time, t, 1e-12);
+        EXPECT_EQ(hit.ball, id);
+        EXPECT_EQ(hit.static_index, 0u);
+        const Vec3 n{0.9 / 1.5, y / 1.5, dz / 1.5};
+        EXPECT_NEAR(hit.normal.x, -n.x, 1e-12);
+        EXPECT_NEAR(hit.normal.y, -n.y, 1e-12);
+        EXPECT_NEAR(hit.normal.z, -n.z, 1e-12);
+        const Vec3 vin{0, -kG * t, 0};
+        EXPECT_NEAR(hit.impulse, 2.0 * 2 * std::abs(dot(vin, n)), 1e-10);  // m (1 + e) u
+        // The point of contact lies on the capsule's surface.
+        EXPECT_NEAR(length(hit.point - c.centre), 1.0, 1e-12);
+        const Vec3 vout = vin - n * (2 * dot(vin, n));  // across gravity, kept to the step's end
+        const BallState s = world.ball(id);
+        EXPECT_NEAR(s.velocity.x, vout.x, 1e-10);
+        EXPECT_NEAR(s.velocity.z, vout.z, 1e-10);
+        EXPECT_EQ(world.capsule_counters()[0].hits, 1u);
+    }
+}
+
+// Inside the infinite cylinder past an end, a ball that misses the end sphere touches nothing;
+// one that leaves that region and comes back down over the body meets the body there.
+TEST_P(CapsuleImpact, APathBesideTheEndMissesAndOneComingBackOverTheBodyHitsIt) {
+    {
+        World world(with_gravity());
+        if (GetParam()) add_crowd(world);
+        world.add_capsule({{0, 0, 0}, {0, 0, 4}, 1.0});
+        world.add_ball({{0, 4, 6}, {}, 0.5, 1.0});  // straight down 2 past the end: |Δ| ≥ 2 > 1.5
+        world.step(1.5);
+        EXPECT_EQ(world.event_counts().ball_capsule, 0u);
+    }
+    World world(with_gravity());
+    if (GetParam()) add_crowd(world);
+    world.add_capsule({{0, 0, 0}, {10, 0, 0}, 1.0});
+    // Starts level with the axis 5 before the end, inside the infinite cylinder (|y| < 1.5),
+    // rises out of it and comes down over the body.
+    const double vx = 4, vy = 10;
+    world.add_ball({{-5, 0, 0}, {vx, vy, 0}, 0.5, 1.0});
+    const CollisionEvent hit = first_capsule_hit(world, 3.0);
+    const double t = (vy + std::sqrt(vy * vy - 2 * kG * 1.5)) / kG;
+    EXPECT_NEAR(hit.time, t, 1e-12);
+    EXPECT_NEAR(hit.normal.y, -1.0, 1e-12);
+    EXPECT_NEAR(hit.point.x, -5 + vx * t, 1e-12);
+    EXPECT_EQ(world.event_counts().ball_capsule, 1u);
+}
+
+// A sphere (a == b) is a fixed ball: a ball thrown at it head-on comes straight back.
+TEST_P(CapsuleImpact, APegIsAFixedSphere) {
+    World world{WorldDef{}};
+    if (GetParam()) add_crowd(world);
+    world.add_capsule({{3, 1, 0}, {3, 1, 0}, 0.25});
+    const BallId id = world.add_ball({{0, 1, 0}, {2, 0, 0}, 0.5, 1.0});
+    const CollisionEvent hit = first_capsule_hit(world, 2.0);
+    EXPECT_NEAR(hit.time, (3 - 0.75) / 2, 1e-15);
+    EXPECT_EQ(hit.normal, (Vec3{1, 0, 0}));
+    world.step(0.5);
+    EXPECT_EQ(world.ball(id).velocity, (Vec3{-2, 0, 0}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AloneAndInCells, CapsuleImpact, ::testing::Bool());
+
+TEST(Capsule, RaysMeetTheBodyAndTheCaps) {
+    World world;
+    world.add_capsule({{0, 0, 0}, {0, 0, 4}, 1.0});
+    auto hit = world.ray_cast({{5, 0, 2}, {-1, 0, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->target, RayHit::Target::Capsule);
+    EXPECT_EQ(hit->static_index, 0u);
+    EXPECT_NEAR(hit->distance, 4.0, 1e-15);
+    EXPECT_NEAR(hit->normal.x, 1.0, 1e-15);
+    hit = world.ray_cast({{0, 0.6, 10}, {0, 0, -1}});  // along the axis: the end sphere
+    ASSERT_TRUE(hit);
+    EXPECT_NEAR(hit->distance, 6 - std::sqrt(1 - 0.36), 1e-14);
+    EXPECT_FALSE(world.ray_cast({{0, 0, 10}, {0, 1, 0}}));
+    EXPECT_FALSE(world.ray_cast({{5, 0, 2}, {1, 0, 0}}));
+}
+
+// Balls rain through a board of pegs and between the long capsules of its bins, elastic: energy
+// stays to rounding, no ball gets into a capsule, and the bits are the same for any thread count.
+TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
+    auto build = [](int threads) {
+        World world(with_gravity(1.0, threads));
+        world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        world.add_plane({{-8, 0, 0}, {1, 0, 0}});
+        world.add_plane({{8, 0, 0}, {-1, 0, 0}});
+        world.add_plane({{0, 0, -1}, {0, 0, 1}});
+        world.add_plane({{0, 0, 1}, {0, 0, -1}});
+        for (int row = 0; row < 8; ++row)
+            for (int k = -7; k <= 7; ++k) {
+                const double x = k + 0.5 * (row % 2), y = 6 + row;
+                if (std::abs(x) < 7.5) world.add_capsule({{x, y, -1}, {x, y, 1}, 0.1});
+            }
+        for (int k = -7; k <= 7; k += 2) world.add_capsule({{double(k), 0, 0}, {double(k), 4, 0}, 0.05});
+        world.add_capsule({{0, 20, 0}, {0, 20, 0}, 0.5});  // a sphere at the top
+        GenerateDef gen;
+        gen.count = 200;
+        gen.radius = 0.15;
+        gen.region = {{-7.5, 15, -0.8}, {7.5, 30, 0.8}};
+        gen.speed = 1.0;
+        gen.seed = 5;
+        world.add_balls(generate_balls(world, gen));
+        return world;
+    };
+    auto energy = [](const World& world) {  // masses are 1
+        double e = world.kinetic_energy();
+        for (const double y : world.balls().y) e += kG * y;
+        return e;
+    };
+    World one = build(1), two = build(2);
+    const double start = energy(one);
+    for (int frame = 0; frame < 120; ++frame) {
+        one.step(1.0 / 60);
+        two.step(1.0 / 60);
+    }
+    EXPECT_GT(one.event_counts().ball_capsule, 300u);
+    EXPECT_NEAR(energy(one), start, 1e-9 * std::abs(start));
+    EXPECT_EQ(one.escaped_count(), 0u);
+    EXPECT_LT(one.max_overlap(), 1e-9);
+    EXPECT_EQ(one.state_hash(), two.state_hash());
+    std::uint64_t hits = 0;
+    for (const StaticCounters& c : one.capsule_counters()) hits += c.hits;
+    EXPECT_EQ(hits, one.event_counts().ball_capsule);
+}
+
+// Dissipative: a ball dropped into the groove between two touching parallel capsules settles in
+// it and falls asleep there; one dropped on top of a single capsule's crest slides off.
+TEST(Capsule, BallsRestInAGrooveAndSlideOffACrest) {
+    World world(with_gravity(0.3));
+    world.add_plane({{0, -3, 0}, {0, 1, 0}});
+    world.add_capsule({{-0.5, 0, -3}, {-0.5, 0, 3}, 0.5});
+    world.add_capsule({{0.5, 0, -3}, {0.5, 0, 3}, 0.5});
+    const BallId in_groove = world.add_ball({{0.02, 0.85, 0}, {}, 0.4, 1.0});
+    world.add_capsule({{20, 0, -3}, {20, 0, 3}, 0.5});
+    const BallId on_crest = world.add_ball({{20.01, 2, 0}, {}, 0.4, 1.0});
+    for (int frame = 0; frame < 600; ++frame) world.step(1.0 / 60);
+    EXPECT_TRUE(world.sleeping(in_groove));
+    const BallState rest = world.ball(in_groove);
+    EXPECT_NEAR(rest.position.x, 0.0, 1e-3);
+    // Touching both: |(±0.5, y)| = 0.9.
+    EXPECT_NEAR(rest.position.y, std::sqrt(0.81 - 0.25), 1e-3);
+    const BallState fell = world.ball(on_crest);
+    EXPECT_LT(fell.position.y, -2.0);  // on the floor beside the capsule
+    EXPECT_EQ(world.escaped_count(), 0u);
+}
+
+TEST(Capsule, SnapshotsKeepCapsulesAndContinueBitIdentically) {
+    World world(with_gravity(0.8));
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    for (int k = 0; k < 10; ++k) world.add_capsule({{k - 4.5, 2.0 + 0.3 * k, -2}, {k - 4.5, 2.0, 2}, 0.2});
+    world.add_capsule({{0, 6, 0}, {0, 6, 0}, 0.7});
+    GenerateDef gen;
+    gen.count = 60;
+    gen.radius = 0.2;
+    gen.region = {{-5, 3, -2}, {5, 10, 2}};
+    gen.speed = 2.0;
+    gen.seed = 9;
+    world.add_balls(generate_balls(world, gen));
+    for (int frame = 0; frame < 30; ++frame) world.step(1.0 / 60);
+    std::stringstream snapshot;
+    world.save(snapshot);
+    World copy = World::restore(snapshot);
+    ASSERT_EQ(copy.capsule_count(), 11u);
+    EXPECT_EQ(copy.capsule(10).radius, 0.7);
+    EXPECT_EQ(copy.capsule_counters()[3].hits, world.capsule_counters()[3].hits);
+    EXPECT_EQ(copy.event_counts().ball_capsule, world.event_counts().ball_capsule);
+    for (int frame = 0; frame < 60; ++frame) {
+        world.step(1.0 / 60);
+        copy.step(1.0 / 60);
+    }
+    EXPECT_GT(world.event_counts().ball_capsule, 0u);
+    EXPECT_EQ(copy.state_hash(), world.state_hash());
+}
+
+TEST(Capsule, HandlesAndRemovalWakeAndDropTheCapsule) {
+    World world(with_gravity(0.5));
+    world.add_plane({{0, -5, 0}, {0, 1, 0}});
+    const CapsuleId first = world.add_capsule({{-2, 0, 0}, {-2, 0, 0}, 0.5});
+    const CapsuleId shelf = world.add_capsule({{-3, 0, -1}, {3, 0, -1}, 0.5});
+    const CapsuleId other = world.add_capsule({{-3, 0, 1}, {3, 0, 1}, 0.5});
+    const BallId ball = world.add_ball({{0, 1.5, 0}, {}, 0.7, 1.0});  // falls into the groove of the two
+    for (int frame = 0; frame < 300; ++frame) world.step(1.0 / 60);
+    EXPECT_TRUE(world.sleeping(ball));
+    EXPECT_EQ(world.index(other), 2u);
+    world.remove_capsule(shelf);
+    EXPECT_FALSE(world.contains(shelf));
+    EXPECT_TRUE(world.contains(first));
+    EXPECT_EQ(world.index(other), 1u);  // the last took the removed one's index
+    EXPECT_EQ(world.capsule_id(1), other);
+    EXPECT_FALSE(world.sleeping(ball));
+    for (int frame = 0; frame < 120; ++frame) world.step(1.0 / 60);
+    EXPECT_LT(world.ball(ball).position.y, -3.0);  // it fell past the one left
+    EXPECT_THROW(world.remove_capsule(shelf), InvalidArgument);
+}
+
+TEST(Capsule, BadCapsulesAreRefusedNamingTheField) {
+    auto field_of = [](World& world, const CapsuleDef& def) -> std::string {
+        try {
+            world.add_capsule(def);
+        } catch (const InvalidArgument& error) {
+            return error.field();
+        }
+        return "accepted";
+    };
+    World world;
+    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 0}, 0.0}), "capsules[0].radius");
+    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 0}, -1.0}), "capsules[0].radius");
+    EXPECT_EQ(field_of(world, {{0, NAN, 0}, {1, 0, 0}, 1.0}), "capsules[0].a");
+    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1e31, 0, 0}, 1.0}), "capsules[0].b");
+    world.add_ball({{0, 0, 0}, {}, 0.5, 1.0});
+    EXPECT_EQ(field_of(world, {{0.5, 0, 0}, {2, 0, 0}, 0.2}), "capsules[0]");  // overlaps the ball
+    WorldDef periodic;
+    periodic.periodic = Box{{0, 0, 0}, {10, 10, 10}};
+    World gas(periodic);
+    EXPECT_EQ(field_of(gas, {{1, 1, 1}, {2, 1, 1}, 0.2}), "capsules[0]");
+    EXPECT_EQ(world.capsule_count(), 0u);
+}
