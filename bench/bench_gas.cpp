@@ -14,6 +14,8 @@
 // the storage, the cells, every ball's prediction and the event queue, timed as the next (tiny)
 // step. Counter ns/ball.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
+// BM_PegBoard: 2000 elastic balls among 100 or 2500 pegs (capsules) on the same board: the time
+// per event with many statics (below).
 // BM_Pour: demos/scenes/pile.json (2000 balls poured into a 20 × 40 × 20 box, e = 0.8,
 // friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
 // to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
@@ -31,6 +33,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
 #include <bit>
@@ -222,6 +225,41 @@ BENCHMARK(BM_RayCasts)
     ->ArgsProduct({{10'000, 100'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Elastic balls (2000, radius 0.25, speed 5, no gravity) among range(0)² pegs, capsules of radius
+// 0.1 across a 50 × 50 × 2 board on a square lattice: 100 pegs 5 apart or 2500 pegs 1 apart. A
+// prediction tests only the pegs listed in the ball's cell, so the time per event should hardly
+// grow with the pegs far away.
+void BM_PegBoard(benchmark::State& state) {
+    const int side = static_cast<int>(state.range(0));
+    ballistic::WorldDef def;
+    def.threads = 1;
+    World world(def);
+    const double length = 50.0, depth = 2.0;
+    for (const auto& [point, normal] : {std::pair<ballistic::Vec3, ballistic::Vec3>{{0, 0, 0}, {1, 0, 0}},
+                                        {{length, 0, 0}, {-1, 0, 0}}, {{0, 0, 0}, {0, 1, 0}},
+                                        {{0, length, 0}, {0, -1, 0}}, {{0, 0, 0}, {0, 0, 1}},
+                                        {{0, 0, depth}, {0, 0, -1}}})
+        world.add_plane({point, normal});
+    const double spacing = length / side;
+    for (int i = 0; i < side; ++i)
+        for (int j = 0; j < side; ++j) {
+            const double x = (i + 0.5) * spacing, y = (j + 0.5) * spacing;
+            world.add_capsule({{x, y, 0}, {x, y, depth}, 0.1});
+        }
+    ballistic::GenerateDef gen;
+    gen.count = 2000;
+    gen.radius = 0.25;
+    gen.region = {{0, 0, 0}, {length, length, depth}};
+    gen.speed = 5.0;
+    gen.seed = 3;
+    world.add_balls(ballistic::generate_balls(world, gen));
+    constexpr double kDt = 1.0 / 60.0;
+    for (int i = 0; i < 30; ++i) world.step(kDt);
+    state.counters["pegs"] = side * side;
+    run_timed(state, world, kDt, [&] { world.step(kDt); });
+}
+BENCHMARK(BM_PegBoard)->ArgName("side")->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 void BM_Pour(benchmark::State& state) {
     for (auto _ : state) {

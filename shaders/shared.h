@@ -46,8 +46,11 @@ BALLISTIC_CONST uint kColorBySpeed = 1;
 // No ball: the value of FrameUniforms.picked / hidden when nothing is picked or hidden.
 BALLISTIC_CONST uint kNoBall = 0xffffffffu;
 
-// Vertices per cylinder side mesh: kCylinderSegments quads of two triangles.
+// Vertices per row of a round static's mesh: kCylinderSegments quads of two triangles; a column
+// has one row, a capsule 2 kCapRings + 1. A block has 36 vertices (kBlockVertices).
 BALLISTIC_CONST uint kCylinderSegments = 48;
+BALLISTIC_CONST uint kCapRings = 8;
+BALLISTIC_CONST uint kBlockVertices = 36;
 
 // Per frame: camera, lighting, style and the planes that bound the room.
 struct FrameUniforms {
@@ -99,12 +102,12 @@ struct PlanePush {
     vec4 color;       // base colour (rgb), a unused
 };
 
-// Per cylinder draw (push constant, 64 bytes).
+// Per draw of a column, a capsule or a block (push constant, 64 bytes).
 struct CylinderPush {
-    vec4 point;       // centre of the drawn segment, xyz; w = radius
-    vec4 axis;        // unit axis, xyz; w = half length
+    vec4 point;       // centre of the drawn segment, xyz; w = radius (a block: its min corner)
+    vec4 axis;        // unit axis, xyz; w = half length (a block: its max corner)
     vec4 color;
-    vec4 pad;
+    vec4 pad;         // x: rings per cap (0: a column, without caps); y: 1 for a block
 };
 
 // Colour of a ball by its id: a well-mixed hash picks a hue, fixed saturation and value.

@@ -90,38 +90,53 @@ TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
     EXPECT_TRUE(statics.inside({0, 0.9, 3.9}));
     EXPECT_FALSE(statics.inside({0, 0.9, 4.5}));
 
-    // Random capsules, a long one among them (listed for every cell); every capsule within reach
-    // of a point is listed in the point's cell.
+    // Random capsules and blocks, a long capsule among them (listed for every cell); every one
+    // within reach of a point is listed in the point's cell.
     std::mt19937_64 random(7);
     std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0);
     std::vector<Capsule> capsules;
+    std::vector<BlockDef> blocks;
     for (int k = 0; k < 200; ++k) {
         const Vec3 a{at(random), at(random), at(random)};
         const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
         capsules.push_back(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
+        const Vec3 lo{at(random), at(random), at(random)};
+        blocks.push_back(Statics::checked(BlockDef{lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.1}}, "blocks"));
     }
     capsules.push_back(Statics::checked(CapsuleDef{{-500, 0, 0}, {500, 0, 0}, 0.5}, "capsules"));
     Grid grid;
     const double reach = 0.4;
     grid.configure(2 * reach, std::nullopt, {}, 0);
-    CapsuleCells cells;
-    cells.build(capsules, grid, reach);
+    FiniteCells cells;
+    cells.build(capsules, blocks, grid, reach);
     std::size_t checked = 0;
-    for (int n = 0; n < 200000; ++n) {
+    for (int n = 0; n < 100000; ++n) {
         const Vec3 p{at(random), at(random), at(random)};
-        std::vector<bool> listed(capsules.size());
-        cells.for_each(grid.key_of(p), true, [&](std::uint32_t k) { listed[k] = true; });
+        std::vector<bool> listed(capsules.size()), listed_block(blocks.size());
+        cells.for_each(grid.key_of(p), true, [&](const Finite& f) { (f.block ? listed_block : listed)[f.index] = true; });
         for (std::size_t k = 0; k < capsules.size(); ++k) {
             if (clearance(capsules[k], p, reach) > 0.0) continue;
             ++checked;
             EXPECT_TRUE(listed[k]) << "capsule " << k << " at " << p.x << " " << p.y << " " << p.z;
         }
+        for (std::size_t k = 0; k < blocks.size(); ++k) {
+            if (clearance(blocks[k], p, reach) > 0.0) continue;
+            ++checked;
+            EXPECT_TRUE(listed_block[k]) << "block " << k << " at " << p.x << " " << p.y << " " << p.z;
+        }
     }
     EXPECT_GT(checked, 1000u);
-    // Each listed cell is near: a cell far from every capsule lists none but the long one.
+    // Each listed cell is near: a cell far from every static lists none but the long capsule.
     std::size_t far = 0;
-    cells.for_each(grid.key_of({0, 100, 0}), true, [&](std::uint32_t) { ++far; });
+    cells.for_each(grid.key_of({0, 100, 0}), true, [&](const Finite&) { ++far; });
     EXPECT_EQ(far, 1u);
+    // Blocks: distances outside (faces, edges, corners) and inside (minus the depth).
+    const BlockDef box{{0, 0, 0}, {2, 1, 1}};
+    EXPECT_DOUBLE_EQ(clearance(box, {1, 3, 0.5}, 0.5), 1.5);                        // over a face
+    EXPECT_DOUBLE_EQ(clearance(box, {3, 2, 0.5}, 0.0), std::sqrt(2.0));             // beside an edge
+    EXPECT_DOUBLE_EQ(clearance(box, {-1, -1, -1}, 0.0), std::sqrt(3.0));            // off a corner
+    EXPECT_DOUBLE_EQ(clearance(box, {1, 0.25, 0.5}, 0.5), -0.75);                   // inside
+    EXPECT_EQ(Statics::checked(BlockDef{{0, 0, 0}, {1, 1, 1}}, "b").max, (Vec3{1, 1, 1}));
 }
 
 TEST(Statics, BadDefinitionsNameTheField) {

@@ -177,7 +177,7 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
     other[8] = 1;  // the format version
-    refused(other, "format version 1; this build of Ballistic reads version 4 only");
+    refused(other, "format version 1; this build of Ballistic reads version 5 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;

@@ -33,7 +33,7 @@ namespace ballistic::detail {
 // its 13 bytes with overlapping 8-byte moves, whose loads span two stores and so wait for them
 // (no store-to-load forwarding).
 // Wake: an awake ball touches a sleeping one from below, which must wake (sleep.cpp).
-// BallCapsule came last: the kinds of the others (their order at equal times, and in snapshots)
+// BallCapsule and BallBlock came last: the kinds of the others (their order at equal times, and in snapshots)
 // stay as they were.
 enum class Kind : std::uint32_t {
     BallBall = 0,
@@ -42,14 +42,15 @@ enum class Kind : std::uint32_t {
     Crossing = 3,
     Wake = 4,
     BallCapsule = 5,
-    None = 6
+    BallBlock = 6,
+    None = 7
 };
 // Events that touch two balls, `other` being the second one's slot.
 constexpr bool pairwise(Kind kind) { return kind == Kind::BallBall || kind == Kind::Wake; }
 
 struct Pending {
     double time = std::numeric_limits<double>::infinity();  // absolute world time
-    std::uint32_t other = 0;  // partner slot, plane, cylinder or capsule index, or cell face
+    std::uint32_t other = 0;  // partner slot, plane, cylinder, capsule or block index, or cell face
     Kind kind = Kind::None;
 };
 static_assert(sizeof(Pending) == 16);

@@ -29,6 +29,11 @@ void Measurements::count(const CollisionEvent& e, double virial_term, double ove
             capsule_counters[e.static_index].hits += 1;
             capsule_counters[e.static_index].impulse += e.impulse;
             break;
+        case EventKind::BallBlock:
+            ++counts.ball_block;
+            block_counters[e.static_index].hits += 1;
+            block_counters[e.static_index].impulse += e.impulse;
+            break;
     }
     event_overlap = std::max(event_overlap, overlap);
 }
@@ -39,6 +44,7 @@ void Measurements::reset(double now) {
     std::fill(plane_counters.begin(), plane_counters.end(), StaticCounters{});
     std::fill(cylinder_counters.begin(), cylinder_counters.end(), StaticCounters{});
     std::fill(capsule_counters.begin(), capsule_counters.end(), StaticCounters{});
+    std::fill(block_counters.begin(), block_counters.end(), StaticCounters{});
     window_start = now;
     virial = 0.0;
     temperature_time = 0.0;

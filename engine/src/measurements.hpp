@@ -12,7 +12,7 @@ namespace ballistic::detail {
 struct Measurements {
     // The window: from creation or the last reset().
     EventCounts counts;
-    std::vector<StaticCounters> plane_counters, cylinder_counters, capsule_counters;  // one per static
+    std::vector<StaticCounters> plane_counters, cylinder_counters, capsule_counters, block_counters;  // one per static
     double window_start = 0.0;
     double virial = 0.0;            // Σ J σ over ball–ball collisions
     double temperature_time = 0.0;  // ∫ kT dt sampled at step ends

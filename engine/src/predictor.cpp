@@ -92,7 +92,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
-    if (!still) predict_capsules(now, m, key, true, contact);
+    if (!still) predict_finite(now, m, key, true, contact);
     predict_balls(i, now, m, key, Grid::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
@@ -100,19 +100,23 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
 Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
     const Motion m = motion(i, now);
     Contact contact = contacts_[i];
-    predict_capsules(now, m, key, false, contact);
+    predict_finite(now, m, key, false, contact);
     predict_balls(i, now, m, key, Grid::layer_beyond(face), contact);
     return earliest(crossing(key, m, now), contact.event);
 }
 
-void Predictor::predict_capsules(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const {
-    const std::vector<Capsule>& capsules = statics_.capsules();
-    if (capsules.empty()) return;
-    statics_.capsules_near(key, [&](std::uint32_t k) {
-        const Capsule& c = capsules[k];
-        const double tau = toi_ball_capsule(m.p, m.v, m.a, m.r, c.def.a, c.def.b, c.u, c.length, c.def.radius,
-                                            contact.event.time - now);
-        if (tau != kNever) lower(contact, {now + tau, k, Kind::BallCapsule});
+void Predictor::predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const {
+    statics_.finite_near(key, [&](const Finite& f) {
+        const double horizon = contact.event.time - now;
+        if (f.block) {
+            const BlockDef& b = statics_.blocks()[f.index];
+            const double tau = toi_ball_block(m.p, m.v, m.a, m.r, b.min, b.max, horizon);
+            if (tau != kNever) lower(contact, {now + tau, f.index, Kind::BallBlock});
+            return;
+        }
+        const Capsule& c = statics_.capsules()[f.index];
+        const double tau = toi_ball_capsule(m.p, m.v, m.a, m.r, c.def.a, c.def.b, c.u, c.length, c.def.radius, horizon);
+        if (tau != kNever) lower(contact, {now + tau, f.index, Kind::BallCapsule});
     }, everywhere);
 }
 

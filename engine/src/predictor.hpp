@@ -30,8 +30,8 @@ public:
     // A ball's new contact, stored, and its new pending event, returned.
     Pending predict(std::uint32_t slot, double now);
     Pending predict(std::uint32_t slot, double now, const CellKey& key);
-    // After crossing into `key` through `face`: only the balls and the capsules listed in `key`
-    // are new (the capsules listed for every cell were tested before).
+    // After crossing into `key` through `face`: only the balls and the capsules and blocks listed
+    // in `key` are new (those listed for every cell were tested before).
     Pending predict_entering(std::uint32_t slot, double now, const CellKey& key, int face);
 
     struct Motion {  // a ball at a time
@@ -45,9 +45,9 @@ public:
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 
 private:
-    // Lowers `contact` to the earliest collision with the capsules listed in `key` (and, with
-    // `everywhere`, those listed for every cell).
-    void predict_capsules(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
+    // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
+    // with `everywhere`, those listed for every cell).
+    void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
     // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const CellKey& key, std::uint32_t cells,

@@ -87,6 +87,31 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         if (t != detail::kNever && t > 0.0)
             offer(t, RayHit::Target::Capsule, normalize(detail::from_segment(c, o + d * t)), {}, k);
     }
+    // A block by its slabs: where the ray has entered all three (a ray from inside never hits).
+    const std::vector<BlockDef>& blocks = statics.blocks();
+    for (std::uint32_t k = 0; k < blocks.size(); ++k) {
+        const BlockDef& b = blocks[k];
+        double enter = 0.0, leave = limit;
+        int face = -1;
+        for (int a = 0; a < 3 && enter <= leave; ++a) {
+            const double da = axis(d, a), oa = axis(o, a), lo = axis(b.min, a), hi = axis(b.max, a);
+            if (da == 0.0) {
+                if (oa < lo || oa > hi) leave = -1.0;
+                continue;
+            }
+            const double ta = (lo - oa) / da, tb = (hi - oa) / da;
+            const double near = std::min(ta, tb), far = std::max(ta, tb);
+            if (near > enter) {
+                enter = near;
+                face = a;
+            }
+            leave = std::min(leave, far);
+        }
+        if (face < 0 || !(enter <= leave)) continue;  // missed, or from inside
+        Vec3 normal;
+        (face == 0 ? normal.x : face == 1 ? normal.y : normal.z) = axis(d, face) > 0.0 ? -1.0 : 1.0;
+        offer(enter, RayHit::Target::Block, normal, {}, k);
+    }
 
     if (balls.size() == 0) return best;
     // Clip the ray to the box that holds every ball.

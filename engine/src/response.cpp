@@ -32,7 +32,8 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
             return;
         case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
         case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
-        case Kind::BallCapsule: collide_capsule(s, event.other, now, out); return;
+        case Kind::BallCapsule: collide_finite(s, {false, event.other}, now, out); return;
+        case Kind::BallBlock: collide_finite(s, {true, event.other}, now, out); return;
         case Kind::Crossing:
             // Moving the ball between the cell lists comes first: load its state meanwhile.
             balls_.prefetch_motion(s);
@@ -227,12 +228,11 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
                   EventKind::BallCylinder, k, now, jammed, out);
 }
 
-void Response::collide_capsule(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+void Response::collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out) {
     const bool jammed = meet(i, now, out);
-    const Capsule& c = statics_.capsules()[k];
-    const Vec3 w = from_segment(c, balls_.position(i));  // from the segment to the centre
-    collide_round(i, w, dot(w, balls_.velocity(i)), dot(w, balls_.acceleration(i)), c.def.radius,
-                  EventKind::BallCapsule, k, now, jammed, out);
+    const auto [w, radius] = statics_.nearest(f, balls_.position(i));  // from the static to the centre
+    collide_round(i, w, dot(w, balls_.velocity(i)), dot(w, balls_.acceleration(i)), radius,
+                  f.block ? EventKind::BallBlock : EventKind::BallCapsule, f.index, now, jammed, out);
 }
 
 void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,

@@ -47,9 +47,9 @@ private:
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out);
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
-    void collide_capsule(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
-    // Ball i (met at `now`) against a round static of `radius` around the point or axis at −w
-    // from its centre: wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
+    void collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out);
+    // Ball i (met at `now`) against a static of `radius` around the point or axis at −w from its
+    // centre (a block's nearest point, radius 0): wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
     // axis, for a column).
     void collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
                        std::uint32_t k, double now, bool jammed, Outcome& out);

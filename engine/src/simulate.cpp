@@ -60,10 +60,10 @@ void World::Impl::rebuild_grid(double radius) {
     events_valid = false;  // pending cell crossings refer to the old cells
 }
 
-void World::Impl::index_capsules() {
+void World::Impl::index_finite() {
     // Within reach of a ball of the largest radius, touching within the sleeping rules' gap
     // (at most 10⁻³ of its radius) included.
-    if (grid_valid) statics.index_capsules(grid, 1.01 * max_radius);
+    if (grid_valid) statics.index_finite(grid, 1.01 * max_radius);
 }
 
 std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) {
@@ -110,7 +110,7 @@ void World::Impl::rebuild_events() {
     // built, events_valid stays false and the world is consistent without them.
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance(s, time);
     rebuild_grid(max_radius);
-    index_capsules();
+    index_finite();
     sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
     std::vector<Pending> events(balls.size());
     contacts.assign(balls.size(), detail::Contact{});

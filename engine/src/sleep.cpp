@@ -65,14 +65,11 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
         const double len = length(w);
         if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     }
-    if (!statics_.capsules().empty()) {
-        statics_.capsules_near(grid_.key(s), [&](std::uint32_t k) {
-            const Capsule& c = statics_.capsules()[k];
-            const Vec3 w = from_segment(c, p);
-            const double len = length(w);
-            if (len - c.def.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
-        });
-    }
+    statics_.finite_near(grid_.key(s), [&](const Finite& f) {
+        const auto [w, radius] = statics_.nearest(f, p);
+        const double len = length(w);
+        if (len - radius - r <= gap && len > 0.0) fn(kFixed, w / len);
+    });
     grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s) return;
         Vec3 dp = p - balls_.position_at(j, now);

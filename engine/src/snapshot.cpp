@@ -109,12 +109,16 @@ void World::save(std::ostream& out_stream) const {
     for (const CylinderDef& c : w.statics.cylinders()) { out.put(c.point); out.put(c.axis); out.put(c.radius); }
     out.put(static_cast<std::uint64_t>(w.statics.capsules().size()));
     for (const detail::Capsule& c : w.statics.capsules()) { out.put(c.def.a); out.put(c.def.b); out.put(c.def.radius); }
+    out.put(static_cast<std::uint64_t>(w.statics.blocks().size()));
+    for (const BlockDef& b : w.statics.blocks()) { out.put(b.min); out.put(b.max); }
     for (const PlaneId id : w.plane_ids) out.put(id.value);
     w.plane_handles.write(out);
     for (const CylinderId id : w.cylinder_ids) out.put(id.value);
     w.cylinder_handles.write(out);
     for (const CapsuleId id : w.capsule_ids) out.put(id.value);
     w.capsule_handles.write(out);
+    for (const BlockId id : w.block_ids) out.put(id.value);
+    w.block_handles.write(out);
 
     // Measurements.
     const detail::Measurements& m = w.measurements;
@@ -122,8 +126,9 @@ void World::save(std::ostream& out_stream) const {
     out.put(m.counts.ball_plane);
     out.put(m.counts.ball_cylinder);
     out.put(m.counts.ball_capsule);
+    out.put(m.counts.ball_block);
     out.put(m.counts.cell_crossings);
-    for (const auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters})
+    for (const auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters, &m.block_counters})
         for (const StaticCounters& c : *list) { out.put(c.hits); out.put(c.impulse); }
     out.put(m.window_start);
     out.put(m.virial);
@@ -198,7 +203,7 @@ std::size_t count(SnapshotReader& in, const char* what, std::uint64_t limit) {
 
 // A pending event or contact as the queue keeps it, checked against the world's sizes.
 detail::Pending get_pending(SnapshotReader& in, std::size_t balls, std::size_t planes, std::size_t cylinders,
-                            std::size_t capsules, std::uint32_t slot) {
+                            std::size_t capsules, std::size_t blocks, std::uint32_t slot) {
     detail::Pending e;
     e.time = in.get<double>("event time");
     e.other = in.get<std::uint32_t>("event partner");
@@ -210,6 +215,7 @@ detail::Pending get_pending(SnapshotReader& in, std::size_t balls, std::size_t p
                               : e.kind == detail::Kind::BallPlane ? planes
                               : e.kind == detail::Kind::BallCylinder ? cylinders
                               : e.kind == detail::Kind::BallCapsule ? capsules
+                              : e.kind == detail::Kind::BallBlock ? blocks
                               : e.kind == detail::Kind::Crossing ? 6 : std::size_t{1} << 32;
     if (e.other >= limit || (detail::pairwise(e.kind) && e.other == slot))
         bad("ball slot " + std::to_string(slot) + " has an event with partner " + std::to_string(e.other) +
@@ -291,6 +297,14 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         c.radius = finite(in, "capsule radius");
         w.statics.add(detail::Statics::checked(c, "snapshot.capsules[" + std::to_string(k) + "]"));
     }
+    const std::size_t blocks = count(in, "block count", kMaxStatics);
+    if (blocks > 0 && d.periodic) bad("a periodic world with blocks");
+    for (std::size_t k = 0; k < blocks; ++k) {
+        BlockDef b;
+        b.min = finite_vec(in, "block corner");
+        b.max = finite_vec(in, "block corner");
+        w.statics.add(detail::Statics::checked(b, "snapshot.blocks[" + std::to_string(k) + "]"));
+    }
 
     auto static_handles = [&](std::size_t n, auto& handles, auto& ids) {
         const std::vector<std::uint64_t> values = in.get_column<std::uint64_t>(n, "static handles");
@@ -301,17 +315,20 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     static_handles(planes, w.plane_handles, w.plane_ids);
     static_handles(cylinders, w.cylinder_handles, w.cylinder_ids);
     static_handles(capsules, w.capsule_handles, w.capsule_ids);
+    static_handles(blocks, w.block_handles, w.block_ids);
 
     detail::Measurements& m = w.measurements;
     m.counts.ball_ball = in.get<std::uint64_t>("counters");
     m.counts.ball_plane = in.get<std::uint64_t>("counters");
     m.counts.ball_cylinder = in.get<std::uint64_t>("counters");
     m.counts.ball_capsule = in.get<std::uint64_t>("counters");
+    m.counts.ball_block = in.get<std::uint64_t>("counters");
     m.counts.cell_crossings = in.get<std::uint64_t>("counters");
     m.plane_counters.resize(planes);
     m.cylinder_counters.resize(cylinders);
     m.capsule_counters.resize(capsules);
-    for (auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters})
+    m.block_counters.resize(blocks);
+    for (auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters, &m.block_counters})
         for (StaticCounters& c : *list) {
             c.hits = in.get<std::uint64_t>("static counters");
             c.impulse = finite(in, "static impulse");
@@ -391,7 +408,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         }
         w.fit_grid(w.grid, keys);
         w.grid.assign(keys, w.parallel);
-        w.index_capsules();
+        w.index_finite();
     }
 
     // Contacts and pending events; the queue and the slabs are built from them.
@@ -401,9 +418,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.contacts.resize(balls);
         std::vector<detail::Pending> events(balls);
         for (std::uint32_t s = 0; s < balls; ++s) {
-            w.contacts[s].event = get_pending(in, balls, planes, cylinders, capsules, s);
+            w.contacts[s].event = get_pending(in, balls, planes, cylinders, capsules, blocks, s);
             w.contacts[s].other_counter = in.get<std::uint64_t>("partner counter");
-            events[s] = get_pending(in, balls, planes, cylinders, capsules, s);
+            events[s] = get_pending(in, balls, planes, cylinders, capsules, blocks, s);
         }
         w.loop.build(events, w.grid);
     }

@@ -35,6 +35,15 @@ Capsule Statics::checked(const CapsuleDef& def, const std::string& field) {
     return {def, len > 0.0 ? d / len : Vec3{}, len};
 }
 
+BlockDef Statics::checked(const BlockDef& def, const std::string& field) {
+    require_finite(field + ".min", def.min);
+    require_finite(field + ".max", def.max);
+    if (!(def.min.x < def.max.x && def.min.y < def.max.y && def.min.z < def.max.z))
+        reject(field + ".max", "must be greater than " + field + ".min on every axis, got min " + show(def.min) +
+                                   " and max " + show(def.max));
+    return def;
+}
+
 std::uint32_t Statics::add(const PlaneDef& unit) {
     planes_.push_back(unit);
     return static_cast<std::uint32_t>(planes_.size() - 1);
@@ -53,7 +62,18 @@ std::uint32_t Statics::add(const Capsule& capsule) {
 void Statics::remove_capsule(std::uint32_t index) noexcept {
     capsules_[index] = capsules_.back();
     capsules_.pop_back();
-    capsule_cells_.clear();
+    finite_cells_.clear();
+}
+
+std::uint32_t Statics::add(const BlockDef& block) {
+    blocks_.push_back(block);
+    return static_cast<std::uint32_t>(blocks_.size() - 1);
+}
+
+void Statics::remove_block(std::uint32_t index) noexcept {
+    blocks_[index] = blocks_.back();
+    blocks_.pop_back();
+    finite_cells_.clear();
 }
 
 void Statics::remove_plane(std::uint32_t index) noexcept {
@@ -76,6 +96,9 @@ std::string Statics::overlapped(Vec3 p, double r) const {
     for (std::size_t k = 0; k < capsules_.size(); ++k)
         if (overlaps(capsules_[k], p, r))
             return "overlaps capsules[" + std::to_string(k) + "] by " + show(-clearance(capsules_[k], p, r));
+    for (std::size_t k = 0; k < blocks_.size(); ++k)
+        if (overlaps(blocks_[k], p, r))
+            return "overlaps blocks[" + std::to_string(k) + "] by " + show(-clearance(blocks_[k], p, r));
     return {};
 }
 
@@ -84,6 +107,7 @@ double Statics::deepest_overlap(Vec3 p, double r) const {
     for (const PlaneDef& plane : planes_) worst = std::max(worst, -clearance(plane, p, r));
     for (const CylinderDef& c : cylinders_) worst = std::max(worst, -clearance(c, p, r));
     for (const Capsule& c : capsules_) worst = std::max(worst, -clearance(c, p, r));
+    for (const BlockDef& b : blocks_) worst = std::max(worst, -clearance(b, p, r));
     return worst;
 }
 
@@ -94,25 +118,28 @@ bool Statics::inside(Vec3 p) const {
         if (length(from_axis(c, p)) < c.radius) return true;
     for (const Capsule& c : capsules_)
         if (length(from_segment(c, p)) < c.def.radius) return true;
+    for (const BlockDef& b : blocks_)
+        if (clearance(b, p, 0.0) < 0.0) return true;
     return false;
 }
 
-void CapsuleCells::clear() {
+void FiniteCells::clear() {
     cells_.clear();
     members_.clear();
     everywhere_.clear();
 }
 
-void CapsuleCells::build(std::span<const Capsule> capsules, const Grid& grid, double reach) {
+void FiniteCells::build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Grid& grid,
+                        double reach) {
     // Built aside: a failure (out of memory) leaves the lists as they were.
     std::vector<std::pair<CellKey, std::uint32_t>> listed;
     std::vector<std::uint32_t> everywhere;
     std::vector<CellKey> near;
-    for (std::uint32_t k = 0; k < capsules.size(); ++k) {
-        const Capsule& c = capsules[k];
-        const double margin = c.def.radius + reach;
-        const Vec3 lo = lowest(c.def.a, c.def.b) - Vec3{margin, margin, margin};
-        const Vec3 hi = highest(c.def.a, c.def.b) + Vec3{margin, margin, margin};
+    // Lists the static in the cells within `margin` of it (`from`: from it to a point), given its
+    // bounds.
+    auto place = [&](const Finite& f, Vec3 lo, Vec3 hi, double margin, auto&& from) {
+        lo = lo - Vec3{margin, margin, margin};
+        hi = hi + Vec3{margin, margin, margin};
         const CellKey first = grid.key_of(lo), last = grid.key_of(hi);
         // Cells at the edge of the keys reach out to infinity: no centre to measure from.
         bool whole = true;
@@ -122,26 +149,34 @@ void CapsuleCells::build(std::span<const Capsule> capsules, const Grid& grid, do
             cells *= static_cast<double>(last[d] - first[d] + 1);
         }
         near.clear();
-        if (whole && cells <= 64.0 * kMostCells) {
-            for (std::int64_t z = first.z; z <= last.z && near.size() <= kMostCells; ++z)
-                for (std::int64_t y = first.y; y <= last.y; ++y)
-                    for (std::int64_t x = first.x; x <= last.x; ++x) {
-                        const CellKey key{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y),
-                                          static_cast<std::int32_t>(z)};
-                        Vec3 centre, half;
-                        for (int d = 0; d < 3; ++d) {
-                            const double b0 = grid.bound(d, key[d]), b1 = grid.bound(d, key[d] + 1);
-                            (d == 0 ? centre.x : d == 1 ? centre.y : centre.z) = 0.5 * (b0 + b1);
-                            (d == 0 ? half.x : d == 1 ? half.y : half.z) = 0.5 * (b1 - b0);
-                        }
-                        if (length(from_segment(c, centre)) <= margin + length(half)) near.push_back(key);
+        const bool few = whole && cells <= 64.0 * kMostCells;
+        for (std::int64_t z = first.z; few && z <= last.z && near.size() <= kMostCells; ++z)
+            for (std::int64_t y = first.y; y <= last.y; ++y)
+                for (std::int64_t x = first.x; x <= last.x; ++x) {
+                    const CellKey key{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y),
+                                      static_cast<std::int32_t>(z)};
+                    Vec3 centre, half;
+                    for (int d = 0; d < 3; ++d) {
+                        const double b0 = grid.bound(d, key[d]), b1 = grid.bound(d, key[d] + 1);
+                        (d == 0 ? centre.x : d == 1 ? centre.y : centre.z) = 0.5 * (b0 + b1);
+                        (d == 0 ? half.x : d == 1 ? half.y : half.z) = 0.5 * (b1 - b0);
                     }
+                    if (length(from(centre)) <= margin + length(half)) near.push_back(key);
+                }
+        if (!few || near.size() > kMostCells) {
+            everywhere.push_back(code(f));
+            return;
         }
-        if (!whole || cells > 64.0 * kMostCells || near.size() > kMostCells) {
-            everywhere.push_back(k);
-            continue;
-        }
-        for (const CellKey& key : near) listed.emplace_back(key, k);
+        for (const CellKey& key : near) listed.emplace_back(key, code(f));
+    };
+    for (std::uint32_t k = 0; k < capsules.size(); ++k) {
+        const Capsule& c = capsules[k];
+        place({false, k}, lowest(c.def.a, c.def.b), highest(c.def.a, c.def.b), c.def.radius + reach,
+              [&](Vec3 p) { return from_segment(c, p); });
+    }
+    for (std::uint32_t k = 0; k < blocks.size(); ++k) {
+        const BlockDef& b = blocks[k];
+        place({true, k}, b.min, b.max, reach, [&](Vec3 p) { return from_block(b, p); });
     }
     std::sort(listed.begin(), listed.end(), [](const auto& p, const auto& q) {
         if (p.first.z != q.first.z) return p.first.z < q.first.z;
@@ -159,11 +194,6 @@ void CapsuleCells::build(std::span<const Capsule> capsules, const Grid& grid, do
     cells_ = std::move(cells);
     members_ = std::move(members);
     everywhere_ = std::move(everywhere);
-}
-
-std::size_t CapsuleCells::bytes() const {
-    return cells_.size() * (sizeof(CellKey) + sizeof(Range) + 2 * sizeof(void*)) +
-           (members_.size() + everywhere_.size()) * sizeof(std::uint32_t);
 }
 
 }  // namespace ballistic::detail

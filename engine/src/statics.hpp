@@ -9,6 +9,7 @@
 
 #include <ballistic/types.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -44,6 +45,31 @@ inline Vec3 from_segment(const Capsule& c, Vec3 p) {
     return w - c.u * s;
 }
 inline double clearance(const Capsule& c, Vec3 p, double r) { return length(from_segment(c, p)) - c.def.radius - r; }
+// From the block's nearest point to point p (zero inside it).
+inline Vec3 from_block(const BlockDef& b, Vec3 p) {
+    return p - Vec3{std::clamp(p.x, b.min.x, b.max.x), std::clamp(p.y, b.min.y, b.max.y),
+                    std::clamp(p.z, b.min.z, b.max.z)};
+}
+// Negative inside: minus the depth below the nearest face.
+inline double clearance(const BlockDef& b, Vec3 p, double r) {
+    const Vec3 w = from_block(b, p);
+    if (!(w == Vec3{})) return length(w) - r;
+    const double depth = std::min({p.x - b.min.x, b.max.x - p.x, p.y - b.min.y, b.max.y - p.y, p.z - b.min.z,
+                                   b.max.z - p.z});
+    return -depth - r;
+}
+
+// A finite static (a capsule or a block) by its index.
+struct Finite {
+    bool block = false;
+    std::uint32_t index = 0;
+};
+// Where a ball at p touches a finite static: from the static's nearest point (its segment's, for
+// a capsule) to p, and the static's radius around that point (0 for a block).
+struct Nearest {
+    Vec3 w;
+    double radius = 0.0;
+};
 
 // Touching (within this fraction of the contact distance) is allowed at creation: a Newton's
 // cradle is built from exactly touching balls, and decimal inputs round.
@@ -56,6 +82,7 @@ inline bool overlaps(const CylinderDef& c, Vec3 p, double r) {
 inline bool overlaps(const Capsule& c, Vec3 p, double r) {
     return clearance(c, p, r) < -kTouchTolerance * (r + c.def.radius);
 }
+inline bool overlaps(const BlockDef& b, Vec3 p, double r) { return clearance(b, p, r) < -kTouchTolerance * r; }
 
 // The axis that wraps which a static crosses, or -1. A ball wrapping around that axis would come
 // back behind the static, which has no periodic images: a plane of a periodic world must be
@@ -79,28 +106,26 @@ inline int periodic_axis_crossed(const WorldDef& def, const CylinderDef& column)
     return -1;
 }
 
-// The capsules a ball may touch from each cell: a capsule is listed in every cell whose centre
-// lies within its radius, `reach` and half the cell's diagonal of its segment, so a ball of
-// radius up to `reach` in that cell can touch no other. A capsule that would take more than
-// kMostCells cells is listed once, for every cell (`everywhere`): memory stays bounded by the
-// capsule count.
-class CapsuleCells {
+// The finite statics a ball may touch from each cell: a capsule or a block is listed in every cell
+// whose centre lies within `reach` and half the cell's diagonal of it, so a ball of radius up to
+// `reach` in that cell can touch no other. One that would take more than kMostCells cells is
+// listed once, for every cell (`everywhere`): memory stays bounded by the count of statics.
+class FiniteCells {
 public:
     static constexpr std::size_t kMostCells = 1024;
-    // For the cells of `grid` (which must not be periodic); empty when `capsules` is.
-    void build(std::span<const Capsule> capsules, const Grid& grid, double reach);
+    // For the cells of `grid` (which must not be periodic); empty without finite statics.
+    void build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Grid& grid, double reach);
     void clear();
-    // fn(k) for every capsule listed in cell `key`, then (with `everywhere`) for the others.
+    // fn(Finite) for every static listed in cell `key`, then (with `everywhere`) for the others.
     template <class Fn>
     void for_each(const CellKey& key, bool everywhere, Fn&& fn) const {
         if (!cells_.empty()) {
             if (const auto found = cells_.find(key); found != cells_.end())
-                for (std::uint32_t m = found->second.begin; m < found->second.end; ++m) fn(members_[m]);
+                for (std::uint32_t m = found->second.begin; m < found->second.end; ++m) fn(decode(members_[m]));
         }
         if (everywhere)
-            for (const std::uint32_t k : everywhere_) fn(k);
+            for (const std::uint32_t code : everywhere_) fn(decode(code));
     }
-    std::size_t bytes() const;
 
 private:
     struct Hash {
@@ -113,6 +138,9 @@ private:
     struct Range {
         std::uint32_t begin, end;  // in members_
     };
+    // A static's code: its index times two, plus one for a block.
+    static std::uint32_t code(const Finite& f) { return f.index << 1 | static_cast<std::uint32_t>(f.block); }
+    static Finite decode(std::uint32_t code) { return {(code & 1u) != 0, code >> 1}; }
     std::unordered_map<CellKey, Range, Hash> cells_;
     std::vector<std::uint32_t> members_;
     std::vector<std::uint32_t> everywhere_;
@@ -126,27 +154,37 @@ public:
     static PlaneDef checked(const PlaneDef& def, const std::string& field);
     static CylinderDef checked(const CylinderDef& def, const std::string& field);
     static Capsule checked(const CapsuleDef& def, const std::string& field);
+    static BlockDef checked(const BlockDef& def, const std::string& field);
 
     std::uint32_t add(const PlaneDef& unit);  // returns its index
     std::uint32_t add(const CylinderDef& unit);
-    std::uint32_t add(const Capsule& capsule);  // then index_capsules() before predicting
+    std::uint32_t add(const Capsule& capsule);  // then index_finite() before predicting
+    std::uint32_t add(const BlockDef& block);   // then index_finite() before predicting
     // Removes the static at `index`; the last of its kind takes its index.
     void remove_plane(std::uint32_t index) noexcept;
     void remove_cylinder(std::uint32_t index) noexcept;
-    void remove_capsule(std::uint32_t index) noexcept;  // then index_capsules() before predicting
+    void remove_capsule(std::uint32_t index) noexcept;  // then index_finite() before predicting
+    void remove_block(std::uint32_t index) noexcept;    // then index_finite() before predicting
 
     const std::vector<PlaneDef>& planes() const { return planes_; }
     const std::vector<CylinderDef>& cylinders() const { return cylinders_; }
     const std::vector<Capsule>& capsules() const { return capsules_; }
-    bool empty() const { return planes_.empty() && cylinders_.empty() && capsules_.empty(); }
-    // Lists the capsules in the cells of `grid` for balls of radius up to `largest`; the
-    // predictions and contacts read the lists (capsules_near()).
-    void index_capsules(const Grid& grid, double largest) { capsule_cells_.build(capsules_, grid, largest); }
-    // fn(k) for every capsule a ball in cell `key` may touch; `everywhere` false leaves out those
-    // listed for every cell (a ball that only crossed into `key` tested them already).
+    const std::vector<BlockDef>& blocks() const { return blocks_; }
+    bool has_finite() const { return !capsules_.empty() || !blocks_.empty(); }
+    bool empty() const { return planes_.empty() && cylinders_.empty() && !has_finite(); }
+    // Lists the capsules and blocks in the cells of `grid` for balls of radius up to `largest`;
+    // the predictions and contacts read the lists (finite_near()).
+    void index_finite(const Grid& grid, double largest) { finite_cells_.build(capsules_, blocks_, grid, largest); }
+    // fn(Finite) for every capsule and block a ball in cell `key` may touch; `everywhere` false
+    // leaves out those listed for every cell (a ball that only crossed into `key` tested them).
     template <class Fn>
-    void capsules_near(const CellKey& key, Fn&& fn, bool everywhere = true) const {
-        capsule_cells_.for_each(key, everywhere, fn);
+    void finite_near(const CellKey& key, Fn&& fn, bool everywhere = true) const {
+        if (has_finite()) finite_cells_.for_each(key, everywhere, fn);
+    }
+    Nearest nearest(const Finite& f, Vec3 p) const {
+        if (f.block) return {from_block(blocks_[f.index], p), 0.0};
+        const Capsule& c = capsules_[f.index];
+        return {from_segment(c, p), c.def.radius};
     }
 
     // The first static a ball overlaps by more than kTouchTolerance: "overlaps planes[k] by d",
@@ -154,14 +192,15 @@ public:
     std::string overlapped(Vec3 p, double r) const;
     // The deepest overlap of a ball with any static (0 when it overlaps none).
     double deepest_overlap(Vec3 p, double r) const;
-    // Is point p behind a plane or inside a column?
+    // Is point p behind a plane or inside a column, a capsule or a block?
     bool inside(Vec3 p) const;
 
 private:
     std::vector<PlaneDef> planes_;
     std::vector<CylinderDef> cylinders_;
     std::vector<Capsule> capsules_;
-    CapsuleCells capsule_cells_;
+    std::vector<BlockDef> blocks_;
+    FiniteCells finite_cells_;
 };
 
 }  // namespace ballistic::detail

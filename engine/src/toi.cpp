@@ -226,28 +226,26 @@ void add_roots(double c0, double c1, double c2, double end, double* out, int& n)
     for (int k = 0; k < m; ++k)
         if (r[k] > 0.0 && r[k] < end) out[n++] = r[k];
 }
-}  // namespace
 
-double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3 u, double L, double R,
-                        double horizon) {
+double component(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+void set_component(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
+
+// The body of a segment alone (no ends): the infinite cylinder's gap while the centre is level
+// with the segment, 0 ≤ (p − a)·u ≤ L, which s(τ) = s0 + s1 τ + s2 τ² crosses at 0 and L at most
+// twice each.
+double toi_segment_body(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 u, double L, double R, double horizon) {
     const double rho = R + r;
     const Vec3 half = acc * 0.5;
     const Vec3 w = p - a;
-    double best = first_closing_polynomial(squared_gap(w, v, half, rho), horizon);
-    if (!(L > 0.0)) return best;
-    best = std::min(best, first_closing_polynomial(squared_gap(p - b, v, half, rho), std::min(best, horizon)));
-    // The body, on the intervals of time in which the centre is level with the segment: the
-    // level s(τ) = s0 + s1 τ + s2 τ² crosses 0 and L at most twice each.
-    const double end = std::min(best, horizon);
     const double s0 = dot(w, u), s1 = dot(v, u), s2 = dot(half, u);
     double edges[6];
     int n = 1;
     edges[0] = 0.0;
-    add_roots(s0, s1, s2, end, edges, n);
-    add_roots(s0 - L, s1, s2, end, edges, n);
+    add_roots(s0, s1, s2, horizon, edges, n);
+    add_roots(s0 - L, s1, s2, horizon, edges, n);
     for (int e = 2; e < n; ++e)  // at most four roots: insertion sort
         for (int f = e; f > 1 && edges[f] < edges[f - 1]; --f) std::swap(edges[f], edges[f - 1]);
-    edges[n++] = end;
+    edges[n++] = horizon;
     for (int e = 0; e + 1 < n; ++e) {
         const double t0 = edges[e], t1 = edges[e + 1];
         if (!(t1 > t0)) continue;
@@ -258,9 +256,78 @@ double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3
         const Vec3 w0 = w + (v + half * t0) * t0, v0 = v + acc * t0;
         const double tau = first_closing_polynomial(squared_gap(across(w0, u), across(v0, u), across(half, u), rho),
                                                     t1 - t0);
-        if (tau != kNever) return std::min(best, t0 + tau);  // later intervals come later
+        if (tau != kNever) return t0 + tau;  // later intervals come later
     }
-    return best;
+    return kNever;
+}
+
+double toi_ball_point(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 q, double R, double horizon) {
+    return first_closing_polynomial(squared_gap(p - q, v, acc * 0.5, R + r), horizon);
+}
+
+}  // namespace
+
+double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3 u, double L, double R,
+                        double horizon) {
+    double best = toi_ball_point(p, v, acc, r, a, R, horizon);
+    if (!(L > 0.0)) return best;
+    best = std::min(best, toi_ball_point(p, v, acc, r, b, R, std::min(best, horizon)));
+    return std::min(best, toi_segment_body(p, v, acc, r, a, u, L, R, std::min(best, horizon)));
+}
+
+double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, double horizon) {
+    double best = horizon < kNever ? horizon : kNever;
+    double found = kNever;
+    auto keep = [&](double tau) {
+        if (tau < found) found = best = tau;
+    };
+    // Faces: the plane of the face, where the centre's other two coordinates lie over the face. A
+    // centre on the block's side of a face's plane (a ball beside the block) meets the face only
+    // after coming out past the plane and back: at the later root of a concave gap.
+    for (int d = 0; d < 3; ++d) {
+        const double x = component(p, d), vd = component(v, d), ad = 0.5 * component(acc, d);
+        for (const bool upper : {false, true}) {
+            const double c0 = upper ? x - component(hi, d) - r : component(lo, d) - x - r;
+            const double c1 = upper ? vd : -vd, c2 = upper ? ad : -ad;
+            double tau = kNever;
+            if (c0 >= -r) {
+                tau = first_closing_quadratic(c0, c1, c2, best);
+            } else if (c2 < 0.0) {
+                const double disc = c1 * c1 - 4.0 * c2 * c0;
+                if (disc >= 0.0) {
+                    const double q = -0.5 * (c1 + std::copysign(std::sqrt(disc), c1));
+                    const double later = std::max(q / c2, c0 / q);
+                    if (later > 0.0 && later <= best) tau = later;
+                }
+            }
+            if (tau == kNever || !(tau < found)) continue;
+            bool over = true;
+            for (int e = 0; e < 3; ++e) {
+                if (e == d) continue;
+                const double at = component(p, e) + (component(v, e) + 0.5 * component(acc, e) * tau) * tau;
+                over = over && at >= component(lo, e) && at <= component(hi, e);
+            }
+            if (over) keep(tau);
+        }
+    }
+    // Corners, then the bodies of the twelve edges.
+    for (int c = 0; c < 8; ++c) {
+        const Vec3 q{(c & 1) ? hi.x : lo.x, (c & 2) ? hi.y : lo.y, (c & 4) ? hi.z : lo.z};
+        keep(toi_ball_point(p, v, acc, r, q, 0.0, best));
+    }
+    for (int d = 0; d < 3; ++d) {
+        const Vec3 u{d == 0 ? 1.0 : 0.0, d == 1 ? 1.0 : 0.0, d == 2 ? 1.0 : 0.0};
+        const double L = component(hi, d) - component(lo, d);
+        for (int c = 0; c < 4; ++c) {
+            // The edge along axis d through corner c of the other two axes.
+            const int e1 = (d + 1) % 3, e2 = (d + 2) % 3;
+            Vec3 a = lo;
+            set_component(a, e1, (c & 1) ? component(hi, e1) : component(lo, e1));
+            set_component(a, e2, (c & 2) ? component(hi, e2) : component(lo, e2));
+            keep(toi_segment_body(p, v, acc, r, a, u, L, 0.0, best));
+        }
+    }
+    return found;
 }
 
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r) {

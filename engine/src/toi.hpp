@@ -53,6 +53,12 @@ double toi_ball_cylinder(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 u, d
 double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3 u, double L, double R,
                         double horizon);
 
+// A ball outside an axis-aligned block [lo, hi]: the earliest of its six faces (each plane while
+// the centre lies over the face), its eight corners and the bodies of its twelve edges (as
+// capsules of radius 0). The ball's centre stays outside the block grown by r, which these parts
+// cover: entering the grown block anywhere means crossing one of them first.
+double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, double horizon);
+
 // Entry distance of the ray o + s d into a sphere (the picking test of the ray–sphere article),
 // free of cancellation; 0 when o is inside or on the sphere, −1 for a miss.
 double ray_sphere(Vec3 o, Vec3 d, Vec3 centre, double r);

@@ -177,6 +177,16 @@ CapsuleId World::add_capsule(const CapsuleDef& def) {
                         w.capsule_handles, w.capsule_ids);
 }
 
+BlockId World::add_block(const BlockDef& def) {
+    Impl& w = *impl_;
+    const std::string field = "blocks[" + std::to_string(w.statics.blocks().size()) + "]";
+    if (w.def.periodic)
+        reject(field, "a periodic world has no blocks (blocks have no periodic images); close the world with "
+                      "planes instead");
+    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.block_counters, w.block_handles,
+                        w.block_ids);
+}
+
 template <class Id>
 void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
                               std::vector<StaticCounters>& counters) noexcept {
@@ -226,7 +236,20 @@ void World::remove_capsule(CapsuleId id) {
     w.drop_static(k, w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters);
 }
 
+void World::remove_block(BlockId id) {
+    Impl& w = *impl_;
+    const std::uint32_t k = w.block_handles.slot(id, "block");
+    Impl::Awakening awakening;
+    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
+    w.block_handles.reserve_release();
+    w.commit_awakening(awakening);
+    w.statics.remove_block(k);
+    w.drop_static(k, w.block_handles, w.block_ids, w.measurements.block_counters);
+}
+
 bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(id); }
+bool World::contains(BlockId id) const { return impl_->block_handles.contains(id); }
+std::uint32_t World::index(BlockId id) const { return impl_->block_handles.slot(id, "block"); }
 bool World::contains(CapsuleId id) const { return impl_->capsule_handles.contains(id); }
 std::uint32_t World::index(CapsuleId id) const { return impl_->capsule_handles.slot(id, "capsule"); }
 bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(id); }
@@ -246,6 +269,11 @@ CylinderId World::cylinder_id(std::uint32_t index) const {
 CapsuleId World::capsule_id(std::uint32_t index) const {
     if (index >= impl_->capsule_ids.size()) reject("capsule", "no capsule with index " + std::to_string(index));
     return impl_->capsule_ids[index];
+}
+
+BlockId World::block_id(std::uint32_t index) const {
+    if (index >= impl_->block_ids.size()) reject("block", "no block with index " + std::to_string(index));
+    return impl_->block_ids[index];
 }
 
 BallId World::add_ball(const BallDef& def) {
@@ -595,6 +623,11 @@ const CylinderDef& World::cylinder(std::uint32_t index) const {
     return impl_->statics.cylinders()[index];
 }
 std::size_t World::capsule_count() const { return impl_->statics.capsules().size(); }
+std::size_t World::block_count() const { return impl_->statics.blocks().size(); }
+const BlockDef& World::block(std::uint32_t index) const {
+    if (index >= impl_->statics.blocks().size()) reject("block", "no block with index " + std::to_string(index));
+    return impl_->statics.blocks()[index];
+}
 const CapsuleDef& World::capsule(std::uint32_t index) const {
     if (index >= impl_->statics.capsules().size()) reject("capsule", "no capsule with index " + std::to_string(index));
     return impl_->statics.capsules()[index].def;
@@ -651,6 +684,7 @@ EventCounts World::event_counts() const { return impl_->measurements.counts; }
 std::span<const StaticCounters> World::plane_counters() const { return impl_->measurements.plane_counters; }
 std::span<const StaticCounters> World::cylinder_counters() const { return impl_->measurements.cylinder_counters; }
 std::span<const StaticCounters> World::capsule_counters() const { return impl_->measurements.capsule_counters; }
+std::span<const StaticCounters> World::block_counters() const { return impl_->measurements.block_counters; }
 
 detail::Moments World::Impl::moments(bool here) const {
     auto block = [&](std::size_t begin, std::size_t end) {

@@ -52,9 +52,11 @@ struct World::Impl {
     detail::Handles<PlaneId> plane_handles;
     detail::Handles<CylinderId> cylinder_handles;
     detail::Handles<CapsuleId> capsule_handles;
+    detail::Handles<BlockId> block_handles;
     std::vector<PlaneId> plane_ids;
     std::vector<CylinderId> cylinder_ids;
     std::vector<CapsuleId> capsule_ids;
+    std::vector<BlockId> block_ids;
 
     Balls balls;
     detail::Handles<BallId> handles;
@@ -85,9 +87,9 @@ struct World::Impl {
     void fit_grid(detail::Grid& cells, const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
-    // Lists the capsules in the cells (the cells must be valid); after any change of the cells'
-    // width or of the capsules, before predicting.
-    void index_capsules();
+    // Lists the capsules and blocks in the cells (the cells must be valid); after any change of the
+    // cells' width or of those statics, before predicting.
+    void index_finite();
     void rebuild_events();  // leaves the world consistent if it fails (events_valid false)
     // The end of a step at `end`: every ball brought there, the world's time, islands put to
     // sleep. Returns how many balls sleep then.

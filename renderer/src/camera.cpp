@@ -125,6 +125,14 @@ Framing frame_world(const World& world) {
     for (std::uint32_t i = 0; i < world.cylinder_count(); ++i) {
         include(world.cylinder(i).point, world.cylinder(i).radius);
     }
+    for (std::uint32_t i = 0; i < world.block_count(); ++i) {
+        include(world.block(i).min, 0.0);
+        include(world.block(i).max, 0.0);
+    }
+    for (std::uint32_t i = 0; i < world.capsule_count(); ++i) {
+        include(world.capsule(i).a, world.capsule(i).radius);
+        include(world.capsule(i).b, world.capsule(i).radius);
+    }
     if (const auto& box = world.def().periodic) {
         include(box->min, 0.0);
         include(box->max, 0.0);

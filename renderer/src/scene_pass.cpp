@@ -429,7 +429,7 @@ Status ScenePass::prepare(std::uint32_t index, const World& world, const Camera&
     frame.lighting = style.lighting ? 1u : 0u;
 
     // Statics: squares and segments as long as the far plane is deep, centred under the eye, so
-    // that every visible part of an infinite wall or column is drawn.
+    // that every visible part of an infinite wall or column is drawn; capsules and blocks as they are.
     const double reach = camera.far;
     const auto planes = static_cast<std::uint32_t>(world.plane_count());
     frame.clip_plane_count = std::min(planes, gpu::kMaxClipPlanes);
@@ -459,6 +459,26 @@ Status ScenePass::prepare(std::uint32_t index, const World& world, const Camera&
         push.point = vec4_of(centre, cylinder.radius);
         push.axis = vec4_of(axis, reach);
         push.color = {kCylinderColor[0], kCylinderColor[1], kCylinderColor[2], 1.0f};
+        slot.cylinders.push_back(push);
+    }
+    for (std::uint32_t i = 0; i < world.capsule_count(); ++i) {
+        const CapsuleDef& capsule = world.capsule(i);
+        const Vec3 along = capsule.b - capsule.a;
+        const double half = 0.5 * length(along);
+        gpu::CylinderPush push{};
+        push.point = vec4_of((capsule.a + capsule.b) * 0.5, capsule.radius);
+        push.axis = vec4_of(half > 0.0 ? along / (2.0 * half) : Vec3{0, 1, 0}, half);
+        push.color = {kCylinderColor[0], kCylinderColor[1], kCylinderColor[2], 1.0f};
+        push.pad = {static_cast<float>(gpu::kCapRings), 0.0f, 0.0f, 0.0f};
+        slot.cylinders.push_back(push);
+    }
+    for (std::uint32_t i = 0; i < world.block_count(); ++i) {
+        const BlockDef& block = world.block(i);
+        gpu::CylinderPush push{};
+        push.point = vec4_of(block.min, 0.0);
+        push.axis = vec4_of(block.max, 0.0);
+        push.color = {kCylinderColor[0], kCylinderColor[1], kCylinderColor[2], 1.0f};
+        push.pad = {0.0f, 1.0f, 0.0f, 0.0f};
         slot.cylinders.push_back(push);
     }
     std::memcpy(slot.uniforms.mapped, &frame, sizeof(frame));
@@ -506,7 +526,8 @@ void ScenePass::record(VkCommandBuffer cmd, std::uint32_t index, VkFramebuffer f
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, cylinders_.get());
         for (const gpu::CylinderPush& cylinder : slot.cylinders) {
             vkCmdPushConstants(cmd, layout_.get(), stages, 0, sizeof(cylinder), &cylinder);
-            vkCmdDraw(cmd, gpu::kCylinderSegments * 6, 1, 0, 0);
+            const auto rows = 2 * static_cast<std::uint32_t>(cylinder.pad.x) + 1;  // a column: 1
+            vkCmdDraw(cmd, cylinder.pad.y != 0.0f ? gpu::kBlockVertices : gpu::kCylinderSegments * 6 * rows, 1, 0, 0);
         }
     }
     if (slot.explosion_count > 0) {

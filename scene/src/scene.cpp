@@ -276,7 +276,8 @@ Box read_box(const json& value, const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scene construction, in the documented order: world, box planes, planes, cylinders, capsules, balls,
+// Scene construction, in the documented order: world, box planes, planes, cylinders, capsules,
+// blocks, balls,
 // generated balls (which are placed clear of everything added before them).
 
 World make_world(const json& root, const LoadOptions& options) {
@@ -383,6 +384,23 @@ void add_capsules(World& world, const json& list) {
     }
 }
 
+void add_blocks(World& world, const json& list) {
+    const json& items = read_list(list, "blocks");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("blocks", i);
+        const json& item = items[i];
+        expect_keys(item, path, {"min", "max"});
+        BlockDef def;
+        def.min = read_vec3(required_key(item, path, "min"), join(path, "min"));
+        def.max = read_vec3(required_key(item, path, "max"), join(path, "max"));
+        try {
+            world.add_block(def);
+        } catch (const InvalidArgument& error) {
+            rethrow_under(error, path);
+        }
+    }
+}
+
 BallDef read_ball(const json& item, const std::string& path) {
     expect_keys(item, path, {"position", "velocity", "radius", "mass"});
     BallDef def;
@@ -453,12 +471,13 @@ std::vector<BallId> add_generated(World& world, const json& list) {
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
                 {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "friction",
-                 "periodic", "box", "planes", "cylinders", "capsules", "balls", "generate"});
+                 "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
     if (const json* v = optional_key(root, "cylinders")) add_cylinders(scene.world, *v);
     if (const json* v = optional_key(root, "capsules")) add_capsules(scene.world, *v);
+    if (const json* v = optional_key(root, "blocks")) add_blocks(scene.world, *v);
     if (const json* v = optional_key(root, "balls")) scene.balls = add_explicit_balls(scene.world, *v);
     if (const json* v = optional_key(root, "generate")) {
         const std::vector<BallId> generated = add_generated(scene.world, *v);
@@ -709,6 +728,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.planes.assign(world.plane_counters().begin(), world.plane_counters().end());
     stats.cylinders.assign(world.cylinder_counters().begin(), world.cylinder_counters().end());
     stats.capsules.assign(world.capsule_counters().begin(), world.capsule_counters().end());
+    stats.blocks.assign(world.block_counters().begin(), world.block_counters().end());
     stats.kinetic_energy_end = world.kinetic_energy();
     stats.energy_end = total_energy(scene);
     stats.momentum_end = world.momentum();
@@ -734,10 +754,12 @@ std::string stats_json(const RunStats& stats) {
           {"ball_plane", stats.events.ball_plane},
           {"ball_cylinder", stats.events.ball_cylinder},
           {"ball_capsule", stats.events.ball_capsule},
+          {"ball_block", stats.events.ball_block},
           {"total", stats.events.collisions()}}},
         {"planes", counters_json(stats.planes)},
         {"cylinders", counters_json(stats.cylinders)},
         {"capsules", counters_json(stats.capsules)},
+        {"blocks", counters_json(stats.blocks)},
         {"kinetic_energy", {{"start", stats.kinetic_energy_start}, {"end", stats.kinetic_energy_end}}},
         {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}}},
         {"momentum", {{"start", vec_json(stats.momentum_start)}, {"end", vec_json(stats.momentum_end)}}},
@@ -771,7 +793,7 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
             document["periodic"]["axes"] = {def.periodic_axes[0], def.periodic_axes[1], def.periodic_axes[2]};
     }
     ordered planes = ordered::array(), cylinders = ordered::array(), capsules = ordered::array(),
-            list = ordered::array();
+            blocks = ordered::array(), list = ordered::array();
     for (std::uint32_t k = 0; k < world.plane_count(); ++k)
         planes.push_back({{"point", vec_json(world.plane(k).point)}, {"normal", vec_json(world.plane(k).normal)}});
     for (std::uint32_t k = 0; k < world.cylinder_count(); ++k) {
@@ -782,6 +804,8 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
         const CapsuleDef& c = world.capsule(k);
         capsules.push_back({{"a", vec_json(c.a)}, {"b", vec_json(c.b)}, {"radius", c.radius}});
     }
+    for (std::uint32_t k = 0; k < world.block_count(); ++k)
+        blocks.push_back({{"min", vec_json(world.block(k).min)}, {"max", vec_json(world.block(k).max)}});
     for (const BallId id : balls) {
         const BallState ball = world.ball(id);
         list.push_back(ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
@@ -790,6 +814,7 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
     document["planes"] = std::move(planes);
     document["cylinders"] = std::move(cylinders);
     if (!capsules.empty()) document["capsules"] = std::move(capsules);
+    if (!blocks.empty()) document["blocks"] = std::move(blocks);
     document["balls"] = std::move(list);
     return document.dump() + "\n";
 }
@@ -835,7 +860,7 @@ std::string summary_text(const RunStats& stats) {
         << "simulated time    " << format("%.6g", stats.time) << "\n"
         << "collisions        " << stats.events.collisions() << " (ball-ball " << stats.events.ball_ball
         << ", ball-plane " << stats.events.ball_plane << ", ball-cylinder " << stats.events.ball_cylinder
-        << ", ball-capsule " << stats.events.ball_capsule << ")\n"
+        << ", ball-capsule " << stats.events.ball_capsule << ", ball-block " << stats.events.ball_block << ")\n"
         << "events per second " << format("%.4g", stats.events_per_second()) << " (wall "
         << format("%.3g", stats.wall_seconds) << " s, " << stats.threads << " threads)\n"
         << "energy            start " << format("%.10g", stats.energy_start) << ", end "

@@ -66,6 +66,7 @@ using BallId = Id<struct BallTag>;
 using PlaneId = Id<struct PlaneTag>;
 using CylinderId = Id<struct CylinderTag>;
 using CapsuleId = Id<struct CapsuleTag>;
+using BlockId = Id<struct BlockTag>;
 
 // Estimated memory per ball (WorldDef::memory_limit); World::bytes_per_ball() measures it:
 // 176–200 bytes in every benchmark scene.
@@ -203,6 +204,13 @@ struct CapsuleDef {
     double radius = 0.5;    // (unit: length; > 0)
 };
 
+// Axis-aligned box (faces, edges and corners); balls live outside it. Not allowed in a world
+// periodic along any axis.
+struct BlockDef {
+    Vec3 min;               // (unit: length); min < max along every axis
+    Vec3 max;
+};
+
 struct BallDef {
     Vec3 position;         // centre (unit: length)
     Vec3 velocity;         // (unit: length/time)
@@ -219,7 +227,7 @@ struct StepResult {
     std::size_t awake = 0;         // balls awake at the end of the step
 };
 
-enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3 };
+enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };
 
 // One collision, as processed. Events of a step come in time order.
 struct CollisionEvent {
@@ -227,7 +235,7 @@ struct CollisionEvent {
     EventKind kind = EventKind::BallBall;
     BallId ball;                  // the ball (for ball–ball, the first of the pair)
     BallId other;                 // the second ball of a ball–ball event, null otherwise
-    std::uint32_t static_index = 0;  // plane, cylinder or capsule index for ball–static events
+    std::uint32_t static_index = 0;  // plane, cylinder, capsule or block index for ball–static events
     Vec3 point;                   // contact point (unit: length)
     Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
     double impulse = 0.0;         // magnitude of the impulse exchanged (unit: mass·length/time)
@@ -244,13 +252,13 @@ struct BallState {
 };
 
 struct RayHit {
-    enum class Target : std::uint8_t { Ball, Plane, Cylinder, Capsule };
+    enum class Target : std::uint8_t { Ball, Plane, Cylinder, Capsule, Block };
     Target target = Target::Ball;
     double distance = 0.0;       // along the ray, in units of |direction| (unit: length for unit dirs)
     Vec3 point;
     Vec3 normal;                 // outward unit normal of the surface hit
     BallId ball;                 // the ball, when target is Ball
-    std::uint32_t static_index = 0;  // plane, cylinder or capsule index otherwise
+    std::uint32_t static_index = 0;  // plane, cylinder, capsule or block index otherwise
 };
 
 struct Ray {
@@ -269,8 +277,9 @@ struct EventCounts {
     std::uint64_t ball_plane = 0;
     std::uint64_t ball_cylinder = 0;
     std::uint64_t ball_capsule = 0;
+    std::uint64_t ball_block = 0;
     std::uint64_t cell_crossings = 0;   // bookkeeping events, not collisions
-    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder + ball_capsule; }
+    std::uint64_t collisions() const { return ball_ball + ball_plane + ball_cylinder + ball_capsule + ball_block; }
 };
 
 // Read-only SoA view of the balls at the world's current time, in storage order.

@@ -49,20 +49,25 @@ public:
     PlaneId add_plane(const PlaneDef& def);
     CylinderId add_cylinder(const CylinderDef& def);
     CapsuleId add_capsule(const CapsuleDef& def);
+    BlockId add_block(const BlockDef& def);
     void remove_plane(PlaneId id);
     void remove_cylinder(CylinderId id);
     void remove_capsule(CapsuleId id);
+    void remove_block(BlockId id);
     bool contains(PlaneId id) const;
     bool contains(CylinderId id) const;
     bool contains(CapsuleId id) const;
+    bool contains(BlockId id) const;
     // A live static's index now, and the handle of the static at an index; InvalidArgument for
     // a stale handle or an index out of range.
     std::uint32_t index(PlaneId id) const;
     std::uint32_t index(CylinderId id) const;
     std::uint32_t index(CapsuleId id) const;
+    std::uint32_t index(BlockId id) const;
     PlaneId plane_id(std::uint32_t index) const;
     CylinderId cylinder_id(std::uint32_t index) const;
     CapsuleId capsule_id(std::uint32_t index) const;
+    BlockId block_id(std::uint32_t index) const;
 
     // Balls may be added and removed between steps. add_balls is all-or-nothing; error fields
     // read "balls[i].field". Removing a ball wakes the sleeping balls it touched.
@@ -115,9 +120,11 @@ public:
     std::size_t plane_count() const;
     std::size_t cylinder_count() const;
     std::size_t capsule_count() const;
+    std::size_t block_count() const;
     const PlaneDef& plane(std::uint32_t index) const;         // normal stored unit length
     const CylinderDef& cylinder(std::uint32_t index) const;   // axis stored unit length
     const CapsuleDef& capsule(std::uint32_t index) const;     // as given
+    const BlockDef& block(std::uint32_t index) const;         // as given
     bool contains(BallId id) const;
     BallState ball(BallId id) const;   // throws InvalidArgument for a stale or null id
     BallView balls() const;
@@ -139,6 +146,7 @@ public:
     std::span<const StaticCounters> plane_counters() const;
     std::span<const StaticCounters> cylinder_counters() const;
     std::span<const StaticCounters> capsule_counters() const;
+    std::span<const StaticCounters> block_counters() const;
     double kinetic_energy() const;
     Vec3 momentum() const;
     // k_B T with k_B = 1: Σ m |v − v_cm|² / (3 (N − 1)).
@@ -149,7 +157,7 @@ public:
     double pressure() const;
     // Largest overlap seen at any collision in the window and among the balls now (unit: length).
     double max_overlap() const;
-    // Balls whose centre is behind a plane, inside a cylinder or a capsule, or not finite.
+    // Balls whose centre is behind a plane, inside a cylinder, a capsule or a block, or not finite.
     std::size_t escaped_count() const;
     // FNV-1a 64 over, for each ball in handle-index order (creation order until handles of
     // removed balls are reused), the IEEE-754 bits of its position and velocity at the current

@@ -82,6 +82,7 @@ struct RunStats {
     std::vector<StaticCounters> planes;
     std::vector<StaticCounters> cylinders;
     std::vector<StaticCounters> capsules;
+    std::vector<StaticCounters> blocks;
     double kinetic_energy_start = 0.0;
     double kinetic_energy_end = 0.0;
     double energy_start = 0.0;   // total_energy()
@@ -116,7 +117,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control = {}
 // Stats as JSON text (keys in README.md, "Command line").
 std::string stats_json(const RunStats& stats);
 // The world as a scene file that load_scene_*() reads back: its time and settings, its planes
-// and cylinders, and every ball of `balls` in that order with position, velocity, radius and
+// and other statics, and every ball of `balls` in that order with position, velocity, radius and
 // mass, every number with full round-trip precision. (Bit-identical continuation needs a
 // snapshot, World::save: a scene holds no pending events and no sleep history.)
 std::string state_json(const World& world, std::span<const BallId> balls);

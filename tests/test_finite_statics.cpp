@@ -1,7 +1,8 @@
-// Capsules (finite round statics: a segment with a radius; a sphere when its ends coincide):
-// exact impacts on the caps and the body under gravity against closed forms, misses past the
-// ends, rays, the cells that list them, a peg board's conservation laws and determinism,
-// resting on them, snapshots and validation.
+// Finite statics. Capsules (a segment with a radius; a sphere when its ends coincide): exact
+// impacts on the caps and the body under gravity against closed forms, misses past the ends.
+// Blocks (axis-aligned boxes): faces, edges and corners under gravity against closed forms.
+// For both: rays, a peg board's conservation laws and determinism, resting on them, snapshots,
+// handles and validation.
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
@@ -32,14 +33,14 @@ void add_crowd(World& world) {
     for (int k = 0; k < 20; ++k) world.add_ball({{-50.0 + 2.0 * k, -99.5, -50}, {}, 0.5, 1.0});
 }
 
-// The first capsule collision of `world` stepped until `end` (fails the test if there is none).
-CollisionEvent first_capsule_hit(World& world, double end) {
+// The first collision of this kind in `world` stepped until `end` (fails the test if there is none).
+CollisionEvent first_hit(World& world, double end, EventKind kind = EventKind::BallCapsule) {
     while (world.time() < end - 1e-12) {
         world.step(std::min(1.0 / 64, end - world.time()));
         for (const CollisionEvent& e : world.events())
-            if (e.kind == EventKind::BallCapsule) return e;
+            if (e.kind == kind) return e;
     }
-    ADD_FAILURE() << "no capsule collision before " << end;
+    ADD_FAILURE() << "no collision of kind " << int(kind) << " before " << end;
     return {};
 }
 
@@ -59,7 +60,7 @@ TEST_P(CapsuleImpact, BodyAndCapUnderGravityMatchClosedForms) {
         if (GetParam()) add_crowd(world);
         world.add_capsule({{0, 0, 0}, {0, 0, 4}, 1.0});
         const BallId id = world.add_ball({c.start, {}, 0.5, 2.0});
-        const CollisionEvent hit = first_capsule_hit(world, 1.0);
+        const CollisionEvent hit = first_hit(world, 1.0);
         // Contact when |(0.9, y, dz)| = 1.5.
         const double dz = c.start.z - c.centre.z;
         const double y = std::sqrt(2.25 - 0.81 - dz * dz);
@@ -101,7 +102,7 @@ TEST_P(CapsuleImpact, APathBesideTheEndMissesAndOneComingBackOverTheBodyHitsIt) 
     // rises out of it and comes down over the body.
     const double vx = 4, vy = 10;
     world.add_ball({{-5, 0, 0}, {vx, vy, 0}, 0.5, 1.0});
-    const CollisionEvent hit = first_capsule_hit(world, 3.0);
+    const CollisionEvent hit = first_hit(world, 3.0);
     const double t = (vy + std::sqrt(vy * vy - 2 * kG * 1.5)) / kG;
     EXPECT_NEAR(hit.time, t, 1e-12);
     EXPECT_NEAR(hit.normal.y, -1.0, 1e-12);
@@ -115,14 +116,94 @@ TEST_P(CapsuleImpact, APegIsAFixedSphere) {
     if (GetParam()) add_crowd(world);
     world.add_capsule({{3, 1, 0}, {3, 1, 0}, 0.25});
     const BallId id = world.add_ball({{0, 1, 0}, {2, 0, 0}, 0.5, 1.0});
-    const CollisionEvent hit = first_capsule_hit(world, 2.0);
+    const CollisionEvent hit = first_hit(world, 2.0);
     EXPECT_NEAR(hit.time, (3 - 0.75) / 2, 1e-15);
     EXPECT_EQ(hit.normal, (Vec3{1, 0, 0}));
     world.step(0.5);
     EXPECT_EQ(world.ball(id).velocity, (Vec3{-2, 0, 0}));
 }
 
+// A ball dropped on the block [−1, 1] × [−1, 0] × [−1, 1] meets its top face, an edge of it or a
+// corner of it, each where the closed form puts it; one dropped just beside an edge misses.
+TEST_P(CapsuleImpact, BlockFaceEdgeAndCornerUnderGravityMatchClosedForms) {
+    struct Case {
+        Vec3 start;
+        Vec3 touch;  // the block's point the ball touches
+    };
+    for (const Case& c : {Case{{0.3, 3, 0.2}, {0.3, 0, 0.2}}, Case{{1.3, 3, 0.4}, {1, 0, 0.4}},
+                          Case{{1.3, 3, 1.2}, {1, 0, 1}}, Case{{-1.1, 3, -1.3}, {-1, 0, -1}}}) {
+        World world(with_gravity());
+        if (GetParam()) add_crowd(world);
+        world.add_block({{-1, -1, -1}, {1, 0, 1}});
+        const BallId id = world.add_ball({c.start, {}, 0.5, 1.0});
+        const CollisionEvent hit = first_hit(world, 1.0, EventKind::BallBlock);
+        // Contact when |start − touch| across y and the height above the touch make 0.5.
+        const Vec3 off{c.start.x - c.touch.x, 0, c.start.z - c.touch.z};
+        const double y = std::sqrt(0.25 - dot(off, off));
+        const double t = std::sqrt(2 * (3 - y) / kG);
+        EXPECT_NEAR(hit.time, t, 1e-12);
+        EXPECT_EQ(hit.ball, id);
+        const Vec3 n = Vec3{off.x, y, off.z} / 0.5;
+        EXPECT_NEAR(length(hit.normal + n), 0.0, 1e-12);
+        EXPECT_NEAR(length(hit.point - c.touch), 0.0, 1e-12);
+        const Vec3 vin{0, -kG * t, 0};
+        const Vec3 vout = vin - n * (2 * dot(vin, n));
+        EXPECT_NEAR(world.ball(id).velocity.x, vout.x, 1e-10);
+        EXPECT_NEAR(world.ball(id).velocity.z, vout.z, 1e-10);
+        EXPECT_EQ(world.block_counters()[0].hits, 1u);
+    }
+    // Thrown fast at the −x face: straight in, and back.
+    World world(with_gravity());
+    if (GetParam()) add_crowd(world);
+    world.add_block({{-1, -1, -1}, {1, 0, 1}});
+    world.add_ball({{-5, -0.35, 0}, {20, 0, 0}, 0.5, 1.0});
+    const CollisionEvent side = first_hit(world, 1.0, EventKind::BallBlock);
+    EXPECT_NEAR(side.time, 3.5 / 20, 1e-14);
+    EXPECT_EQ(side.normal, (Vec3{1, 0, 0}));
+    // Dropped 0.6 beside an edge: |Δ| ≥ 0.6 > 0.5, never touches.
+    World beside(with_gravity());
+    if (GetParam()) add_crowd(beside);
+    beside.add_block({{-1, -1, -1}, {1, 0, 1}});
+    beside.add_ball({{1.6, 3, 0}, {}, 0.5, 1.0});
+    beside.step(1.5);
+    EXPECT_EQ(beside.event_counts().ball_block, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(AloneAndInCells, CapsuleImpact, ::testing::Bool());
+
+TEST(Block, RaysMeetItsFaces) {
+    World world;
+    world.add_block({{-1, -1, -1}, {1, 0, 1}});
+    auto hit = world.ray_cast({{5, -0.5, 0.5}, {-2, 0, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->target, RayHit::Target::Block);
+    EXPECT_EQ(hit->static_index, 0u);
+    EXPECT_DOUBLE_EQ(hit->distance, 2.0);  // in units of |direction|
+    EXPECT_EQ(hit->normal, (Vec3{1, 0, 0}));
+    hit = world.ray_cast({{0.5, 4, 0.5}, {0, -1, 0}});
+    ASSERT_TRUE(hit);
+    EXPECT_DOUBLE_EQ(hit->distance, 4.0);
+    EXPECT_EQ(hit->normal, (Vec3{0, 1, 0}));
+    EXPECT_FALSE(world.ray_cast({{5, 0.5, 0}, {-1, 0, 0}}));   // passes over it
+    EXPECT_FALSE(world.ray_cast({{0, -0.5, 0}, {1, 0, 0}}));   // from inside
+    EXPECT_FALSE(world.ray_cast({{5, -0.5, 0}, {-1, 0, 0}, 3.0}));  // beyond max_distance
+}
+
+// Dissipative: a ball dropped on a block's top face comes to rest on it and falls asleep; one
+// whose centre is past the edge rolls off it.
+TEST(Block, BallsRestOnATopFaceAndFallOffAnEdge) {
+    World world(with_gravity(0.5));
+    world.add_plane({{0, -3, 0}, {0, 1, 0}});
+    world.add_block({{-1, -1, -1}, {1, 0, 1}});
+    const BallId on_top = world.add_ball({{0.2, 1, 0}, {}, 0.4, 1.0});
+    const BallId over_edge = world.add_ball({{1.1, 1, -0.5}, {}, 0.3, 1.0});
+    for (int frame = 0; frame < 600; ++frame) world.step(1.0 / 60);
+    EXPECT_TRUE(world.sleeping(on_top));
+    EXPECT_NEAR(world.ball(on_top).position.y, 0.4, 1e-6);
+    EXPECT_NEAR(world.ball(on_top).position.x, 0.2, 1e-9);  // straight down: no sideways push
+    EXPECT_LT(world.ball(over_edge).position.y, -2.0);
+    EXPECT_EQ(world.escaped_count(), 0u);
+}
 
 TEST(Capsule, RaysMeetTheBodyAndTheCaps) {
     World world;
@@ -156,6 +237,7 @@ TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
                 if (std::abs(x) < 7.5) world.add_capsule({{x, y, -1}, {x, y, 1}, 0.1});
             }
         for (int k = -7; k <= 7; k += 2) world.add_capsule({{double(k), 0, 0}, {double(k), 4, 0}, 0.05});
+        for (int k = -6; k <= 6; k += 4) world.add_block({{k - 0.4, 14, -1}, {k + 0.4, 14.5, 1}});  // shelves
         world.add_capsule({{0, 20, 0}, {0, 20, 0}, 0.5});  // a sphere at the top
         GenerateDef gen;
         gen.count = 200;
@@ -178,6 +260,7 @@ TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
         two.step(1.0 / 60);
     }
     EXPECT_GT(one.event_counts().ball_capsule, 300u);
+    EXPECT_GT(one.event_counts().ball_block, 10u);
     EXPECT_NEAR(energy(one), start, 1e-9 * std::abs(start));
     EXPECT_EQ(one.escaped_count(), 0u);
     EXPECT_LT(one.max_overlap(), 1e-9);
@@ -185,6 +268,9 @@ TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
     std::uint64_t hits = 0;
     for (const StaticCounters& c : one.capsule_counters()) hits += c.hits;
     EXPECT_EQ(hits, one.event_counts().ball_capsule);
+    hits = 0;
+    for (const StaticCounters& c : one.block_counters()) hits += c.hits;
+    EXPECT_EQ(hits, one.event_counts().ball_block);
 }
 
 // Dissipative: a ball dropped into the groove between two touching parallel capsules settles in
@@ -213,6 +299,7 @@ TEST(Capsule, SnapshotsKeepCapsulesAndContinueBitIdentically) {
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     for (int k = 0; k < 10; ++k) world.add_capsule({{k - 4.5, 2.0 + 0.3 * k, -2}, {k - 4.5, 2.0, 2}, 0.2});
     world.add_capsule({{0, 6, 0}, {0, 6, 0}, 0.7});
+    world.add_block({{-2, 4, -2}, {-1, 4.5, 2}});
     GenerateDef gen;
     gen.count = 60;
     gen.radius = 0.2;
@@ -228,6 +315,9 @@ TEST(Capsule, SnapshotsKeepCapsulesAndContinueBitIdentically) {
     EXPECT_EQ(copy.capsule(10).radius, 0.7);
     EXPECT_EQ(copy.capsule_counters()[3].hits, world.capsule_counters()[3].hits);
     EXPECT_EQ(copy.event_counts().ball_capsule, world.event_counts().ball_capsule);
+    ASSERT_EQ(copy.block_count(), 1u);
+    EXPECT_EQ(copy.block(0).max, (Vec3{-1, 4.5, 2}));
+    EXPECT_EQ(copy.event_counts().ball_block, world.event_counts().ball_block);
     for (int frame = 0; frame < 60; ++frame) {
         world.step(1.0 / 60);
         copy.step(1.0 / 60);
@@ -278,4 +368,30 @@ TEST(Capsule, BadCapsulesAreRefusedNamingTheField) {
     World gas(periodic);
     EXPECT_EQ(field_of(gas, {{1, 1, 1}, {2, 1, 1}, 0.2}), "capsules[0]");
     EXPECT_EQ(world.capsule_count(), 0u);
+}
+
+TEST(Block, BadBlocksAreRefusedNamingTheField) {
+    auto field_of = [](World& world, const BlockDef& def) -> std::string {
+        try {
+            world.add_block(def);
+        } catch (const InvalidArgument& error) {
+            return error.field();
+        }
+        return "accepted";
+    };
+    World world;
+    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 1}}), "blocks[0].max");  // flat
+    EXPECT_EQ(field_of(world, {{0, 0, 0}, {-1, 1, 1}}), "blocks[0].max");
+    EXPECT_EQ(field_of(world, {{0, INFINITY, 0}, {1, 1, 1}}), "blocks[0].min");
+    world.add_ball({{0, 0, 0}, {}, 0.5, 1.0});
+    EXPECT_EQ(field_of(world, {{0.4, -1, -1}, {2, 1, 1}}), "blocks[0]");  // overlaps the ball
+    const BlockId id = world.add_block({{0.5, -1, -1}, {2, 1, 1}});      // touching is allowed
+    EXPECT_EQ(world.index(id), 0u);
+    WorldDef periodic;
+    periodic.periodic = Box{{0, 0, 0}, {10, 10, 10}};
+    World gas(periodic);
+    EXPECT_EQ(field_of(gas, {{1, 1, 1}, {2, 2, 2}}), "blocks[0]");
+    world.remove_block(id);
+    EXPECT_FALSE(world.contains(id));
+    EXPECT_THROW(world.block_id(0), InvalidArgument);
 }

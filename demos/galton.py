@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Galton board: balls run through a triangular lattice of pegs into bins; the bin histogram
+against the binomial law.
+
+The board is one ball deep (two planes), its pegs are capsules across it, and its funnel and bin
+dividers are capsules too. A ball leaving the funnel meets the top peg, and each row moves it half
+a peg spacing left or right, so after ROWS rows it lands in the bin K of ROWS (counted from the
+left) with probability C(ROWS, K) / 2^ROWS if every deflection were a fair coin; real bounces are
+not independent coins, and the script prints how far the histogram's mean and spread are from the
+binomial's.
+
+    demos/galton.py                    # run demos/scenes/galton.json, print and plot the histogram
+    demos/galton.py --write-scene      # (re)write demos/scenes/galton.json from the parameters below
+    demos/galton.py --duration 40 --out /tmp/galton
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import lab
+
+SCENE = os.path.join(lab.HERE, "scenes", "galton.json")
+
+# The board (length units; gravity 9.81 down y).
+RADIUS = 0.1           # balls
+DEPTH = 0.105          # the planes at z = ±DEPTH: one ball deep
+SPACING = 0.6          # pegs along a row
+ROWS = 30
+PEG = 0.06             # peg radius
+HALF_WIDTH = 12.0      # side walls at x = ±HALF_WIDTH
+BIN_HEIGHT = 12.0      # dividers from the floor (y = 0) up to this
+DIVIDER = 0.03         # divider radius
+OPENING = 0.45         # the funnel's mouth spans x = ±OPENING
+BALLS = 1500
+SEED = 7
+
+
+def row_height(j):
+    """Height of peg row j (0 at the top)."""
+    return BIN_HEIGHT + 1.0 + (ROWS - 1 - j) * SPACING * math.sqrt(3) / 2
+
+
+def scene():
+    capsules = []
+    for j in range(ROWS):
+        offset = SPACING / 2 if j % 2 else 0.0
+        k = math.ceil((-HALF_WIDTH + PEG - offset) / SPACING)
+        while offset + k * SPACING < HALF_WIDTH - PEG:
+            x = offset + k * SPACING
+            capsules.append({"a": [x, row_height(j), -DEPTH], "b": [x, row_height(j), DEPTH], "radius": PEG})
+            k += 1
+    pegs = len(capsules)
+    # Dividers under the last row's pegs (its row is odd: pegs at SPACING/2 + k SPACING), so the
+    # bins are centred on the multiples of SPACING where the ball's coin tosses can end.
+    last = (ROWS - 1) % 2 * SPACING / 2
+    k = math.ceil((-HALF_WIDTH - last) / SPACING) + 1
+    while last + k * SPACING < HALF_WIDTH:
+        x = last + k * SPACING
+        capsules.append({"a": [x, 0, 0], "b": [x, BIN_HEIGHT, 0], "radius": DIVIDER})
+        k += 1
+    top = row_height(0)
+    # The funnel: two slopes down to a mouth above the top peg.
+    for side in (-1, 1):
+        capsules.append({"a": [side * (HALF_WIDTH - 0.2), top + 9, 0], "b": [side * (OPENING + PEG), top + 1, 0],
+                         "radius": PEG})
+    # The balls: a jittered triangular lattice above the funnel, at rest.
+    rng = random.Random(SEED)
+    balls = []
+    gap = 2 * RADIUS * 1.25
+    y = top + 10
+    row = 0
+    while len(balls) < BALLS:
+        x = -HALF_WIDTH + 0.3 + (gap / 2 if row % 2 else 0.0)
+        while x < HALF_WIDTH - 0.3 and len(balls) < BALLS:
+            jitter = 0.1 * RADIUS
+            balls.append({"position": [round(x + rng.uniform(-jitter, jitter), 6), round(y + rng.uniform(-jitter, jitter), 6), 0],
+                          "velocity": [0, 0, 0], "radius": RADIUS})
+            x += gap
+        y += gap * math.sqrt(3) / 2
+        row += 1
+    return {
+        "gravity": [0, -9.81, 0],
+        "restitution": 0.5,
+        "rest_speed": 0.1,
+        "sleep_speed": 0.2,
+        "planes": [
+            {"point": [0, 0, 0], "normal": [0, 1, 0]},
+            {"point": [-HALF_WIDTH, 0, 0], "normal": [1, 0, 0]},
+            {"point": [HALF_WIDTH, 0, 0], "normal": [-1, 0, 0]},
+            {"point": [0, 0, -DEPTH], "normal": [0, 0, 1]},
+            {"point": [0, 0, DEPTH], "normal": [0, 0, -1]},
+        ],
+        "capsules": capsules,
+        "balls": balls,
+    }, pegs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
+                        help="the ballistic program (default: build/demos/ballistic)")
+    parser.add_argument("--scene", default=SCENE)
+    parser.add_argument("--write-scene", action="store_true", help="write the board to --scene and stop")
+    parser.add_argument("--duration", type=lab.positive(float), default=30.0, help="simulated time (default 30)")
+    parser.add_argument("--threads", type=lab.positive(int), default=1)
+    parser.add_argument("--out", default="galton", help="output folder (default ./galton)")
+    args = parser.parse_args()
+    if args.write_scene:
+        board, pegs = scene()
+        with open(args.scene, "w") as f:
+            json.dump(board, f, separators=(",", ":"))
+            f.write("\n")
+        print(f"{args.scene}: {pegs} pegs, {len(board['capsules']) - pegs} other capsules, {len(board['balls'])} balls")
+        return
+    lab.require_program(args.ballistic, "galton")
+    os.makedirs(args.out, exist_ok=True)
+    state = os.path.join(args.out, "galton.state.json")
+    started = time.monotonic()
+    lab.run("galton", [args.ballistic, "run", args.scene, "--duration", str(args.duration), "--threads", str(args.threads),
+                       "--quiet", "--state", state, "--stats", os.path.join(args.out, "galton.stats.json")])
+    wall = time.monotonic() - started
+    with open(state) as f:
+        balls = json.load(f)["balls"]
+
+    # Bin K of ROWS is centred on x = (2 K − ROWS) SPACING / 2.
+    counts = [0] * (ROWS + 1)
+    outside = above = 0
+    for ball in balls:
+        x, y = ball["position"][0], ball["position"][1]
+        if y > BIN_HEIGHT:
+            above += 1
+            continue
+        k = round((2 * x / SPACING + ROWS) / 2)
+        if 0 <= k <= ROWS:
+            counts[k] += 1
+        else:
+            outside += 1
+    landed = sum(counts)
+    if landed == 0:
+        sys.exit(f"galton: no ball reached the bins in {args.duration} time units")
+    rows = []
+    for k in range(ROWS + 1):
+        p = math.comb(ROWS, k) / 2 ** ROWS
+        rows.append({"bin": k, "x": (2 * k - ROWS) * SPACING / 2, "count": counts[k], "binomial": landed * p})
+    mean = sum(k * c for k, c in enumerate(counts)) / landed
+    spread = math.sqrt(sum((k - mean) ** 2 * c for k, c in enumerate(counts)) / landed)
+    print(f"{landed} of {len(balls)} balls in the bins after {args.duration} time units ({above} still above them, "
+          f"{outside} in the outermost bins beyond the binomial's range); ballistic run took {wall:.1f} s")
+    for row in rows:
+        if row["count"] or row["binomial"] >= 0.5:
+            print(f"bin {row['bin']:2d}  x {row['x']:+6.2f}  count {row['count']:5d}  binomial {row['binomial']:8.1f}  "
+                  + "#" * round(60 * row["count"] / max(counts)))
+    print(f"mean bin {mean:.2f} (binomial {ROWS / 2:.2f}), spread {spread:.2f} bins (binomial {math.sqrt(ROWS) / 2:.2f})")
+    table = os.path.join(args.out, "galton.csv")
+    lab.write_table(rows, table)
+    lab.plot("galton", os.path.join(args.out, "galton.png"), f"""
+set xlabel 'bin'
+set ylabel 'balls'
+set title 'Galton board, {ROWS} rows: Ballistic against the binomial law'
+set style fill solid 0.5
+set boxwidth 0.8
+plot '{table}' using 1:3 every ::1 with boxes title 'Ballistic', \\
+     '{table}' using 1:4 every ::1 with linespoints lw 2 pt 7 title 'binomial B({ROWS}, 1/2)'
+""")
+
+
+if __name__ == "__main__":
+    main()
