@@ -136,6 +136,32 @@ TEST(SceneFile, ReadsPlanesAndCylinders) {
     EXPECT_EQ(scene.world.cylinder(0).radius, 0.5);
 }
 
+TEST(SceneFile, ReadsCapsulesAndBlocksAndWritesThemBack) {
+    Scene scene = load(R"({"gravity": [0, -10, 0],
+                           "capsules": [{"a": [0, 1, 0], "b": [0, 1, 4], "radius": 0.25},
+                                        {"a": [3, 3, 3], "b": [3, 3, 3], "radius": 0.5}],
+                           "blocks": [{"min": [-5, -1, -5], "max": [5, 0, 5]}],
+                           "balls": [{"position": [2, 2, 2], "velocity": [0, 0, 0], "radius": 0.5}]})");
+    ASSERT_EQ(scene.world.capsule_count(), 2u);
+    EXPECT_EQ(scene.world.capsule(0).b, (Vec3{0, 1, 4}));
+    EXPECT_EQ(scene.world.capsule(1).radius, 0.5);
+    ASSERT_EQ(scene.world.block_count(), 1u);
+    EXPECT_EQ(scene.world.block(0).min, (Vec3{-5, -1, -5}));
+    const json state = json::parse(state_json(scene.world, scene.balls));
+    ASSERT_EQ(state["capsules"].size(), 2u);
+    EXPECT_EQ(state["capsules"][0]["b"][2].get<double>(), 4.0);
+    ASSERT_EQ(state["blocks"].size(), 1u);
+    const Scene again = load(state.dump());
+    EXPECT_EQ(again.world.capsule_count(), 2u);
+    EXPECT_EQ(again.world.block(0).max, (Vec3{5, 0, 5}));
+    // Statistics per capsule and per block, like planes and cylinders.
+    const RunStats stats = run_scene(scene, 1.0);
+    EXPECT_EQ(stats.capsules.size(), 2u);
+    ASSERT_EQ(stats.blocks.size(), 1u);
+    EXPECT_GT(stats.blocks[0].hits, 0u);  // the ball falls on it
+    EXPECT_EQ(stats.events.ball_block, stats.blocks[0].hits);
+}
+
 TEST(SceneFile, ReadsBallsInOrderWithDefaultMass) {
     const Scene scene = load(R"({"balls": [
         {"position": [1, 2, 3], "velocity": [4, 5, 6], "radius": 0.25},
@@ -363,6 +389,14 @@ TEST(SceneErrors, MissingRequiredKeys) {
     expect_rejected(R"({"periodic": {"max": [9, 9, 9]}})", "periodic.min", "missing");
     expect_rejected(R"({"planes": [{"point": [0, 0, 0]}]})", "planes[0].normal", "missing");
     expect_rejected(R"({"cylinders": [{"point": [0, 0, 0], "axis": [0, 1, 0]}]})", "cylinders[0].radius", "missing");
+    expect_rejected(R"({"capsules": [{"a": [0, 0, 0], "b": [0, 1, 0]}]})", "capsules[0].radius", "missing");
+    expect_rejected(R"({"capsules": [{"a": [0, 0, 0], "b": [0, 1, 0], "radius": 1, "c": 2}]})", "capsules[0].c",
+                    "unknown key");
+    expect_rejected(R"({"blocks": [{"min": [0, 0, 0]}]})", "blocks[0].max", "missing");
+    expect_rejected(R"({"blocks": [{"min": [0, 0, 0], "max": [1, 0, 1]}]})", "blocks[0].max", "greater");
+    expect_rejected(R"({"capsules": [{"a": [0, 0, 0], "b": [0, 1, 0], "radius": -1}]})", "capsules[0].radius", "");
+    expect_rejected(R"({"periodic": {"min": [0, 0, 0], "max": [9, 9, 9]},
+                        "capsules": [{"a": [1, 1, 1], "b": [2, 1, 1], "radius": 0.5}]})", "capsules[0]", "periodic");
     expect_rejected(R"({"balls": [{"position": [0, 0, 0], "radius": 1}]})", "balls[0].velocity", "missing");
     expect_rejected(R"({"generate": [{"radius": 1, "min": [0, 0, 0], "max": [5, 5, 5], "speed": 0}]})",
                     "generate[0].count", "missing");
