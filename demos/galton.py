@@ -11,6 +11,7 @@ binomial's.
 
     demos/galton.py                    # run demos/scenes/galton.json, print and plot the histogram
     demos/galton.py --write-scene      # (re)write demos/scenes/galton.json from the parameters below
+    demos/galton.py --verify-scene     # exit 1 unless demos/scenes/galton.json is what it writes
     demos/galton.py --duration 40 --out /tmp/galton
 """
 import argparse
@@ -105,15 +106,22 @@ def main():
                         help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--scene", default=SCENE)
     parser.add_argument("--write-scene", action="store_true", help="write the board to --scene and stop")
+    parser.add_argument("--verify-scene", action="store_true", help="exit 1 unless --scene holds the board written")
     parser.add_argument("--duration", type=lab.positive(float), default=30.0, help="simulated time (default 30)")
     parser.add_argument("--threads", type=lab.positive(int), default=1)
     parser.add_argument("--out", default="galton", help="output folder (default ./galton)")
     args = parser.parse_args()
-    if args.write_scene:
+    if args.write_scene or args.verify_scene:
         board, pegs = scene()
+        text = json.dumps(board, separators=(",", ":")) + "\n"
+        if args.verify_scene:
+            with open(args.scene) as f:
+                if f.read() != text:
+                    sys.exit(f"galton: {args.scene} is not the board this script writes (run --write-scene)")
+            print(f"{args.scene}: as written")
+            return
         with open(args.scene, "w") as f:
-            json.dump(board, f, separators=(",", ":"))
-            f.write("\n")
+            f.write(text)
         print(f"{args.scene}: {pegs} pegs, {len(board['capsules']) - pegs} other capsules, {len(board['balls'])} balls")
         return
     lab.require_program(args.ballistic, "galton")

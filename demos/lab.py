@@ -1,4 +1,4 @@
-"""What the lab scripts (gaslab.py, barometric.py) share: option parsing, finding the program,
+"""What the lab scripts (gaslab.py, barometric.py, galton.py) share: option parsing, finding the program,
 running it, and writing a table and its gnuplot plot."""
 import argparse
 import csv
