@@ -1,5 +1,5 @@
 // libFuzzer target: the bytes as a sequence of World calls with their arguments (add and remove
-// balls, planes and columns, move and push balls, step, change gravity and restitution, cast
+// balls, planes, columns, capsules and blocks, move and push balls, step, change gravity and restitution, cast
 // rays, query, save and restore a snapshot), in an open world or a box periodic along some or all
 // axes.
 // Rejected calls must throw InvalidArgument and leave the world as it was; nothing may crash,
@@ -59,9 +59,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::vector<BallId> ids;
         std::vector<PlaneId> planes;
         std::vector<CylinderId> cylinders;
+        std::vector<CapsuleId> capsules;
+        std::vector<BlockId> blocks;
         for (int call = 0; call < 64 && !in.empty(); ++call) {
             try {
-                switch (in.byte() % 15) {
+                switch (in.byte() % 19) {
                     case 0: ids.push_back(world.add_ball({in.vec(), in.vec(), std::fabs(in.number()), 1.0 + std::fabs(in.number())})); break;
                     case 1: planes.push_back(world.add_plane({in.vec(), in.vec()})); break;
                     case 2: cylinders.push_back(world.add_cylinder({in.vec(), in.vec(), in.number()})); break;
@@ -103,6 +105,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                         world = World::restore(snapshot, options);
                         break;
                     }
+                    case 15: capsules.push_back(world.add_capsule({in.vec(), in.vec(), in.number()})); break;
+                    case 16: blocks.push_back(world.add_block({in.vec(), in.vec()})); break;
+                    case 17:
+                        if (!capsules.empty()) world.remove_capsule(capsules[in.byte() % capsules.size()]);
+                        break;
+                    case 18:
+                        if (!blocks.empty()) world.remove_block(blocks[in.byte() % blocks.size()]);
+                        break;
                 }
             } catch (const InvalidArgument&) {
             } catch (const BudgetExceeded&) {
