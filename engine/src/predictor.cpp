@@ -92,7 +92,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
-    if (!still) predict_finite(now, m, key, true, contact);
+    if (!still && statics_.has_finite()) predict_finite(now, m, key, true, contact);
     predict_balls(i, now, m, key, Grid::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
@@ -100,7 +100,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
 Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
     const Motion m = motion(i, now);
     Contact contact = contacts_[i];
-    predict_finite(now, m, key, false, contact);
+    if (statics_.has_finite()) predict_finite(now, m, key, false, contact);
     predict_balls(i, now, m, key, Grid::layer_beyond(face), contact);
     return earliest(crossing(key, m, now), contact.event);
 }
