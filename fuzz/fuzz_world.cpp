@@ -1,7 +1,7 @@
 // libFuzzer target: the bytes as a sequence of World calls with their arguments (add and remove
-// balls, planes, columns, capsules and blocks, move and push balls, step, change gravity and restitution, cast
-// rays, query, save and restore a snapshot), in an open world or a box periodic along some or all
-// axes.
+// balls, planes, columns, capsules and blocks, move and push balls, step, change gravity and
+// restitution, cast rays, query, save and restore a snapshot), in an open world or a box periodic
+// along some or all axes.
 // Rejected calls must throw InvalidArgument and leave the world as it was; nothing may crash,
 // hang or trip a sanitizer.
 #include <ballistic/world.hpp>

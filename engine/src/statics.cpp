@@ -163,7 +163,7 @@ void FiniteCells::build(std::span<const Capsule> capsules, std::span<const Block
                     }
                     if (length(from(centre)) <= margin + length(half)) near.push_back(key);
                 }
-        if (!few || near.size() > kMostCells) {
+        if (!few || near.size() > kMostCells || listed.size() + near.size() > kMostListed) {
             everywhere.push_back(code(f));
             return;
         }

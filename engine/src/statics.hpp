@@ -1,8 +1,8 @@
 // Ballistic — the statics: one-sided infinite planes and infinite columns, stored with unit
 // normals and axes, finite capsules, and the distances of a ball from them. Every distance to a
 // static in the engine (prediction aside, which the time-of-impact kernels compute) is one of
-// these functions. Capsules are also registered in the cells near them (CapsuleCells), so that a
-// ball tests only the capsules it can reach from its cell.
+// these functions. Capsules and blocks are also listed in the cells near them (FiniteCells), so
+// that a ball tests only those it can reach from its cell.
 #pragma once
 
 #include "grid.hpp"
@@ -108,11 +108,13 @@ inline int periodic_axis_crossed(const WorldDef& def, const CylinderDef& column)
 
 // The finite statics a ball may touch from each cell: a capsule or a block is listed in every cell
 // whose centre lies within `reach` and half the cell's diagonal of it, so a ball of radius up to
-// `reach` in that cell can touch no other. One that would take more than kMostCells cells is
-// listed once, for every cell (`everywhere`): memory stays bounded by the count of statics.
+// `reach` in that cell can touch no other. One that would take more than kMostCells cells, or
+// push the lists past kMostListed entries, is listed once, for every cell (`everywhere`): memory
+// stays bounded by the count of statics.
 class FiniteCells {
 public:
     static constexpr std::size_t kMostCells = 1024;
+    static constexpr std::size_t kMostListed = std::size_t{1} << 24;
     // For the cells of `grid` (which must not be periodic); empty without finite statics.
     void build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Grid& grid, double reach);
     void clear();
@@ -146,7 +148,8 @@ private:
     std::vector<std::uint32_t> everywhere_;
 };
 
-// Invariant: every normal and axis is unit length; statics are only ever added.
+// Invariant: every normal and axis is unit length; the capsules' and blocks' lists in the cells
+// are rebuilt (index_finite()) before the next prediction after any of them changes.
 class Statics {
 public:
     // The definition checked (errors name "<field>.point", ".normal", ".axis", ".radius") and

@@ -276,8 +276,8 @@ double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3
 }
 
 double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, double horizon) {
-    double best = horizon < kNever ? horizon : kNever;
-    double found = kNever;
+    double best = horizon;   // the parts' horizon: the earliest contact so far, or the horizon
+    double found = kNever;   // the earliest contact so far
     auto keep = [&](double tau) {
         if (tau < found) found = best = tau;
     };

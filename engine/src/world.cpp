@@ -214,47 +214,45 @@ void World::remove_plane(PlaneId id) {
     w.drop_static(k, w.plane_handles, w.plane_ids, w.measurements.plane_counters);
 }
 
+template <class Id>
+void World::Impl::remove_static(Id id, const char* what, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
+                                std::vector<StaticCounters>& counters,
+                                void (detail::Statics::*remove)(std::uint32_t) noexcept) {
+    const std::uint32_t k = static_handles.slot(id, what);
+    Awakening awakening;
+    prepare_awakening(awakening, def.gravity, statics.planes());  // nothing rests on it as on a plane
+    static_handles.reserve_release();
+    commit_awakening(awakening);
+    (statics.*remove)(k);
+    drop_static(k, static_handles, ids, counters);
+}
+
 void World::remove_cylinder(CylinderId id) {
     Impl& w = *impl_;
-    const std::uint32_t k = w.cylinder_handles.slot(id, "cylinder");
-    Impl::Awakening awakening;
-    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
-    w.cylinder_handles.reserve_release();
-    w.commit_awakening(awakening);
-    w.statics.remove_cylinder(k);
-    w.drop_static(k, w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters);
+    w.remove_static(id, "cylinder", w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters,
+                    &detail::Statics::remove_cylinder);
 }
 
 void World::remove_capsule(CapsuleId id) {
     Impl& w = *impl_;
-    const std::uint32_t k = w.capsule_handles.slot(id, "capsule");
-    Impl::Awakening awakening;
-    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
-    w.capsule_handles.reserve_release();
-    w.commit_awakening(awakening);
-    w.statics.remove_capsule(k);
-    w.drop_static(k, w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters);
+    w.remove_static(id, "capsule", w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters,
+                    &detail::Statics::remove_capsule);
 }
 
 void World::remove_block(BlockId id) {
     Impl& w = *impl_;
-    const std::uint32_t k = w.block_handles.slot(id, "block");
-    Impl::Awakening awakening;
-    w.prepare_awakening(awakening, w.def.gravity, w.statics.planes());
-    w.block_handles.reserve_release();
-    w.commit_awakening(awakening);
-    w.statics.remove_block(k);
-    w.drop_static(k, w.block_handles, w.block_ids, w.measurements.block_counters);
+    w.remove_static(id, "block", w.block_handles, w.block_ids, w.measurements.block_counters,
+                    &detail::Statics::remove_block);
 }
 
 bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(id); }
-bool World::contains(BlockId id) const { return impl_->block_handles.contains(id); }
-std::uint32_t World::index(BlockId id) const { return impl_->block_handles.slot(id, "block"); }
-bool World::contains(CapsuleId id) const { return impl_->capsule_handles.contains(id); }
-std::uint32_t World::index(CapsuleId id) const { return impl_->capsule_handles.slot(id, "capsule"); }
 bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(id); }
+bool World::contains(CapsuleId id) const { return impl_->capsule_handles.contains(id); }
+bool World::contains(BlockId id) const { return impl_->block_handles.contains(id); }
 std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(id, "plane"); }
 std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(id, "cylinder"); }
+std::uint32_t World::index(CapsuleId id) const { return impl_->capsule_handles.slot(id, "capsule"); }
+std::uint32_t World::index(BlockId id) const { return impl_->block_handles.slot(id, "block"); }
 
 PlaneId World::plane_id(std::uint32_t index) const {
     if (index >= impl_->plane_ids.size()) reject("plane", "no plane with index " + std::to_string(index));

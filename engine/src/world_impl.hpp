@@ -113,6 +113,11 @@ struct World::Impl {
     // A ball given a new position or velocity between steps: awake, its quiet history restarted,
     // its partners' predictions of it invalid, every event predicted afresh at the next step.
     void disturbed(std::uint32_t slot);
+    // Removes a column, capsule or block (`remove`, the Statics member for its kind): every ball
+    // woken, then its handle released and the last of its kind moved into its index.
+    template <class Id>
+    void remove_static(Id id, const char* what, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
+                       std::vector<StaticCounters>& counters, void (detail::Statics::*remove)(std::uint32_t) noexcept);
     // After the static at `index` was removed (the last one took its index): its handle released
     // (reserve_release() called first), the last one's handle and counters moved. Never fails.
     template <class Id>
