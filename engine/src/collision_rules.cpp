@@ -6,7 +6,7 @@
 
 namespace ballistic::detail {
 
-Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
+Vec3 acceleration_for(Supports& supports, Vec3 gravity, const SupportPlanes& planes) {
     // Greedy active set: a support constrains the ball only while the acceleration left after
     // the constraints so far still presses it into the plane. Supports that never press are
     // dropped: the ball no longer rests on them.
@@ -18,7 +18,7 @@ Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneD
         changed = false;
         for (std::size_t k = 0; k < 3; ++k) {
             if (pressing[k] || supports[k] == kNoSupport) continue;
-            const Vec3 n = planes[static_cast<std::size_t>(supports[k])].normal;
+            const Vec3 n = planes[supports[k]].normal;
             if (!(dot(a, n) < 0.0)) continue;
             pressing[k] = true;
             Vec3 e = n;
@@ -36,19 +36,19 @@ Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneD
     return a;
 }
 
-std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes) {
+std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes) {
     const Vec3 a = acceleration_for(supports, gravity, planes);
     return rests.intern(supports, false, a);
 }
 
-Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes) {
+Vec3 along_supports(const Supports& supports, Vec3 v, const SupportPlanes& planes) {
     // Remove the components along the span of the support normals (Gram–Schmidt), so a ball
     // resting in a crease keeps no velocity into either plane.
     Vec3 basis[3];
     int active = 0;
     for (std::int32_t k : supports) {
         if (k == kNoSupport) continue;
-        Vec3 e = planes[static_cast<std::size_t>(k)].normal;
+        Vec3 e = planes[k].normal;
         for (int b = 0; b < active; ++b) e -= basis[b] * dot(e, basis[b]);
         const double len = length(e);
         if (len < 1e-9) continue;

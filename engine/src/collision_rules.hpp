@@ -6,6 +6,7 @@
 #pragma once
 
 #include "balls.hpp"
+#include "statics.hpp"
 
 #include <ballistic/types.hpp>
 
@@ -41,14 +42,14 @@ inline Vec3 after_friction(Vec3 vt, double reach) {
 inline bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
     return std::abs(normal_speed) > std::max(1e-12 * length(v), 1e-9 * rest_speed);
 }
-// The acceleration `gravity` leaves a ball resting on `supports` (indices into `planes`); drops
-// the supports it does not press into.
-Vec3 acceleration_for(Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
+// The acceleration `gravity` leaves a ball resting on `supports` (planes and blocks' faces, whose
+// planes `planes` gives); drops the supports it does not press into.
+Vec3 acceleration_for(Supports& supports, Vec3 gravity, const SupportPlanes& planes);
 // The entry of `rests` for a ball awake on these supports (added if new), with the acceleration
 // acceleration_for() leaves; drops the supports it does not press into.
-std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const std::vector<PlaneDef>& planes);
+std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes);
 // v without its components into the supports' normals.
-Vec3 along_supports(const Supports& supports, Vec3 v, const std::vector<PlaneDef>& planes);
+Vec3 along_supports(const Supports& supports, Vec3 v, const SupportPlanes& planes);
 // The nearest periodic image of the separation d, along the axes that wrap (d itself without a
 // periodic box).
 inline Vec3 min_image(const WorldDef& def, Vec3 d) {

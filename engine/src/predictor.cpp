@@ -92,7 +92,10 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
-    if (!still && statics_.has_finite()) predict_finite(now, m, key, true, contact);
+    if (!still && statics_.has_finite()) {
+        predict_finite(now, m, key, true, contact);
+        predict_leaving(now, m, sup, contact);
+    }
     predict_balls(i, now, m, key, Grid::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
@@ -118,6 +121,22 @@ void Predictor::predict_finite(double now, const Motion& m, const CellKey& key, 
         const double tau = toi_ball_capsule(m.p, m.v, m.a, m.r, c.def.a, c.def.b, c.u, c.length, c.def.radius, horizon);
         if (tau != kNever) lower(contact, {now + tau, f.index, Kind::BallCapsule});
     }, everywhere);
+}
+
+void Predictor::predict_leaving(double now, const Motion& m, const Supports& sup, Contact& contact) const {
+    for (const std::int32_t k : sup) {
+        if (!is_face(k)) continue;
+        const std::uint32_t b = face_block(k);
+        const BlockDef& block = statics_.blocks()[b];
+        const int d = face_index(k) / 2;
+        for (int e = 0; e < 3; ++e) {
+            if (e == d) continue;
+            const double x = axis(m.p, e), v = axis(m.v, e), a = 0.5 * axis(m.a, e);
+            for (const double tau : {first_closing_quadratic(x - axis(block.min, e), v, a, contact.event.time - now),
+                                     first_closing_quadratic(axis(block.max, e) - x, -v, -a, contact.event.time - now)})
+                if (tau != kNever) lower(contact, {now + tau, b, Kind::BallBlock});
+        }
+    }
 }
 
 Predictor::Motion Predictor::motion(std::uint32_t i, double now) const {

@@ -39,15 +39,20 @@ public:
         double r;
     };
     Motion motion(std::uint32_t slot, double now) const;
-    // Without planes or without gravity no ball ever rests on a plane, so every ball's
+    // Without planes and blocks or without gravity no ball ever rests on one, so every ball's
     // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
-    bool shared_gravity() const { return statics_.planes().empty() || def_.gravity == Vec3{}; }
+    bool shared_gravity() const {
+        return (statics_.planes().empty() && statics_.blocks().empty()) || def_.gravity == Vec3{};
+    }
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 
 private:
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
     // with `everywhere`, those listed for every cell).
     void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
+    // Lowers `contact` to the time the centre of a ball resting on a block's face passes the face's
+    // edge: an event with that block, which takes the ball off it (response.cpp).
+    void predict_leaving(double now, const Motion& m, const Supports& sup, Contact& contact) const;
     // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const CellKey& key, std::uint32_t cells,

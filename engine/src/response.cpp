@@ -81,14 +81,14 @@ void Response::release_supports(std::uint32_t s) {
     for (auto& k : sup) {
         if (k == kNoSupport) continue;
         const Vec3 v = balls_.velocity(s);
-        const double vn = dot(v, statics_.planes()[static_cast<std::size_t>(k)].normal);
+        const double vn = dot(v, statics_.supports()[k].normal);
         if (off_plane(vn, v, def_.rest_speed)) {
             k = kNoSupport;
             changed = true;
         }
     }
     if (changed) balls_.rest[s] = rest_for(sup);
-    balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.planes()));
+    balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.supports()));
 }
 
 Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
@@ -191,7 +191,7 @@ void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outco
         auto free = std::find(sup.begin(), sup.end(), kNoSupport);
         if (free != sup.end()) *free = static_cast<std::int32_t>(k);
         balls_.rest[i] = rest_for(sup);
-        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.planes()), def_.friction * u));
+        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u));
         J = mass * u;
     } else if (u > 0.0) {
         const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
@@ -230,9 +230,71 @@ void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Ou
 
 void Response::collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out) {
     const bool jammed = meet(i, now, out);
+    if (f.block && leave_block(i, f.index, now, out)) return;
     const auto [w, radius] = statics_.nearest(f, balls_.position(i));  // from the static to the centre
+    if (f.block && collide_face(i, f.index, w, now, jammed, out)) return;
     collide_round(i, w, dot(w, balls_.velocity(i)), dot(w, balls_.acceleration(i)), radius,
                   f.block ? EventKind::BallBlock : EventKind::BallCapsule, f.index, now, jammed, out);
+}
+
+bool Response::leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+    Supports sup = balls_.supports(i);
+    bool left = false;
+    for (std::int32_t& s : sup) {
+        if (!is_face(s) || face_block(s) != k) continue;
+        s = kNoSupport;
+        left = true;
+    }
+    if (!left) return false;
+    balls_.rest[i] = rest_for(sup);
+    ++balls_.counter[i];  // a new trajectory: predictions of it are stale
+    out.queue(i, predictor_.predict(i, now));
+    return true;
+}
+
+bool Response::collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out) {
+    // Over a face (w along one axis only), clear of its edges by more than rounding: an edge
+    // would be met again at once.
+    int d = -1;
+    for (int e = 0; e < 3; ++e) {
+        if (axis(w, e) == 0.0) continue;
+        if (d >= 0) return false;
+        d = e;
+    }
+    if (d < 0) return false;
+    const BlockDef& b = statics_.blocks()[k];
+    const Vec3 p = balls_.position(i);
+    const double margin = 1e-9 * balls_.radius[i];
+    for (int e = 0; e < 3; ++e)
+        if (e != d && !(axis(p, e) - axis(b.min, e) > margin && axis(b.max, e) - axis(p, e) > margin)) return false;
+    const std::int32_t face = face_support(k, 2 * d + (axis(w, d) > 0.0 ? 1 : 0));
+    const Vec3 n = statics_.supports()[face].normal;
+    // As on a plane (collide_plane()): it settles on the face and slides on it, or bounces.
+    const Vec3 v = balls_.velocity(i);
+    const double u = -dot(v, n);
+    const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
+    const double mass = 1.0 / balls_.inv_mass[i];
+    Supports sup = balls_.supports(i);
+    const auto free = std::find(sup.begin(), sup.end(), kNoSupport);
+    double J;
+    if (pressed && u < def_.rest_speed && free != sup.end()) {
+        *free = face;
+        balls_.rest[i] = rest_for(sup);
+        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u));
+        J = mass * u;
+    } else if (u > 0.0) {
+        const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
+        balls_.set_velocity(i, bounce(v, n, u, s));
+        J = mass * (u + s);
+        release_supports(i);
+    } else {
+        out.queue(i, predictor_.predict(i, now));
+        return true;
+    }
+    const double gap = std::abs(axis(w, d));
+    static_collided(i, u, now, jammed, {now, EventKind::BallBlock, balls_.id[i], BallId{}, k, p - n * gap, -n, J},
+                    balls_.radius[i] - gap, out);
+    return true;
 }
 
 void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,

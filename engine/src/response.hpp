@@ -48,6 +48,13 @@ private:
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out);
+    // Ball i (met at `now`) resting on a face of block k: the block's event is its centre passing
+    // the face's edge, and it leaves the block's faces. False when it rests on none of them.
+    bool leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    // Ball i meeting block k over one of its faces (w: from the face to its centre), clear of the
+    // face's edges: it settles on the face or bounces off it, as on a plane. False when it is not
+    // over a face (an edge or a corner, a round static).
+    bool collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out);
     // Ball i (met at `now`) against a static of `radius` around the point or axis at −w from its
     // centre (a block's nearest point, radius 0): wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
     // axis, for a column).
@@ -64,7 +71,7 @@ private:
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out);
     // The entry of these supports in the table of rests (collision_rules.hpp).
     std::uint32_t rest_for(Supports& supports) {
-        return detail::rest_for(balls_.rests, supports, def_.gravity, statics_.planes());
+        return detail::rest_for(balls_.rests, supports, def_.gravity, statics_.supports());
     }
 
     const WorldDef& def_;

@@ -13,7 +13,7 @@ using detail::CellKey;
 using detail::Pending;
 
 void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vector<PlaneDef>& planes,
-                                    std::int32_t removed) const {
+                                    std::int32_t removed, bool off_faces) const {
     // The same supports, awake, under this gravity and these planes: every entry again.
     a.fresh.reset(gravity);
     a.now.resize(balls.rests.size());
@@ -22,7 +22,9 @@ void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vecto
         Supports sup = balls.rests[k].supports;
         if (removed != detail::kNoSupport)
             for (std::int32_t& s : sup) s = s == removed ? detail::kNoSupport : (s == moved ? removed : s);
-        const Vec3 acceleration = detail::acceleration_for(sup, gravity, planes);
+        if (off_faces)
+            for (std::int32_t& s : sup) s = detail::is_face(s) ? detail::kNoSupport : s;
+        const Vec3 acceleration = detail::acceleration_for(sup, gravity, {planes, statics.blocks()});
         a.now[k] = a.fresh.intern(sup, false, acceleration);
     }
 }

@@ -242,7 +242,7 @@ void Sleep::lie_down(std::uint32_t s, double now, std::uint32_t rest) noexcept {
 void Sleep::wake(std::uint32_t s, double now) {
     balls_.advance(s, now);
     Supports sup = balls_.supports(s);
-    balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.planes());
+    balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.supports());
     ++balls_.counter[s];  // its quiet history stays: an impact that was not slow resets it
 }
 
@@ -255,7 +255,7 @@ Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
         const double gap = std::min(rules_.touch_gap(balls_.radius[s]), rules_.touch_gap(balls_.radius[j]));
         if (length(balls_.position_at(j, time) - p) - balls_.radius[s] - balls_.radius[j] > gap) continue;
         Supports sup = balls_.supports(j);
-        woken.emplace_back(j, rest_for(balls_.rests, sup, def_.gravity, statics_.planes()));
+        woken.emplace_back(j, rest_for(balls_.rests, sup, def_.gravity, statics_.supports()));
     }
     return woken;
 }

@@ -31,10 +31,11 @@ public:
     Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
         : def_(def), balls_(balls), grid_(grid), statics_(statics), rules_(rules) {}
 
-    // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes to rest on.
+    // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or
+    // blocks to rest on.
     bool enabled() const {
         return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) &&
-               !statics_.planes().empty();
+               (!statics_.planes().empty() || statics_.has_finite());
     }
     // The static friction with which balls stand: sleep_friction, and at least the friction of
     // the collisions, which holds them in motion.

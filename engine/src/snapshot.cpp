@@ -344,15 +344,18 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     // nothing before the file ends.
     const std::size_t max_balls = w.max_balls();
     Balls& b = w.balls;
-    const double support_sets = 2.0 * std::pow(double(planes) + 1.0, 3.0);
+    const double support_sets = 2.0 * std::pow(double(planes) + 6.0 * double(blocks) + 1.0, 3.0);
     const std::size_t rests = count(in, "rest count", static_cast<std::uint64_t>(std::min(support_sets, 4294967295.0)));
     if (rests == 0) bad("no rest table");
     for (std::size_t k = 0; k < rests; ++k) {
         detail::Supports sup;
         for (std::int32_t& s : sup) {
             s = in.get<std::int32_t>("supports");
-            if (s != detail::kNoSupport && (s < 0 || static_cast<std::size_t>(s) >= planes))
-                bad("rest " + std::to_string(k) + " names plane " + std::to_string(s) + " of " + std::to_string(planes));
+            const bool known = s == detail::kNoSupport || (s >= 0 && static_cast<std::size_t>(s) < planes) ||
+                               (detail::is_face(s) && detail::face_block(s) < blocks);
+            if (!known)
+                bad("rest " + std::to_string(k) + " names support " + std::to_string(s) + " of " + std::to_string(planes) +
+                    " planes and " + std::to_string(blocks) + " blocks");
         }
         const bool asleep = in.get<std::uint8_t>("asleep") != 0;
         const Vec3 a = finite_vec(in, "rest acceleration");

@@ -59,6 +59,29 @@ inline double clearance(const BlockDef& b, Vec3 p, double r) {
     return -depth - r;
 }
 
+// What a ball rests on (Supports, balls.hpp): a plane by its index (≥ 0), or a block's face, coded
+// −2 − (6 block + face) with face = 2 axis + 1 for the upper face (−1 is kNoSupport: nothing).
+inline std::int32_t face_support(std::uint32_t block, int face) {
+    return -2 - static_cast<std::int32_t>(6 * block + static_cast<std::uint32_t>(face));
+}
+inline bool is_face(std::int32_t support) { return support <= -2; }
+inline std::uint32_t face_block(std::int32_t support) { return static_cast<std::uint32_t>(-2 - support) / 6; }
+inline int face_index(std::int32_t support) { return static_cast<int>(static_cast<std::uint32_t>(-2 - support) % 6); }
+// The plane a support lies in: a plane itself, or the plane of a block's face (outward normal).
+struct SupportPlanes {
+    const std::vector<PlaneDef>& planes;
+    std::span<const BlockDef> blocks;
+    PlaneDef operator[](std::int32_t support) const {
+        if (support >= 0) return planes[static_cast<std::size_t>(support)];
+        const BlockDef& b = blocks[face_block(support)];
+        const int face = face_index(support), d = face / 2;
+        const bool upper = (face & 1) != 0;
+        Vec3 n;
+        (d == 0 ? n.x : d == 1 ? n.y : n.z) = upper ? 1.0 : -1.0;
+        return {upper ? b.max : b.min, n};
+    }
+};
+
 // A finite static (a capsule or a block) by its index.
 struct Finite {
     bool block = false;
@@ -173,6 +196,7 @@ public:
     const std::vector<CylinderDef>& cylinders() const { return cylinders_; }
     const std::vector<Capsule>& capsules() const { return capsules_; }
     const std::vector<BlockDef>& blocks() const { return blocks_; }
+    SupportPlanes supports() const { return {planes_, blocks_}; }
     bool has_finite() const { return !capsules_.empty() || !blocks_.empty(); }
     bool empty() const { return planes_.empty() && cylinders_.empty() && !has_finite(); }
     // Lists the capsules and blocks in the cells of `grid` for balls of radius up to `largest`;

@@ -220,7 +220,9 @@ void World::Impl::remove_static(Id id, const char* what, detail::Handles<Id>& st
                                 void (detail::Statics::*remove)(std::uint32_t) noexcept) {
     const std::uint32_t k = static_handles.slot(id, what);
     Awakening awakening;
-    prepare_awakening(awakening, def.gravity, statics.planes());  // nothing rests on it as on a plane
+    // Balls resting on a block's face leave them all (block indices change); they settle again.
+    prepare_awakening(awakening, def.gravity, statics.planes(), detail::kNoSupport,
+                      std::is_same_v<Id, BlockId>);
     static_handles.reserve_release();
     commit_awakening(awakening);
     (statics.*remove)(k);

@@ -101,14 +101,15 @@ struct World::Impl {
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
-    // into its index, when given), and `now`, each old entry's new index; commit, which never
+    // into its index, when given; with `off_faces`, off every block's face), and `now`, each old
+    // entry's new index; commit, which never
     // fails, swaps it in.
     struct Awakening {
         detail::Rests fresh;
         std::vector<std::uint32_t> now;
     };
     void prepare_awakening(Awakening& awakening, Vec3 gravity, const std::vector<PlaneDef>& planes,
-                           std::int32_t removed = detail::kNoSupport) const;
+                           std::int32_t removed = detail::kNoSupport, bool off_faces = false) const;
     void commit_awakening(Awakening& awakening) noexcept;
     // A ball given a new position or velocity between steps: awake, its quiet history restarted,
     // its partners' predictions of it invalid, every event predicted afresh at the next step.
