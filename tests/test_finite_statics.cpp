@@ -330,9 +330,10 @@ TEST(Block, BallsSlideOnATopFaceAndLeaveItAtItsEdge) {
 // Balls poured into a room whose floor is a block's top face come to rest on it as on a plane
 // floor and sleep: the same events and the same bits as with a plane there, no chatter.
 TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
-    auto pour = [](bool block) {
-        WorldDef def = with_gravity(0.5);
-        def.friction = 0.5;  // they stop sliding, and sleep
+    auto pour = [](bool block, int threads = 1) {
+        WorldDef def = with_gravity(0.5, threads);
+        def.friction = 0.5;                 // they stop sliding, and sleep
+        def.parallel_events_min_balls = 0;  // two threads take the parallel batches
         World world(def);
         world.add_plane({{-3, 0, 0}, {1, 0, 0}});
         world.add_plane({{3, 0, 0}, {-1, 0, 0}});
@@ -358,6 +359,7 @@ TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
     // rounding, not to the bit).
     EXPECT_EQ(on_block.events_processed(), on_floor.events_processed());
     EXPECT_EQ(on_floor.sleeping_count(), 40u);
+    EXPECT_EQ(pour(true, 2).state_hash(), on_block.state_hash());
     const BallView a = on_block.balls(), b = on_floor.balls();
     for (std::size_t k = 0; k < a.x.size(); ++k)
         EXPECT_LT(length(Vec3{a.x[k] - b.x[k], a.y[k] - b.y[k], a.z[k] - b.z[k]}), 1e-9) << k;
