@@ -42,7 +42,7 @@ public:
     // Without planes and blocks or without gravity no ball ever rests on one, so every ball's
     // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
     bool shared_gravity() const {
-        return (statics_.planes().empty() && statics_.blocks().empty()) || def_.gravity == Vec3{};
+        return !statics_.flat() || def_.gravity == Vec3{};
     }
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 

@@ -46,6 +46,7 @@ BlockDef Statics::checked(const BlockDef& def, const std::string& field) {
 
 std::uint32_t Statics::add(const PlaneDef& unit) {
     planes_.push_back(unit);
+    flat_ = true;
     return static_cast<std::uint32_t>(planes_.size() - 1);
 }
 
@@ -67,18 +68,21 @@ void Statics::remove_capsule(std::uint32_t index) noexcept {
 
 std::uint32_t Statics::add(const BlockDef& block) {
     blocks_.push_back(block);
+    flat_ = true;
     return static_cast<std::uint32_t>(blocks_.size() - 1);
 }
 
 void Statics::remove_block(std::uint32_t index) noexcept {
     blocks_[index] = blocks_.back();
     blocks_.pop_back();
+    flat_ = !planes_.empty() || !blocks_.empty();
     finite_cells_.clear();
 }
 
 void Statics::remove_plane(std::uint32_t index) noexcept {
     planes_[index] = planes_.back();
     planes_.pop_back();
+    flat_ = !planes_.empty() || !blocks_.empty();
 }
 
 void Statics::remove_cylinder(std::uint32_t index) noexcept {

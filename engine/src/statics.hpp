@@ -197,6 +197,8 @@ public:
     const std::vector<Capsule>& capsules() const { return capsules_; }
     const std::vector<BlockDef>& blocks() const { return blocks_; }
     SupportPlanes supports() const { return {planes_, blocks_}; }
+    // Is there a plane or a block, something a ball can rest on as on a plane?
+    bool flat() const { return flat_; }
     bool has_finite() const { return !capsules_.empty() || !blocks_.empty(); }
     bool empty() const { return planes_.empty() && cylinders_.empty() && !has_finite(); }
     // Lists the capsules and blocks in the cells of `grid` for balls of radius up to `largest`;
@@ -227,6 +229,7 @@ private:
     std::vector<CylinderDef> cylinders_;
     std::vector<Capsule> capsules_;
     std::vector<BlockDef> blocks_;
+    bool flat_ = false;  // planes or blocks
     FiniteCells finite_cells_;
 };
 
