@@ -54,7 +54,8 @@ namespace {
 using test_worlds::restore;
 using test_worlds::save;
 
-// A pile in a well, some asleep, some awake, with a column and a spare plane (made once).
+// A pile in a well, some asleep, some awake, with a column, a spare plane, a capsule and a block
+// ledge in the well that balls rest on (made once).
 std::string make_pile() {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
@@ -63,7 +64,12 @@ std::string make_pile() {
     World world = test_worlds::pour_into_well(def);
     world.add_plane({{0, -5, 0}, {0, 1, 0}});
     world.add_cylinder({{10, 0, 10}, {0, 1, 0}, 1.0});
+    world.add_capsule({{20, 0, 20}, {20, 3, 20}, 0.5});
     for (int k = 0; k < 150; ++k) world.step(1.0 / 60.0);
+    // A block ledge in the well above the pile, and a ball dropped onto it.
+    world.add_block({{0, 14, 0}, {1.2, 14.5, 2.05}});
+    world.add_ball({{0.6, 15.2, 1.0}, {0.3, 0, 0.1}, 0.5, 1.0});
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
     EXPECT_GT(world.sleeping_count(), 0u);
     return save(world);
 }
@@ -122,6 +128,8 @@ TEST(StrongGuarantee, RemovingStaticsAndChangingGravityOrRestitution) {
     EXPECT_GT(strong(bytes, [](World& w) { w.remove_plane(w.plane_id(2)); }), 0);  // the floor
     EXPECT_GT(strong(bytes, [](World& w) { w.remove_plane(w.plane_id(5)); }), 0);  // the last plane
     EXPECT_GT(strong(bytes, [](World& w) { w.remove_cylinder(w.cylinder_id(0)); }), 0);
+    EXPECT_GT(strong(bytes, [](World& w) { w.remove_capsule(w.capsule_id(0)); }), 0);
+    EXPECT_GT(strong(bytes, [](World& w) { w.remove_block(w.block_id(0)); }), 0);
     EXPECT_GT(strong(bytes, [](World& w) { w.set_gravity({1, -9.81, 0}); }), 0);
     EXPECT_GT(strong(bytes, [](World& w) { w.set_restitution(1.0); }), 0);
 }
@@ -130,6 +138,8 @@ TEST(StrongGuarantee, AddingStatics) {
     const std::string& bytes = pile();
     EXPECT_GT(strong(bytes, [](World& w) { w.add_plane({{0, 40, 0}, {0, -1, 0}}); }), 0);
     EXPECT_GT(strong(bytes, [](World& w) { w.add_cylinder({{-10, 0, 0}, {0, 1, 0}, 1.0}); }), 0);
+    EXPECT_GT(strong(bytes, [](World& w) { w.add_capsule({{-10, 0, 0}, {-10, 2, 0}, 1.0}); }), 0);
+    EXPECT_GT(strong(bytes, [](World& w) { w.add_block({{-10, 0, -10}, {-9, 1, -9}}); }), 0);
 }
 
 TEST(StrongGuarantee, BallCalls) {
