@@ -466,3 +466,22 @@ TEST(Block, BadBlocksAreRefusedNamingTheField) {
     EXPECT_FALSE(world.contains(id));
     EXPECT_THROW(world.block_id(0), InvalidArgument);
 }
+
+// As many blocks as a snapshot reads back, added one at a time in amortised constant time each;
+// one more is refused, naming the limit.
+TEST(Block, AWorldHoldsAtMostTwoToTheTwentyBlocks) {
+    World world;
+    constexpr std::size_t kMost = std::size_t{1} << 20;
+    for (std::size_t k = 0; k < kMost; ++k) {
+        const double x = 2.0 * static_cast<double>(k % 1024), y = 2.0 * static_cast<double>(k / 1024);
+        world.add_block({{x, y, 0}, {x + 1, y + 1, 1}});
+    }
+    try {
+        world.add_block({{-5, -5, -5}, {-4, -4, -4}});
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "blocks[1048576]");
+        EXPECT_NE(std::string(error.what()).find("at most 1048576 blocks"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(world.block_count(), kMost);
+}

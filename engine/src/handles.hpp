@@ -1,5 +1,5 @@
-// Ballistic — handles: generation-checked ids (BallId, PlaneId, CylinderId) that map to storage
-// slots, one table per kind of thing.
+// Ballistic — handles: generation-checked ids (BallId, PlaneId, CylinderId, CapsuleId, BlockId)
+// that map to storage slots, one table per kind of thing.
 #pragma once
 
 #include <ballistic/types.hpp>
@@ -7,12 +7,20 @@
 #include "snapshot.hpp"
 #include "validate.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace ballistic::detail {
+
+// Room for `needed` elements, growing geometrically: things added one at a time cost amortised
+// O(1) each, not a copy of all before them.
+template <class T>
+void reserve_for(std::vector<T>& v, std::size_t needed) {
+    if (needed > v.capacity()) v.reserve(std::max(needed, 2 * v.capacity()));
+}
 
 // Invariants: an index's generation is odd while its thing lives and even once removed; index 0
 // is never handed out (id 0 is the null handle); freed indices are reused, each time with a new
@@ -36,8 +44,8 @@ public:
     // Room for `more` handles, so that that many issue() calls cannot fail.
     void reserve(std::size_t more) {
         const std::size_t needed = generation_.size() + more + 1;  // + the unused index 0
-        slot_of_.reserve(needed);
-        generation_.reserve(needed);
+        reserve_for(slot_of_, needed);
+        reserve_for(generation_, needed);
     }
     Id issue(std::uint32_t slot) {  // a handle for the thing in `slot`
         std::uint32_t index;
@@ -62,7 +70,7 @@ public:
         free_.push_back(id.index());  // first: should it fail, the handle stays live
         ++generation_[id.index()];    // odd (live) -> even (dead)
     }
-    void reserve_release() { free_.reserve(free_.size() + 1); }
+    void reserve_release() { reserve_for(free_, free_.size() + 1); }
     // fn(slot) for every live thing, in handle-index order.
     template <class Fn>
     void for_each_live(Fn&& fn) const {

@@ -137,9 +137,9 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
             reject(field, "overlaps the ball with handle " + std::to_string(balls.id[s].value) + " by " +
                               show(-detail::clearance(unit, balls.position(s), balls.radius[s])));
     // Room for everything first: once the static is in, nothing fails.
-    counters.reserve(counters.size() + 1);
+    detail::reserve_for(counters, counters.size() + 1);
     static_handles.reserve(1);
-    ids.reserve(ids.size() + 1);
+    detail::reserve_for(ids, ids.size() + 1);
     const std::uint32_t index = statics.add(unit);
     counters.emplace_back();
     ids.push_back(static_handles.issue(index));
@@ -173,6 +173,8 @@ CapsuleId World::add_capsule(const CapsuleDef& def) {
     if (w.def.periodic)
         reject(field, "a periodic world has no capsules (capsules have no periodic images); close the world with "
                       "planes instead");
+    if (w.statics.capsules().size() >= detail::kMostFinite)
+        reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " capsules");
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.capsule_counters,
                         w.capsule_handles, w.capsule_ids);
 }
@@ -183,6 +185,8 @@ BlockId World::add_block(const BlockDef& def) {
     if (w.def.periodic)
         reject(field, "a periodic world has no blocks (blocks have no periodic images); close the world with "
                       "planes instead");
+    if (w.statics.blocks().size() >= detail::kMostFinite)
+        reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " blocks");
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.block_counters, w.block_handles,
                         w.block_ids);
 }
