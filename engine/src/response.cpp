@@ -177,7 +177,12 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
 void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
     const bool jammed = meet(i, now, out);
     const PlaneDef& plane = statics_.planes()[k];
-    const Vec3 n = plane.normal;
+    collide_flat(i, plane.normal, static_cast<std::int32_t>(k), height(plane, balls_.position(i)), EventKind::BallPlane,
+                 k, now, jammed, out);
+}
+
+void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, double gap, EventKind kind, std::uint32_t k,
+                            double now, bool jammed, Outcome& out) {
     const Vec3 v = balls_.velocity(i);
     const double u = -dot(v, n);
     const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
@@ -189,7 +194,7 @@ void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outco
         // supports, a perfectly inelastic contact at a speed below rest_speed.
         Supports sup = balls_.supports(i);
         auto free = std::find(sup.begin(), sup.end(), kNoSupport);
-        if (free != sup.end()) *free = static_cast<std::int32_t>(k);
+        if (free != sup.end()) *free = support;
         balls_.rest[i] = rest_for(sup);
         balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u));
         J = mass * u;
@@ -202,9 +207,7 @@ void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outco
         out.queue(i, predictor_.predict(i, now));
         return;
     }
-    const double gap = height(plane, balls_.position(i));
-    static_collided(i, u, now, jammed,
-                    {now, EventKind::BallPlane, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
+    static_collided(i, u, now, jammed, {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
                     balls_.radius[i] - gap, out);
 }
 
@@ -268,32 +271,8 @@ bool Response::collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now
     for (int e = 0; e < 3; ++e)
         if (e != d && !(axis(p, e) - axis(b.min, e) > margin && axis(b.max, e) - axis(p, e) > margin)) return false;
     const std::int32_t face = face_support(k, 2 * d + (axis(w, d) > 0.0 ? 1 : 0));
-    const Vec3 n = statics_.supports()[face].normal;
-    // As on a plane (collide_plane()): it settles on the face and slides on it, or bounces.
-    const Vec3 v = balls_.velocity(i);
-    const double u = -dot(v, n);
-    const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
-    const double mass = 1.0 / balls_.inv_mass[i];
-    Supports sup = balls_.supports(i);
-    const auto free = std::find(sup.begin(), sup.end(), kNoSupport);
-    double J;
-    if (pressed && u < def_.rest_speed && free != sup.end()) {
-        *free = face;
-        balls_.rest[i] = rest_for(sup);
-        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u));
-        J = mass * u;
-    } else if (u > 0.0) {
-        const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
-        balls_.set_velocity(i, bounce(v, n, u, s));
-        J = mass * (u + s);
-        release_supports(i);
-    } else {
-        out.queue(i, predictor_.predict(i, now));
-        return true;
-    }
-    const double gap = std::abs(axis(w, d));
-    static_collided(i, u, now, jammed, {now, EventKind::BallBlock, balls_.id[i], BallId{}, k, p - n * gap, -n, J},
-                    balls_.radius[i] - gap, out);
+    collide_flat(i, statics_.supports()[face].normal, face, std::abs(axis(w, d)), EventKind::BallBlock, k, now, jammed,
+                 out);
     return true;
 }
 

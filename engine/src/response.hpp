@@ -47,13 +47,17 @@ private:
     void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out);
     void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    // Ball i (met at `now`) against a flat static, a plane or a block's face (`support`), with
+    // outward unit normal n, its centre `gap` from it: it settles on it and slides, or bounces.
+    void collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, double gap, EventKind kind, std::uint32_t k,
+                      double now, bool jammed, Outcome& out);
     void collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out);
     // Ball i (met at `now`) resting on a face of block k: the block's event is its centre passing
     // the face's edge, and it leaves the block's faces. False when it rests on none of them.
     bool leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
     // Ball i meeting block k over one of its faces (w: from the face to its centre), clear of the
-    // face's edges: it settles on the face or bounces off it, as on a plane. False when it is not
-    // over a face (an edge or a corner, a round static).
+    // face's edges: collide_flat() with the face. False when it is not over a face (an edge or a
+    // corner: a round static of radius 0).
     bool collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out);
     // Ball i (met at `now`) against a static of `radius` around the point or axis at −w from its
     // centre (a block's nearest point, radius 0): wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
