@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace ballistic;
@@ -42,6 +44,18 @@ CollisionEvent first_hit(World& world, double end, EventKind kind = EventKind::B
     }
     ADD_FAILURE() << "no collision of kind " << int(kind) << " before " << end;
     return {};
+}
+
+// The field an InvalidArgument from adding this static names, or "accepted".
+template <class Def>
+std::string field_of(World& world, const Def& def) {
+    try {
+        if constexpr (std::is_same_v<Def, CapsuleDef>) world.add_capsule(def);
+        else world.add_block(def);
+    } catch (const InvalidArgument& error) {
+        return error.field();
+    }
+    return "accepted";
 }
 
 class CapsuleImpact : public ::testing::TestWithParam<bool> {};  // with a crowd (cells) or alone
@@ -419,49 +433,33 @@ TEST(Capsule, HandlesAndRemovalWakeAndDropTheCapsule) {
 }
 
 TEST(Capsule, BadCapsulesAreRefusedNamingTheField) {
-    auto field_of = [](World& world, const CapsuleDef& def) -> std::string {
-        try {
-            world.add_capsule(def);
-        } catch (const InvalidArgument& error) {
-            return error.field();
-        }
-        return "accepted";
-    };
     World world;
-    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 0}, 0.0}), "capsules[0].radius");
-    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 0}, -1.0}), "capsules[0].radius");
-    EXPECT_EQ(field_of(world, {{0, NAN, 0}, {1, 0, 0}, 1.0}), "capsules[0].a");
-    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1e31, 0, 0}, 1.0}), "capsules[0].b");
+    EXPECT_EQ(field_of(world, CapsuleDef{{0, 0, 0}, {1, 0, 0}, 0.0}), "capsules[0].radius");
+    EXPECT_EQ(field_of(world, CapsuleDef{{0, 0, 0}, {1, 0, 0}, -1.0}), "capsules[0].radius");
+    EXPECT_EQ(field_of(world, CapsuleDef{{0, NAN, 0}, {1, 0, 0}, 1.0}), "capsules[0].a");
+    EXPECT_EQ(field_of(world, CapsuleDef{{0, 0, 0}, {1e31, 0, 0}, 1.0}), "capsules[0].b");
     world.add_ball({{0, 0, 0}, {}, 0.5, 1.0});
-    EXPECT_EQ(field_of(world, {{0.5, 0, 0}, {2, 0, 0}, 0.2}), "capsules[0]");  // overlaps the ball
+    EXPECT_EQ(field_of(world, CapsuleDef{{0.5, 0, 0}, {2, 0, 0}, 0.2}), "capsules[0]");  // overlaps the ball
     WorldDef periodic;
     periodic.periodic = Box{{0, 0, 0}, {10, 10, 10}};
     World gas(periodic);
-    EXPECT_EQ(field_of(gas, {{1, 1, 1}, {2, 1, 1}, 0.2}), "capsules[0]");
+    EXPECT_EQ(field_of(gas, CapsuleDef{{1, 1, 1}, {2, 1, 1}, 0.2}), "capsules[0]");
     EXPECT_EQ(world.capsule_count(), 0u);
 }
 
 TEST(Block, BadBlocksAreRefusedNamingTheField) {
-    auto field_of = [](World& world, const BlockDef& def) -> std::string {
-        try {
-            world.add_block(def);
-        } catch (const InvalidArgument& error) {
-            return error.field();
-        }
-        return "accepted";
-    };
     World world;
-    EXPECT_EQ(field_of(world, {{0, 0, 0}, {1, 0, 1}}), "blocks[0].max");  // flat
-    EXPECT_EQ(field_of(world, {{0, 0, 0}, {-1, 1, 1}}), "blocks[0].max");
-    EXPECT_EQ(field_of(world, {{0, INFINITY, 0}, {1, 1, 1}}), "blocks[0].min");
+    EXPECT_EQ(field_of(world, BlockDef{{0, 0, 0}, {1, 0, 1}}), "blocks[0].max");  // flat
+    EXPECT_EQ(field_of(world, BlockDef{{0, 0, 0}, {-1, 1, 1}}), "blocks[0].max");
+    EXPECT_EQ(field_of(world, BlockDef{{0, INFINITY, 0}, {1, 1, 1}}), "blocks[0].min");
     world.add_ball({{0, 0, 0}, {}, 0.5, 1.0});
-    EXPECT_EQ(field_of(world, {{0.4, -1, -1}, {2, 1, 1}}), "blocks[0]");  // overlaps the ball
+    EXPECT_EQ(field_of(world, BlockDef{{0.4, -1, -1}, {2, 1, 1}}), "blocks[0]");  // overlaps the ball
     const BlockId id = world.add_block({{0.5, -1, -1}, {2, 1, 1}});      // touching is allowed
     EXPECT_EQ(world.index(id), 0u);
     WorldDef periodic;
     periodic.periodic = Box{{0, 0, 0}, {10, 10, 10}};
     World gas(periodic);
-    EXPECT_EQ(field_of(gas, {{1, 1, 1}, {2, 2, 2}}), "blocks[0]");
+    EXPECT_EQ(field_of(gas, BlockDef{{1, 1, 1}, {2, 2, 2}}), "blocks[0]");
     world.remove_block(id);
     EXPECT_FALSE(world.contains(id));
     EXPECT_THROW(world.block_id(0), InvalidArgument);
