@@ -331,74 +331,64 @@ void add_box(World& world, const json& value) {
     }
 }
 
-void add_planes(World& world, const json& list) {
-    const json& items = read_list(list, "planes");
+// Each element of the list `name` (an object with only the keys `keys`), read by
+// `read(item, path)` and added to the world by `add(def)`; an error of the world names the
+// element's path.
+template <class Read, class Add>
+void add_each(const json& list, const std::string& name, std::initializer_list<std::string_view> keys, Read&& read,
+              Add&& add) {
+    const json& items = read_list(list, name);
     for (std::size_t i = 0; i < items.size(); ++i) {
-        const std::string path = element("planes", i);
-        const json& item = items[i];
-        expect_keys(item, path, {"point", "normal"});
-        PlaneDef def;
-        def.point = read_vec3(required_key(item, path, "point"), join(path, "point"));
-        def.normal = read_vec3(required_key(item, path, "normal"), join(path, "normal"));
+        const std::string path = element(name, i);
+        expect_keys(items[i], path, keys);
+        const auto def = read(items[i], path);
         try {
-            world.add_plane(def);
+            add(def);
         } catch (const InvalidArgument& error) {
             rethrow_under(error, path);
         }
     }
+}
+
+// The required member `key` of an element at `path`.
+Vec3 vec3_at(const json& item, const std::string& path, std::string_view key) {
+    return read_vec3(required_key(item, path, key), join(path, key));
+}
+double number_at(const json& item, const std::string& path, std::string_view key) {
+    return read_number(required_key(item, path, key), join(path, key));
+}
+
+void add_planes(World& world, const json& list) {
+    add_each(list, "planes", {"point", "normal"},
+             [](const json& item, const std::string& path) {
+                 return PlaneDef{vec3_at(item, path, "point"), vec3_at(item, path, "normal")};
+             },
+             [&](const PlaneDef& def) { world.add_plane(def); });
 }
 
 void add_cylinders(World& world, const json& list) {
-    const json& items = read_list(list, "cylinders");
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const std::string path = element("cylinders", i);
-        const json& item = items[i];
-        expect_keys(item, path, {"point", "axis", "radius"});
-        CylinderDef def;
-        def.point = read_vec3(required_key(item, path, "point"), join(path, "point"));
-        def.axis = read_vec3(required_key(item, path, "axis"), join(path, "axis"));
-        def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
-        try {
-            world.add_cylinder(def);
-        } catch (const InvalidArgument& error) {
-            rethrow_under(error, path);
-        }
-    }
+    add_each(list, "cylinders", {"point", "axis", "radius"},
+             [](const json& item, const std::string& path) {
+                 return CylinderDef{vec3_at(item, path, "point"), vec3_at(item, path, "axis"),
+                                    number_at(item, path, "radius")};
+             },
+             [&](const CylinderDef& def) { world.add_cylinder(def); });
 }
 
 void add_capsules(World& world, const json& list) {
-    const json& items = read_list(list, "capsules");
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const std::string path = element("capsules", i);
-        const json& item = items[i];
-        expect_keys(item, path, {"a", "b", "radius"});
-        CapsuleDef def;
-        def.a = read_vec3(required_key(item, path, "a"), join(path, "a"));
-        def.b = read_vec3(required_key(item, path, "b"), join(path, "b"));
-        def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
-        try {
-            world.add_capsule(def);
-        } catch (const InvalidArgument& error) {
-            rethrow_under(error, path);
-        }
-    }
+    add_each(list, "capsules", {"a", "b", "radius"},
+             [](const json& item, const std::string& path) {
+                 return CapsuleDef{vec3_at(item, path, "a"), vec3_at(item, path, "b"), number_at(item, path, "radius")};
+             },
+             [&](const CapsuleDef& def) { world.add_capsule(def); });
 }
 
 void add_blocks(World& world, const json& list) {
-    const json& items = read_list(list, "blocks");
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const std::string path = element("blocks", i);
-        const json& item = items[i];
-        expect_keys(item, path, {"min", "max"});
-        BlockDef def;
-        def.min = read_vec3(required_key(item, path, "min"), join(path, "min"));
-        def.max = read_vec3(required_key(item, path, "max"), join(path, "max"));
-        try {
-            world.add_block(def);
-        } catch (const InvalidArgument& error) {
-            rethrow_under(error, path);
-        }
-    }
+    add_each(list, "blocks", {"min", "max"},
+             [](const json& item, const std::string& path) {
+                 return BlockDef{vec3_at(item, path, "min"), vec3_at(item, path, "max")};
+             },
+             [&](const BlockDef& def) { world.add_block(def); });
 }
 
 BallDef read_ball(const json& item, const std::string& path) {
