@@ -167,28 +167,26 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
                         w.cylinder_handles, w.cylinder_ids);
 }
 
+template <class Def, class Id>
+Id World::Impl::add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
+                           detail::Handles<Id>& static_handles, std::vector<Id>& ids) {
+    const std::string field = kind + "[" + std::to_string(ids.size()) + "]";
+    if (def.periodic)
+        reject(field, "a periodic world has no " + kind + " (" + kind +
+                          " have no periodic images); close the world with planes instead");
+    if (ids.size() >= detail::kMostFinite)
+        reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " " + kind);
+    return add_static(detail::Statics::checked(static_def, field), field, counters, static_handles, ids);
+}
+
 CapsuleId World::add_capsule(const CapsuleDef& def) {
     Impl& w = *impl_;
-    const std::string field = "capsules[" + std::to_string(w.statics.capsules().size()) + "]";
-    if (w.def.periodic)
-        reject(field, "a periodic world has no capsules (capsules have no periodic images); close the world with "
-                      "planes instead");
-    if (w.statics.capsules().size() >= detail::kMostFinite)
-        reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " capsules");
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.capsule_counters,
-                        w.capsule_handles, w.capsule_ids);
+    return w.add_finite(def, "capsules", w.measurements.capsule_counters, w.capsule_handles, w.capsule_ids);
 }
 
 BlockId World::add_block(const BlockDef& def) {
     Impl& w = *impl_;
-    const std::string field = "blocks[" + std::to_string(w.statics.blocks().size()) + "]";
-    if (w.def.periodic)
-        reject(field, "a periodic world has no blocks (blocks have no periodic images); close the world with "
-                      "planes instead");
-    if (w.statics.blocks().size() >= detail::kMostFinite)
-        reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " blocks");
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.block_counters, w.block_handles,
-                        w.block_ids);
+    return w.add_finite(def, "blocks", w.measurements.block_counters, w.block_handles, w.block_ids);
 }
 
 template <class Id>

@@ -102,8 +102,7 @@ struct World::Impl {
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
     // into its index, when given; with `off_faces`, off every block's face), and `now`, each old
-    // entry's new index; commit, which never
-    // fails, swaps it in.
+    // entry's new index; commit, which never fails, swaps it in.
     struct Awakening {
         detail::Rests fresh;
         std::vector<std::uint32_t> now;
@@ -114,6 +113,11 @@ struct World::Impl {
     // A ball given a new position or velocity between steps: awake, its quiet history restarted,
     // its partners' predictions of it invalid, every event predicted afresh at the next step.
     void disturbed(std::uint32_t slot);
+    // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
+    // periodic world and beyond kMostFinite of the kind, then add_static().
+    template <class Def, class Id>
+    Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
+                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
     // Removes a column, capsule or block (`remove`, the Statics member for its kind): every ball
     // woken, then its handle released and the last of its kind moved into its index.
     template <class Id>
