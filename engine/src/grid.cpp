@@ -4,10 +4,6 @@
 #include <cmath>
 
 namespace ballistic::detail {
-namespace {
-
-void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
-}  // namespace
 
 void Grid::configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
                      std::size_t capacity) {

@@ -29,6 +29,7 @@ inline constexpr std::int64_t kKeyLimit = std::int64_t{1} << 29;  // beyond it, 
 inline constexpr double kWholeSpace = 0x1p106;
 // Component d (0, 1, 2) of a vector.
 inline double axis(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+inline void set_axis(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
 
 struct CellKey {
     std::int32_t x = 0, y = 0, z = 0;

@@ -162,8 +162,8 @@ void FiniteCells::build(std::span<const Capsule> capsules, std::span<const Block
                     Vec3 centre, half;
                     for (int d = 0; d < 3; ++d) {
                         const double b0 = grid.bound(d, key[d]), b1 = grid.bound(d, key[d] + 1);
-                        (d == 0 ? centre.x : d == 1 ? centre.y : centre.z) = 0.5 * (b0 + b1);
-                        (d == 0 ? half.x : d == 1 ? half.y : half.z) = 0.5 * (b1 - b0);
+                        set_axis(centre, d, 0.5 * (b0 + b1));
+                        set_axis(half, d, 0.5 * (b1 - b0));
                     }
                     if (length(from(centre)) <= margin + length(half)) near.push_back(key);
                 }

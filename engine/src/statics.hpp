@@ -81,7 +81,7 @@ struct SupportPlanes {
         const int face = face_index(support), d = face / 2;
         const bool upper = (face & 1) != 0;
         Vec3 n;
-        (d == 0 ? n.x : d == 1 ? n.y : n.z) = upper ? 1.0 : -1.0;
+        set_axis(n, d, upper ? 1.0 : -1.0);
         return {upper ? b.max : b.min, n};
     }
 };

@@ -1,5 +1,7 @@
 #include "toi.hpp"
 
+#include "grid.hpp"  // axis(), set_axis()
+
 #include <algorithm>
 #include <cmath>
 
@@ -227,9 +229,6 @@ void add_roots(double c0, double c1, double c2, double end, double* out, int& n)
         if (r[k] > 0.0 && r[k] < end) out[n++] = r[k];
 }
 
-double component(Vec3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
-void set_component(Vec3& v, int d, double value) { (d == 0 ? v.x : (d == 1 ? v.y : v.z)) = value; }
-
 // The body of a segment alone (no ends): the infinite cylinder's gap while the centre is level
 // with the segment, 0 ≤ (p − a)·u ≤ L, which s(τ) = s0 + s1 τ + s2 τ² crosses at 0 and L at most
 // twice each.
@@ -285,9 +284,9 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
     // centre on the block's side of a face's plane (a ball beside the block) meets the face only
     // after coming out past the plane and back: at the later root of a concave gap.
     for (int d = 0; d < 3; ++d) {
-        const double x = component(p, d), vd = component(v, d), ad = 0.5 * component(acc, d);
+        const double x = axis(p, d), vd = axis(v, d), ad = 0.5 * axis(acc, d);
         for (const bool upper : {false, true}) {
-            const double c0 = upper ? x - component(hi, d) - r : component(lo, d) - x - r;
+            const double c0 = upper ? x - axis(hi, d) - r : axis(lo, d) - x - r;
             const double c1 = upper ? vd : -vd, c2 = upper ? ad : -ad;
             double tau = kNever;
             if (c0 >= -r) {
@@ -304,8 +303,8 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
             bool over = true;
             for (int e = 0; e < 3; ++e) {
                 if (e == d) continue;
-                const double at = component(p, e) + (component(v, e) + 0.5 * component(acc, e) * tau) * tau;
-                over = over && at >= component(lo, e) && at <= component(hi, e);
+                const double at = axis(p, e) + (axis(v, e) + 0.5 * axis(acc, e) * tau) * tau;
+                over = over && at >= axis(lo, e) && at <= axis(hi, e);
             }
             if (over) keep(tau);
         }
@@ -317,13 +316,13 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
     }
     for (int d = 0; d < 3; ++d) {
         const Vec3 u{d == 0 ? 1.0 : 0.0, d == 1 ? 1.0 : 0.0, d == 2 ? 1.0 : 0.0};
-        const double L = component(hi, d) - component(lo, d);
+        const double L = axis(hi, d) - axis(lo, d);
         for (int c = 0; c < 4; ++c) {
             // The edge along axis d through corner c of the other two axes.
             const int e1 = (d + 1) % 3, e2 = (d + 2) % 3;
             Vec3 a = lo;
-            set_component(a, e1, (c & 1) ? component(hi, e1) : component(lo, e1));
-            set_component(a, e2, (c & 2) ? component(hi, e2) : component(lo, e2));
+            set_axis(a, e1, (c & 1) ? axis(hi, e1) : axis(lo, e1));
+            set_axis(a, e2, (c & 2) ? axis(hi, e2) : axis(lo, e2));
             keep(toi_segment_body(p, v, acc, r, a, u, L, 0.0, best));
         }
     }
