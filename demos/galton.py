@@ -12,7 +12,7 @@ binomial's.
     demos/galton.py                    # run demos/scenes/galton.json, print and plot the histogram
     demos/galton.py --write-scene      # (re)write demos/scenes/galton.json from the parameters below
     demos/galton.py --verify-scene     # exit 1 unless demos/scenes/galton.json is what it writes
-    demos/galton.py --duration 40 --out /tmp/galton
+    demos/galton.py --duration 60 --out /tmp/galton
 """
 import argparse
 import json
@@ -107,7 +107,7 @@ def main():
     parser.add_argument("--scene", default=SCENE)
     parser.add_argument("--write-scene", action="store_true", help="write the board to --scene and stop")
     parser.add_argument("--verify-scene", action="store_true", help="exit 1 unless --scene holds the board written")
-    parser.add_argument("--duration", type=lab.positive(float), default=30.0, help="simulated time (default 30)")
+    parser.add_argument("--duration", type=lab.positive(float), default=40.0, help="simulated time (default 40: the balls are in the bins)")
     parser.add_argument("--threads", type=lab.positive(int), default=1)
     parser.add_argument("--out", default="galton", help="output folder (default ./galton)")
     args = parser.parse_args()
