@@ -1,5 +1,5 @@
 // Ballistic — exact ray casts (the picking test of the ray–sphere article) against balls,
-// planes, cylinders and capsules. Balls are found by walking the cells the ray crosses (3D-DDA) and
+// planes, cylinders, capsules and blocks. Balls are found by walking the cells the ray crosses (3D-DDA) and
 // testing the balls of the cells around each, each ball once, in the SIMD ray–sphere kernel;
 // the walk stops as soon as no later cell can hold a nearer hit.
 #include "toi.hpp"
@@ -14,6 +14,7 @@ namespace ballistic {
 
 using detail::axis;
 using detail::CellKey;
+using detail::set_axis;
 
 namespace {
 
@@ -45,6 +46,31 @@ void validate(const Ray& ray, const std::string& field) {
         detail::reject(field + ".direction", "must be finite, not zero and of ordinary size, got " + detail::show(ray.direction));
     if (!(ray.max_distance > 0.0))
         detail::reject(field + ".max_distance", "must be > 0, got " + detail::show(ray.max_distance));
+}
+
+// The part [enter, leave] of the ray o + s d, 0 ≤ s ≤ limit, inside the box [lo, hi] (none when
+// enter > leave), and the axis of the face it enters through (−1 when it starts inside).
+struct Inside {
+    double enter, leave;
+    int face;
+};
+Inside inside_box(Vec3 o, Vec3 d, Vec3 lo, Vec3 hi, double limit) {
+    Inside in{0.0, limit, -1};
+    for (int a = 0; a < 3; ++a) {
+        const double da = axis(d, a), oa = axis(o, a);
+        if (da == 0.0) {
+            if (oa < axis(lo, a) || oa > axis(hi, a)) in.leave = -1.0;  // beside the box: never in it
+            continue;
+        }
+        double ta = (axis(lo, a) - oa) / da, tb = (axis(hi, a) - oa) / da;
+        if (ta > tb) std::swap(ta, tb);
+        if (ta > in.enter) {
+            in.enter = ta;
+            in.face = a;
+        }
+        in.leave = std::min(in.leave, tb);
+    }
+    return in;
 }
 
 }  // namespace
@@ -87,48 +113,21 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         if (t != detail::kNever && t > 0.0)
             offer(t, RayHit::Target::Capsule, normalize(detail::from_segment(c, o + d * t)), {}, k);
     }
-    // A block by its slabs: where the ray has entered all three (a ray from inside never hits).
+    // A block where the ray enters it (a ray from inside never hits).
     const std::vector<BlockDef>& blocks = statics.blocks();
     for (std::uint32_t k = 0; k < blocks.size(); ++k) {
-        const BlockDef& b = blocks[k];
-        double enter = 0.0, leave = limit;
-        int face = -1;
-        for (int a = 0; a < 3 && enter <= leave; ++a) {
-            const double da = axis(d, a), oa = axis(o, a), lo = axis(b.min, a), hi = axis(b.max, a);
-            if (da == 0.0) {
-                if (oa < lo || oa > hi) leave = -1.0;
-                continue;
-            }
-            const double ta = (lo - oa) / da, tb = (hi - oa) / da;
-            const double near = std::min(ta, tb), far = std::max(ta, tb);
-            if (near > enter) {
-                enter = near;
-                face = a;
-            }
-            leave = std::min(leave, far);
-        }
-        if (face < 0 || !(enter <= leave)) continue;  // missed, or from inside
+        const Inside in = inside_box(o, d, blocks[k].min, blocks[k].max, limit);
+        if (in.face < 0 || in.enter > in.leave) continue;  // missed, or from inside
         Vec3 normal;
-        (face == 0 ? normal.x : face == 1 ? normal.y : normal.z) = axis(d, face) > 0.0 ? -1.0 : 1.0;
-        offer(enter, RayHit::Target::Block, normal, {}, k);
+        set_axis(normal, in.face, axis(d, in.face) > 0.0 ? -1.0 : 1.0);
+        offer(in.enter, RayHit::Target::Block, normal, {}, k);
     }
 
     if (balls.size() == 0) return best;
     // Clip the ray to the box that holds every ball.
-    double t0 = 0.0, t1 = limit;
-    for (int a = 0; a < 3; ++a) {
-        const double da = axis(d, a), oa = axis(o, a);
-        const double lo = axis(box.min, a), hi = axis(box.max, a);
-        if (da == 0.0) {
-            if (oa < lo || oa > hi) return best;
-            continue;
-        }
-        double ta = (lo - oa) / da, tb = (hi - oa) / da;
-        if (ta > tb) std::swap(ta, tb);
-        t0 = std::max(t0, ta);
-        t1 = std::min(t1, tb);
-    }
-    if (t0 > t1) return best;
+    const Inside clip = inside_box(o, d, box.min, box.max, limit);
+    if (clip.enter > clip.leave) return best;
+    const double t0 = clip.enter, t1 = clip.leave;
 
     CellKey key = grid.key_of(o + d * t0);
     double next[3];
