@@ -139,6 +139,46 @@ TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
     EXPECT_EQ(Statics::checked(BlockDef{{0, 0, 0}, {1, 1, 1}}, "b").max, (Vec3{1, 1, 1}));
 }
 
+TEST(Statics, QuestionsAboutAPointTestTheStaticsNearItWithTheAnswersOfAllOfThem) {
+    // Pegs, rods, blocks and a long rod (listed for every cell), among a floor and a column; the
+    // answers read from the lists equal those of testing every static, for points and balls of
+    // radii up to the lists' reach and beyond it (then every static is tested).
+    std::mt19937_64 random(11);
+    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0), unit(0.0, 1.0);
+    Statics statics;
+    statics.add(Statics::checked(PlaneDef{{0, -21, 0}, {0, 1, 0}}, "planes[0]"));
+    statics.add(Statics::checked(CylinderDef{{30, 0, 0}, {0, 1, 0}, 2.0}, "cylinders[0]"));
+    for (int k = 0; k < 300; ++k) {
+        const Vec3 a{at(random), at(random), at(random)};
+        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
+        statics.add(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
+        const Vec3 lo{at(random), at(random), at(random)};
+        statics.add(Statics::checked(BlockDef{lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.2}}, "blocks"));
+    }
+    statics.add(Statics::checked(CapsuleDef{{-500, 1, 0}, {500, 1, 0}, 0.5}, "capsules"));
+    const auto near = statics.finite_near_points(0.5);
+    ASSERT_NE(near, nullptr);
+    EXPECT_EQ(near->reach, 1.0);  // twice the radius asked
+    EXPECT_EQ(statics.finite_near_points(0.8), near);  // within reach: the same lists
+    std::size_t overlapping = 0;
+    for (int n = 0; n < 50000; ++n) {
+        const Vec3 p{at(random), at(random), at(random)};
+        const double r = n % 10 == 0 ? 2.0 + 3.0 * unit(random) : unit(random);  // some beyond the reach
+        const std::string found = statics.overlapped(p, r, near.get());
+        EXPECT_EQ(found, statics.overlapped(p, r)) << p.x << " " << p.y << " " << p.z << " r " << r;
+        EXPECT_EQ(statics.deepest_overlap(p, r, near.get()), statics.deepest_overlap(p, r));
+        EXPECT_EQ(statics.inside(p, near.get()), statics.inside(p));
+        overlapping += !found.empty();
+    }
+    EXPECT_GT(overlapping, 1000u);
+    // A change of the capsules or blocks drops the lists; the next question builds new ones.
+    statics.add(Statics::checked(BlockDef{{0, 0, 0}, {1, 1, 1}}, "blocks"));
+    const auto after = statics.finite_near_points(0.5);
+    EXPECT_NE(after, near);
+    EXPECT_EQ(statics.overlapped({0.5, 0.5, 0.5}, 0.1, after.get()).rfind("overlaps blocks[300]", 0), 0u);
+    EXPECT_EQ(Statics{}.finite_near_points(1.0), nullptr);  // nothing finite: nothing to list
+}
+
 TEST(Statics, BadDefinitionsNameTheField) {
     try {
         Statics::checked(PlaneDef{{0, 0, 0}, {0, 0, 0}}, "planes[2]");

@@ -57,6 +57,7 @@ std::uint32_t Statics::add(const CylinderDef& unit) {
 
 std::uint32_t Statics::add(const Capsule& capsule) {
     capsules_.push_back(capsule);
+    forget_near_points();
     return static_cast<std::uint32_t>(capsules_.size() - 1);
 }
 
@@ -64,11 +65,13 @@ void Statics::remove_capsule(std::uint32_t index) noexcept {
     capsules_[index] = capsules_.back();
     capsules_.pop_back();
     finite_cells_.clear();
+    forget_near_points();
 }
 
 std::uint32_t Statics::add(const BlockDef& block) {
     blocks_.push_back(block);
     flat_ = true;
+    forget_near_points();
     return static_cast<std::uint32_t>(blocks_.size() - 1);
 }
 
@@ -77,6 +80,7 @@ void Statics::remove_block(std::uint32_t index) noexcept {
     blocks_.pop_back();
     flat_ = !planes_.empty() || !blocks_.empty();
     finite_cells_.clear();
+    forget_near_points();
 }
 
 void Statics::remove_plane(std::uint32_t index) noexcept {
@@ -90,41 +94,84 @@ void Statics::remove_cylinder(std::uint32_t index) noexcept {
     cylinders_.pop_back();
 }
 
-std::string Statics::overlapped(Vec3 p, double r) const {
+void Statics::forget_near_points() {
+    const std::lock_guard lock(near_points_lock_);
+    near_points_.reset();
+}
+
+std::shared_ptr<const FiniteNear> Statics::finite_near_points(double radius) const {
+    if (!has_finite()) return nullptr;
+    const std::lock_guard lock(near_points_lock_);
+    if (near_points_ && near_points_->reach >= radius) return near_points_;
+    // Twice the radius asked, so that a few larger balls do not rebuild the lists each time.
+    auto near = std::make_shared<FiniteNear>();
+    near->reach = 2.0 * radius;
+    // Cells as wide as the median static's longest side: most statics take a few cells each.
+    std::vector<double> sizes;
+    sizes.reserve(capsules_.size() + blocks_.size());
+    for (const Capsule& c : capsules_) sizes.push_back(c.length + 2.0 * c.def.radius);
+    for (const BlockDef& b : blocks_) sizes.push_back(std::max({b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z}));
+    const auto middle = sizes.begin() + static_cast<std::ptrdiff_t>(sizes.size() / 2);
+    std::nth_element(sizes.begin(), middle, sizes.end());
+    near->grid.configure(std::max(*middle, 4.0 * near->reach), std::nullopt, {}, 0);
+    // The cells' own rounding: a point may lie an ulp outside the cell its key names.
+    near->cells.build(capsules_, blocks_, near->grid, near->reach * (1.0 + 1e-9));
+    near_points_ = near;
+    return near;
+}
+
+template <class Fn>
+void Statics::for_each_finite(Vec3 p, double r, const FiniteNear* near, Fn&& fn) const {
+    if (near && r <= near->reach) {
+        near->cells.for_each(near->grid.key_of(p), true, fn);
+        return;
+    }
+    for (std::uint32_t k = 0; k < capsules_.size(); ++k) fn(Finite{false, k});
+    for (std::uint32_t k = 0; k < blocks_.size(); ++k) fn(Finite{true, k});
+}
+
+std::string Statics::overlapped(Vec3 p, double r, const FiniteNear* near) const {
     for (std::size_t k = 0; k < planes_.size(); ++k)
         if (overlaps(planes_[k], p, r))
             return "overlaps planes[" + std::to_string(k) + "] by " + show(-clearance(planes_[k], p, r));
     for (std::size_t k = 0; k < cylinders_.size(); ++k)
         if (overlaps(cylinders_[k], p, r))
             return "overlaps cylinders[" + std::to_string(k) + "] by " + show(-clearance(cylinders_[k], p, r));
-    for (std::size_t k = 0; k < capsules_.size(); ++k)
-        if (overlaps(capsules_[k], p, r))
-            return "overlaps capsules[" + std::to_string(k) + "] by " + show(-clearance(capsules_[k], p, r));
-    for (std::size_t k = 0; k < blocks_.size(); ++k)
-        if (overlaps(blocks_[k], p, r))
-            return "overlaps blocks[" + std::to_string(k) + "] by " + show(-clearance(blocks_[k], p, r));
+    // The first capsule, else the first block, whatever order the lists visit them in.
+    constexpr std::uint32_t kNone = ~0u;
+    std::uint32_t first[2] = {kNone, kNone};
+    for_each_finite(p, r, near, [&](const Finite& f) {
+        const bool hit = f.block ? overlaps(blocks_[f.index], p, r) : overlaps(capsules_[f.index], p, r);
+        if (hit) first[f.block] = std::min(first[f.block], f.index);
+    });
+    if (first[0] != kNone)
+        return "overlaps capsules[" + std::to_string(first[0]) + "] by " + show(-clearance(capsules_[first[0]], p, r));
+    if (first[1] != kNone)
+        return "overlaps blocks[" + std::to_string(first[1]) + "] by " + show(-clearance(blocks_[first[1]], p, r));
     return {};
 }
 
-double Statics::deepest_overlap(Vec3 p, double r) const {
+double Statics::deepest_overlap(Vec3 p, double r, const FiniteNear* near) const {
     double worst = 0.0;
     for (const PlaneDef& plane : planes_) worst = std::max(worst, -clearance(plane, p, r));
     for (const CylinderDef& c : cylinders_) worst = std::max(worst, -clearance(c, p, r));
-    for (const Capsule& c : capsules_) worst = std::max(worst, -clearance(c, p, r));
-    for (const BlockDef& b : blocks_) worst = std::max(worst, -clearance(b, p, r));
+    for_each_finite(p, r, near, [&](const Finite& f) {
+        worst = std::max(worst, f.block ? -clearance(blocks_[f.index], p, r) : -clearance(capsules_[f.index], p, r));
+    });
     return worst;
 }
 
-bool Statics::inside(Vec3 p) const {
+bool Statics::inside(Vec3 p, const FiniteNear* near) const {
     for (const PlaneDef& plane : planes_)
         if (height(plane, p) < 0.0) return true;
     for (const CylinderDef& c : cylinders_)
         if (length(from_axis(c, p)) < c.radius) return true;
-    for (const Capsule& c : capsules_)
-        if (length(from_segment(c, p)) < c.def.radius) return true;
-    for (const BlockDef& b : blocks_)
-        if (clearance(b, p, 0.0) < 0.0) return true;
-    return false;
+    bool found = false;
+    for_each_finite(p, 0.0, near, [&](const Finite& f) {
+        found = found || (f.block ? clearance(blocks_[f.index], p, 0.0) < 0.0
+                                  : length(from_segment(capsules_[f.index], p)) < capsules_[f.index].def.radius);
+    });
+    return found;
 }
 
 void FiniteCells::clear() {

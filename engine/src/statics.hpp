@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -175,6 +177,15 @@ private:
     std::vector<std::uint32_t> everywhere_;
 };
 
+// The capsules and blocks listed in cells of their own, for the questions asked of any point
+// (which statics does a ball there overlap?) between steps, when placing balls and measuring:
+// each question tests the statics near the point, not all of them.
+struct FiniteNear {
+    Grid grid;          // cells as wide as most statics are long, and at least four reaches
+    FiniteCells cells;  // built for balls of radius up to `reach`
+    double reach = 0.0;
+};
+
 // Invariant: every normal and axis is unit length; the capsules' and blocks' lists in the cells
 // are rebuilt (index_finite()) before the next prediction after any of them changes.
 class Statics {
@@ -220,13 +231,19 @@ public:
         return {from_segment(c, p), c.def.radius};
     }
 
+    // The lists the questions below read for balls of radius up to `radius`: built (under a lock,
+    // so const callers may share them) by the first question after the capsules or blocks
+    // change, or for a larger radius; null without capsules and blocks.
+    std::shared_ptr<const FiniteNear> finite_near_points(double radius) const;
+    // The questions, each testing the planes and columns and the capsules and blocks `near` lists
+    // (every one when `near` is null or built for smaller balls); the answers do not depend on it.
     // The first static a ball overlaps by more than kTouchTolerance: "overlaps planes[k] by d",
     // or empty.
-    std::string overlapped(Vec3 p, double r) const;
+    std::string overlapped(Vec3 p, double r, const FiniteNear* near = nullptr) const;
     // The deepest overlap of a ball with any static (0 when it overlaps none).
-    double deepest_overlap(Vec3 p, double r) const;
+    double deepest_overlap(Vec3 p, double r, const FiniteNear* near = nullptr) const;
     // Is point p behind a plane or inside a column, a capsule or a block?
-    bool inside(Vec3 p) const;
+    bool inside(Vec3 p, const FiniteNear* near = nullptr) const;
 
 private:
     std::vector<PlaneDef> planes_;
@@ -235,6 +252,12 @@ private:
     std::vector<BlockDef> blocks_;
     bool flat_ = false;  // planes or blocks
     FiniteCells finite_cells_;
+    // fn(Finite) for each capsule and block a ball at p of radius r may overlap.
+    template <class Fn>
+    void for_each_finite(Vec3 p, double r, const FiniteNear* near, Fn&& fn) const;
+    void forget_near_points();  // after any change of the capsules or blocks
+    mutable std::mutex near_points_lock_;
+    mutable std::shared_ptr<const FiniteNear> near_points_;
 };
 
 }  // namespace ballistic::detail

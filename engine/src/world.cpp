@@ -68,8 +68,8 @@ double World::Impl::shortest_period() const {
 }
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
-                                  double largest, std::uint32_t except) const {
-    if (std::string found = statics.overlapped(p, r); !found.empty()) return found;
+                                  double largest, const detail::FiniteNear* near, std::uint32_t except) const {
+    if (std::string found = statics.overlapped(p, r, near); !found.empty()) return found;
     if (def.periodic) {
         for (int d = 0; d < 3; ++d)
             if (!(axis(p, d) >= axis(def.periodic->min, d) && axis(p, d) < axis(def.periodic->max, d)))
@@ -351,9 +351,12 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             w.max_radius = std::max(w.max_radius, defs[k].radius);
         }
         if (remake) w.rebuild_grid(w.max_radius);
+        double added_largest = 0.0;
+        for (const BallDef& d : defs) added_largest = std::max(added_largest, d.radius);
+        const auto near = w.statics.finite_near_points(added_largest);
         auto problem = [&](std::size_t k) {
             return w.conflict(defs[k].position, defs[k].radius, first_slot,
-                              first_slot + static_cast<std::uint32_t>(k), largest_before[k]);
+                              first_slot + static_cast<std::uint32_t>(k), largest_before[k], near.get());
         };
         first_bad = w.parallel.reduce(
             defs.size(), kNone,
@@ -426,7 +429,8 @@ void World::set_position(BallId id, Vec3 position) {
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.position", position);
     const std::string found = w.conflict(position, w.balls.radius[s], UINT32_MAX,
-                                         static_cast<std::uint32_t>(w.balls.size()), w.max_radius, s);
+                                         static_cast<std::uint32_t>(w.balls.size()), w.max_radius,
+                                         w.statics.finite_near_points(w.balls.radius[s]).get(), s);
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
     const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
@@ -673,7 +677,9 @@ BallView World::balls() const {
 bool World::is_free(Vec3 position, double radius) const {
     const Impl& w = *impl_;
     if (!is_finite(position) || !(radius > 0.0) || !std::isfinite(radius)) return false;
-    return w.conflict(position, radius, UINT32_MAX, static_cast<std::uint32_t>(w.balls.size()), w.max_radius).empty();
+    return w.conflict(position, radius, UINT32_MAX, static_cast<std::uint32_t>(w.balls.size()), w.max_radius,
+                      w.statics.finite_near_points(radius).get())
+        .empty();
 }
 
 std::span<const CollisionEvent> World::events() const { return impl_->measurements.step_events; }
@@ -735,12 +741,13 @@ double World::pressure() const {
 double World::max_overlap() const {
     const Impl& w = *impl_;
     const Balls& b = w.balls;
+    const auto near = w.statics.finite_near_points(w.max_radius);
     const double now = w.parallel.reduce(b.size(), 0.0, [&](std::size_t begin, std::size_t end) {
         double worst = 0.0;
         for (std::size_t s = begin; s < end; ++s) {
             const Vec3 p = b.position_at(s, w.time);
             const double r = b.radius[s];
-            worst = std::max(worst, w.statics.deepest_overlap(p, r));
+            worst = std::max(worst, w.statics.deepest_overlap(p, r, near.get()));
             w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
                 const double d = length(detail::min_image(w.def, b.position_at(j, w.time) - p));
@@ -755,11 +762,12 @@ double World::max_overlap() const {
 std::size_t World::escaped_count() const {
     const Impl& w = *impl_;
     const Balls& b = w.balls;
+    const auto near = w.statics.finite_near_points(0.0);
     return w.parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
         std::size_t escaped = 0;
         for (std::size_t s = begin; s < end; ++s) {
             const Vec3 p = b.position_at(s, w.time);
-            escaped += !is_finite(p) || w.statics.inside(p) ? 1 : 0;
+            escaped += !is_finite(p) || w.statics.inside(p, near.get()) ? 1 : 0;
         }
         return escaped;
     }, [](std::size_t a, std::size_t c) { return a + c; });

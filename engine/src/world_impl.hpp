@@ -161,10 +161,10 @@ struct World::Impl {
     // Overlap of a ball at p with radius r against the statics and the balls in slots below
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
-    // the current call.
+    // the current call. The capsules and blocks tested are those `near` lists (all when null).
     // The ball in slot `except` is not counted.
     std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest,
-                         std::uint32_t except = UINT32_MAX) const;
+                         const detail::FiniteNear* near, std::uint32_t except = UINT32_MAX) const;
     // `here`: on the calling thread, allocating nothing (the same bits).
     detail::Moments moments(bool here = false) const;
     double temperature(bool here = false) const;
