@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -233,6 +235,53 @@ TEST(Capsule, RaysMeetTheBodyAndTheCaps) {
     EXPECT_NEAR(hit->distance, 6 - std::sqrt(1 - 0.36), 1e-14);
     EXPECT_FALSE(world.ray_cast({{0, 0, 10}, {0, 1, 0}}));
     EXPECT_FALSE(world.ray_cast({{5, 0, 2}, {1, 0, 0}}));
+}
+
+// Rays through a field of pegs, rods and blocks (a long rod and a block across the field among
+// them) meet the statics listed in the cells they pass: the nearest hit is the nearest of those
+// of each static alone, ties to the first capsule, then the first block.
+TEST(Capsule, RaysAmongManyStaticsMeetTheNearestAsEachAloneWould) {
+    std::mt19937_64 random(5);
+    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0), dir(-1.0, 1.0);
+    std::vector<CapsuleDef> capsules;
+    std::vector<BlockDef> blocks;
+    for (int k = 0; k < 150; ++k) {
+        const Vec3 a{at(random), at(random), at(random)};
+        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
+        capsules.push_back({a, b, 0.05 + 0.3 * size(random)});
+        const Vec3 lo{at(random), at(random), at(random)};
+        blocks.push_back({lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.3}});
+    }
+    capsules.push_back({{-300, 2, 1}, {300, 2, 1}, 0.5});
+    blocks.push_back({{-40, -30, -40}, {40, -29, 40}});
+    World world;
+    for (const CapsuleDef& c : capsules) world.add_capsule(c);
+    for (const BlockDef& b : blocks) world.add_block(b);
+    std::vector<World> alone;
+    for (const CapsuleDef& c : capsules) alone.emplace_back().add_capsule(c);
+    for (const BlockDef& b : blocks) alone.emplace_back().add_block(b);
+    std::size_t hits = 0;
+    for (int n = 0; n < 400; ++n) {
+        Ray ray{{at(random), at(random), at(random)}, {dir(random), dir(random), dir(random)}};
+        if (n % 4 == 0) ray.max_distance = 10.0;
+        if (n % 7 == 0) ray.direction = {0, 0, 1};  // along an axis
+        std::optional<RayHit> expected;
+        for (std::size_t k = 0; k < alone.size(); ++k) {
+            const auto hit = alone[k].ray_cast(ray);
+            if (!hit || (expected && hit->distance >= expected->distance)) continue;
+            expected = hit;
+            expected->static_index = static_cast<std::uint32_t>(k < capsules.size() ? k : k - capsules.size());
+        }
+        const auto hit = world.ray_cast(ray);
+        ASSERT_EQ(hit.has_value(), expected.has_value()) << "ray " << n;
+        if (!hit) continue;
+        ++hits;
+        EXPECT_EQ(hit->target, expected->target) << "ray " << n;
+        EXPECT_EQ(hit->static_index, expected->static_index) << "ray " << n;
+        EXPECT_EQ(hit->distance, expected->distance) << "ray " << n;
+        EXPECT_EQ(hit->normal, expected->normal) << "ray " << n;
+    }
+    EXPECT_GT(hits, 100u);
 }
 
 // Balls rain through a board of pegs and between the long capsules of its bins, elastic: energy

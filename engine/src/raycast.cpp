@@ -73,6 +73,42 @@ Inside inside_box(Vec3 o, Vec3 d, Vec3 lo, Vec3 hi, double limit) {
     return in;
 }
 
+// Walks the cells of `grid` that the ray o + d t passes from t0 on, in order, while they lie
+// within the keys lowest–highest and are entered before t1: visit(key, entered, cells), with the
+// time the ray entered the cell and the layer of neighbours that came into reach with it
+// (Grid::kAllNear for the first); the walk stops when visit returns false.
+template <class Visit>
+void walk_cells(const detail::Grid& grid, Vec3 o, Vec3 d, double t0, double t1, const CellKey& lowest,
+                const CellKey& highest, Visit&& visit) {
+    CellKey key = grid.key_of(o + d * t0);
+    double next[3];
+    int step[3];
+    for (int a = 0; a < 3; ++a) {
+        const double da = axis(d, a);
+        step[a] = da > 0.0 ? 1 : (da < 0.0 ? -1 : 0);
+    }
+    auto boundary = [&](int a) {
+        const double da = axis(d, a);
+        // The outermost cells have no face beyond them: along that axis the walk stays in them.
+        if (step[a] == 0 || !grid.has_face(key, 2 * a + (step[a] > 0 ? 1 : 0)))
+            return std::numeric_limits<double>::infinity();
+        const std::int64_t k = key[a] + (step[a] > 0 ? 1 : 0);
+        return (grid.bound(a, k) - axis(o, a)) / da;
+    };
+    for (int a = 0; a < 3; ++a) next[a] = boundary(a);
+    double entered = t0;
+    std::uint32_t cells = detail::Grid::kAllNear;
+    while (visit(key, entered, cells)) {
+        const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);
+        entered = next[a];
+        if (!(entered <= t1)) return;
+        key[a] += step[a];
+        if (key[a] < lowest[a] || key[a] > highest[a]) return;
+        next[a] = boundary(a);
+        cells = detail::Grid::layer_beyond(2 * a + (step[a] > 0 ? 1 : 0));
+    }
+}
+
 }  // namespace
 
 std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
@@ -104,24 +140,58 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         const double t = cc / (-b + std::sqrt(disc));
         offer(t, RayHit::Target::Cylinder, normalize(detail::from_axis(c, o + d * t)), {}, k);
     }
-    // A capsule is where a ball of radius 0 moving along the ray meets it (a ray from inside
-    // never does).
-    const std::vector<detail::Capsule>& capsules = statics.capsules();
-    for (std::uint32_t k = 0; k < capsules.size(); ++k) {
-        const detail::Capsule& c = capsules[k];
-        const double t = detail::toi_ball_capsule(o, d, {}, 0.0, c.def.a, c.def.b, c.u, c.length, c.def.radius, limit);
-        if (t != detail::kNever && t > 0.0)
-            offer(t, RayHit::Target::Capsule, normalize(detail::from_segment(c, o + d * t)), {}, k);
-    }
-    // A block where the ray enters it (a ray from inside never hits).
-    const std::vector<BlockDef>& blocks = statics.blocks();
-    for (std::uint32_t k = 0; k < blocks.size(); ++k) {
-        const Inside in = inside_box(o, d, blocks[k].min, blocks[k].max, limit);
-        if (in.face < 0 || in.enter > in.leave) continue;  // missed, or from inside
+    // Capsules and blocks: the nearest hit, ties to the first capsule, then the first block. Those
+    // listed in the cells the ray passes are tested, cell by cell until a hit is nearer than the
+    // next cell, or every one when the walk would pass more cells than there are.
+    struct Finite {
+        double t = INFINITY;
+        bool block = false;
+        std::uint32_t index = 0;
         Vec3 normal;
-        set_axis(normal, in.face, axis(d, in.face) > 0.0 ? -1.0 : 1.0);
-        offer(in.enter, RayHit::Target::Block, normal, {}, k);
+    } nearest;
+    auto test = [&](const detail::Finite& f) {
+        double t;
+        Vec3 normal;
+        if (f.block) {
+            const BlockDef& b = statics.blocks()[f.index];
+            const Inside in = inside_box(o, d, b.min, b.max, limit);
+            if (in.face < 0 || in.enter > in.leave) return;  // missed, or from inside: never hit
+            t = in.enter;
+            set_axis(normal, in.face, axis(d, in.face) > 0.0 ? -1.0 : 1.0);
+        } else {
+            // Where a ball of radius 0 moving along the ray meets it (a ray from inside never does).
+            const detail::Capsule& c = statics.capsules()[f.index];
+            t = detail::toi_ball_capsule(o, d, {}, 0.0, c.def.a, c.def.b, c.u, c.length, c.def.radius, limit);
+            if (t == detail::kNever || !(t > 0.0)) return;
+            normal = normalize(detail::from_segment(c, o + d * t));
+        }
+        if (!(t >= 0.0 && t <= limit)) return;
+        if (std::tie(t, f.block, f.index) < std::tie(nearest.t, nearest.block, nearest.index)) nearest = {t, f.block, f.index, normal};
+    };
+    if (const auto near = statics.finite_near_points(0.0)) {
+        const Inside span = inside_box(o, d, near->lo, near->hi, limit);
+        const double t0 = std::max(span.enter, 0.0), t1 = std::min(span.leave, limit);
+        const double width = near->grid.min_width();
+        const double cells = (std::abs(d.x) + std::abs(d.y) + std::abs(d.z)) * (t1 - t0) / width + 1.0;
+        const std::size_t count = statics.capsules().size() + statics.blocks().size();
+        if (!(t0 <= t1)) {
+            // The ray misses the box that holds them all.
+        } else if (!(cells <= static_cast<double>(count))) {
+            for (std::uint32_t k = 0; k < statics.capsules().size(); ++k) test({false, k});
+            for (std::uint32_t k = 0; k < statics.blocks().size(); ++k) test({true, k});
+        } else {
+            const CellKey lowest = near->grid.key_of(near->lo), highest = near->grid.key_of(near->hi);
+            bool first = true;
+            walk_cells(near->grid, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t) {
+                if (nearest.t < entered) return false;  // a hit is nearer than this cell
+                near->cells.for_each(key, first, test);  // those listed for every cell, once
+                first = false;
+                return true;
+            });
+        }
     }
+    if (nearest.t != INFINITY)
+        offer(nearest.t, nearest.block ? RayHit::Target::Block : RayHit::Target::Capsule, nearest.normal, {}, nearest.index);
 
     if (balls.size() == 0) return best;
     // Clip the ray to the box that holds every ball.
@@ -129,30 +199,12 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
     if (clip.enter > clip.leave) return best;
     const double t0 = clip.enter, t1 = clip.leave;
 
-    CellKey key = grid.key_of(o + d * t0);
-    double next[3];
-    int step[3];
-    for (int a = 0; a < 3; ++a) {
-        const double da = axis(d, a);
-        step[a] = da > 0.0 ? 1 : (da < 0.0 ? -1 : 0);
-    }
-    auto boundary = [&](int a) {
-        const double da = axis(d, a);
-        // The outermost cells have no face beyond them: along that axis the walk stays in them.
-        if (step[a] == 0 || !grid.has_face(key, 2 * a + (step[a] > 0 ? 1 : 0)))
-            return std::numeric_limits<double>::infinity();
-        const std::int64_t k = key[a] + (step[a] > 0 ? 1 : 0);
-        return (grid.bound(a, k) - axis(o, a)) / da;
-    };
-    for (int a = 0; a < 3; ++a) next[a] = boundary(a);
-
-    double entered = t0;
     const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
     // The balls of the 27 cells around the first cell, then at each step only those of the 9
     // cells that come into reach (the others were tested already), as lanes for the SIMD kernel.
     thread_local SphereScratch lanes;
-    std::uint32_t cells = detail::Grid::kAllNear;
-    for (;;) {
+    walk_cells(grid, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t cells) {
+        if (cells != detail::Grid::kAllNear && best && entered > best->distance) return false;
         lanes.n = 0;
         grid.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.position(s), balls.radius[s]); },
                            cells);
@@ -172,15 +224,8 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
             }
         }
         // A ball touching the ray beyond this point has its centre in a cell entered later.
-        if (best && best->distance < entered) break;
-        const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);
-        entered = next[a];
-        if (!(entered <= t1) || (best && entered > best->distance)) break;
-        key[a] += step[a];
-        if (key[a] < lowest[a] || key[a] > highest[a]) break;
-        next[a] = boundary(a);
-        cells = detail::Grid::layer_beyond(2 * a + (step[a] > 0 ? 1 : 0));
-    }
+        return !(best && best->distance < entered);
+    });
     return best;
 }
 

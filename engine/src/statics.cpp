@@ -109,13 +109,24 @@ std::shared_ptr<const FiniteNear> Statics::finite_near_points(double radius) con
     // Cells as wide as the median static's longest side: most statics take a few cells each.
     std::vector<double> sizes;
     sizes.reserve(capsules_.size() + blocks_.size());
-    for (const Capsule& c : capsules_) sizes.push_back(c.length + 2.0 * c.def.radius);
-    for (const BlockDef& b : blocks_) sizes.push_back(std::max({b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z}));
+    near->lo = Vec3{INFINITY, INFINITY, INFINITY};
+    near->hi = -near->lo;
+    auto hold = [&](Vec3 lo, Vec3 hi) {
+        sizes.push_back(std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z}));
+        near->lo = lowest(near->lo, lo);
+        near->hi = highest(near->hi, hi);
+    };
+    for (const Capsule& c : capsules_) {
+        const Vec3 round{c.def.radius, c.def.radius, c.def.radius};
+        hold(lowest(c.def.a, c.def.b) - round, highest(c.def.a, c.def.b) + round);
+    }
+    for (const BlockDef& b : blocks_) hold(b.min, b.max);
     const auto middle = sizes.begin() + static_cast<std::ptrdiff_t>(sizes.size() / 2);
     std::nth_element(sizes.begin(), middle, sizes.end());
-    near->grid.configure(std::max(*middle, 4.0 * near->reach), std::nullopt, {}, 0);
+    const double width = std::max(*middle, 4.0 * near->reach);
+    near->grid.configure(width, std::nullopt, {}, 0);
     // The cells' own rounding: a point may lie an ulp outside the cell its key names.
-    near->cells.build(capsules_, blocks_, near->grid, near->reach * (1.0 + 1e-9));
+    near->cells.build(capsules_, blocks_, near->grid, near->reach + 1e-9 * width);
     near_points_ = near;
     return near;
 }

@@ -184,6 +184,7 @@ struct FiniteNear {
     Grid grid;          // cells as wide as most statics are long, and at least four reaches
     FiniteCells cells;  // built for balls of radius up to `reach`
     double reach = 0.0;
+    Vec3 lo, hi;        // the box that holds every capsule and block
 };
 
 // Invariant: every normal and axis is unit length; the capsules' and blocks' lists in the cells
