@@ -15,7 +15,7 @@
 // step. Counter ns/ball.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
 // BM_PegBoard: 2000 elastic balls among 100 or 2500 pegs (capsules) on the same board: the time
-// per event with many statics (below).
+// per event with many statics (below). BM_PegQueries: generating balls and casting rays on it.
 // BM_Pour: demos/scenes/pile.json (2000 balls poured into a 20 × 40 × 20 box, e = 0.8,
 // friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
 // to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
@@ -37,6 +37,7 @@
 #include <ballistic/world.hpp>
 
 #include <bit>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -230,12 +231,13 @@ BENCHMARK(BM_RayCasts)
 // 0.1 across a 50 × 50 × 2 board on a square lattice: 100 pegs 5 apart or 2500 pegs 1 apart. A
 // prediction tests only the pegs listed in the ball's cell, so the time per event should hardly
 // grow with the pegs far away.
-void BM_PegBoard(benchmark::State& state) {
-    const int side = static_cast<int>(state.range(0));
+constexpr double kBoardLength = 50.0, kBoardDepth = 2.0;
+// The board: six walls around 50 × 50 × 2 and side² pegs across it.
+World peg_board(int side) {
     ballistic::WorldDef def;
     def.threads = 1;
     World world(def);
-    const double length = 50.0, depth = 2.0;
+    const double length = kBoardLength, depth = kBoardDepth;
     for (const auto& [point, normal] : {std::pair<ballistic::Vec3, ballistic::Vec3>{{0, 0, 0}, {1, 0, 0}},
                                         {{length, 0, 0}, {-1, 0, 0}}, {{0, 0, 0}, {0, 1, 0}},
                                         {{0, length, 0}, {0, -1, 0}}, {{0, 0, 0}, {0, 0, 1}},
@@ -247,19 +249,75 @@ void BM_PegBoard(benchmark::State& state) {
             const double x = (i + 0.5) * spacing, y = (j + 0.5) * spacing;
             world.add_capsule({{x, y, 0}, {x, y, depth}, 0.1});
         }
+    return world;
+}
+// Its balls: 2000 of radius 0.25 at speed 5.
+ballistic::GenerateDef board_balls() {
     ballistic::GenerateDef gen;
     gen.count = 2000;
     gen.radius = 0.25;
-    gen.region = {{0, 0, 0}, {length, length, depth}};
+    gen.region = {{0, 0, 0}, {kBoardLength, kBoardLength, kBoardDepth}};
     gen.speed = 5.0;
     gen.seed = 3;
-    world.add_balls(ballistic::generate_balls(world, gen));
+    return gen;
+}
+
+void BM_PegBoard(benchmark::State& state) {
+    const int side = static_cast<int>(state.range(0));
+    World world = peg_board(side);
+    world.add_balls(ballistic::generate_balls(world, board_balls()));
     constexpr double kDt = 1.0 / 60.0;
     for (int i = 0; i < 30; ++i) world.step(kDt);
     state.counters["pegs"] = side * side;
     run_timed(state, world, kDt, [&] { world.step(kDt); });
 }
 BENCHMARK(BM_PegBoard)->ArgName("side")->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+// Questions about points on the same board, without balls: generating 2000 balls among the pegs
+// (each lattice site asks whether a ball there overlaps a static; counter ns/ball) and 4096 rays
+// across the board (counter ns/ray, label: a hash of every hit). Each tests the pegs listed near
+// its point or along its ray, so the costs should hardly grow with the pegs.
+void BM_PegQueries(benchmark::State& state) {
+    const int side = static_cast<int>(state.range(0));
+    World world = peg_board(side);
+    const ballistic::GenerateDef gen = board_balls();
+    std::uint64_t draw = 0x9e3779b97f4a7c15ULL;
+    auto uniform = [&](double lo, double hi) {
+        draw = draw * 6364136223846793005ULL + 1442695040888963407ULL;
+        return lo + (hi - lo) * static_cast<double>(draw >> 11) * 0x1p-53;
+    };
+    std::vector<ballistic::Ray> rays(4096);
+    for (ballistic::Ray& ray : rays)
+        ray = {{uniform(0, kBoardLength), uniform(0, kBoardLength), uniform(0, kBoardDepth)},
+               {uniform(-1, 1), uniform(-1, 1), uniform(-0.05, 0.05)}};
+    std::vector<std::optional<ballistic::RayHit>> hits(rays.size());
+    double generating = 0.0, casting = 0.0;
+    for (auto _ : state) {
+        const auto t0 = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(ballistic::generate_balls(world, gen));
+        const auto t1 = std::chrono::steady_clock::now();
+        world.ray_cast(rays, hits);
+        benchmark::DoNotOptimize(hits.data());
+        const auto t2 = std::chrono::steady_clock::now();
+        generating += std::chrono::duration<double>(t1 - t0).count();
+        casting += std::chrono::duration<double>(t2 - t1).count();
+    }
+    std::uint64_t hash = 1469598103934665603ULL;
+    for (const auto& hit : hits) {
+        const std::uint64_t word =
+            hit ? (static_cast<std::uint64_t>(hit->target) << 56) ^ hit->static_index ^ std::bit_cast<std::uint64_t>(hit->distance)
+                : 0;
+        hash = (hash ^ word) * 1099511628211ULL;
+    }
+    const double iterations = static_cast<double>(state.iterations());
+    state.counters["pegs"] = side * side;
+    state.counters["ns/ball"] = 1e9 * generating / (iterations * static_cast<double>(gen.count));
+    state.counters["ns/ray"] = 1e9 * casting / (iterations * static_cast<double>(rays.size()));
+    char text[48];
+    std::snprintf(text, sizeof text, "hits=%016" PRIx64, hash);
+    state.SetLabel(text);
+}
+BENCHMARK(BM_PegQueries)->ArgName("side")->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Pour(benchmark::State& state) {
     for (auto _ : state) {
