@@ -100,7 +100,9 @@ void Statics::forget_near_points() {
 }
 
 std::shared_ptr<const FiniteNear> Statics::finite_near_points(double radius) const {
-    if (!has_finite()) return nullptr;
+    // A ball larger than anything the engine accepts has every static near it (and cells that
+    // wide would overflow).
+    if (!has_finite() || !(radius <= kMaxMagnitude)) return nullptr;
     const std::lock_guard lock(near_points_lock_);
     if (near_points_ && near_points_->reach >= radius) return near_points_;
     // Twice the radius asked, so that a few larger balls do not rebuild the lists each time.

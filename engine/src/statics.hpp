@@ -234,7 +234,8 @@ public:
 
     // The lists the questions below read for balls of radius up to `radius`: built (under a lock,
     // so const callers may share them) by the first question after the capsules or blocks
-    // change, or for a larger radius; null without capsules and blocks.
+    // change, or for a larger radius; null without capsules and blocks, or for a radius beyond
+    // kMaxMagnitude (then every static is tested).
     std::shared_ptr<const FiniteNear> finite_near_points(double radius) const;
     // The questions, each testing the planes and columns and the capsules and blocks `near` lists
     // (every one when `near` is null or built for smaller balls); the answers do not depend on it.
