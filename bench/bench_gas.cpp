@@ -182,44 +182,58 @@ BENCHMARK(BM_Rebuild)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// 4096 rays from points drawn uniformly in the box lo–hi, each direction component uniform
+// within ±spread (the same rays on every platform).
+std::vector<ballistic::Ray> random_rays(ballistic::Vec3 lo, ballistic::Vec3 hi, ballistic::Vec3 spread) {
+    std::uint64_t draw = 0x9e3779b97f4a7c15ULL;
+    auto uniform = [&](double a, double b) {
+        draw = draw * 6364136223846793005ULL + 1442695040888963407ULL;
+        return a + (b - a) * static_cast<double>(draw >> 11) * 0x1p-53;
+    };
+    std::vector<ballistic::Ray> rays(4096);
+    for (ballistic::Ray& ray : rays)
+        ray = {{uniform(lo.x, hi.x), uniform(lo.y, hi.y), uniform(lo.z, hi.z)},
+               {uniform(-spread.x, spread.x), uniform(-spread.y, spread.y), uniform(-spread.z, spread.z)}};
+    return rays;
+}
+// The label "hits=…": a hash of every hit (what, which, how far), so that two builds can be
+// compared for the same answers.
+void label_hits(benchmark::State& state, const std::vector<std::optional<ballistic::RayHit>>& hits) {
+    std::uint64_t hash = 1469598103934665603ULL;
+    for (const auto& hit : hits) {
+        const std::uint64_t word = hit ? (static_cast<std::uint64_t>(hit->target) << 56) ^ hit->ball.value ^
+                                             hit->static_index ^ std::bit_cast<std::uint64_t>(hit->distance)
+                                       : 0;
+        hash = (hash ^ word) * 1099511628211ULL;
+    }
+    char text[48];
+    std::snprintf(text, sizeof text, "hits=%016" PRIx64, hash);
+    state.SetLabel(text);
+}
+
 // World::ray_cast() of a batch of 4096 rays from random points of the closed box (packing 0.1,
 // after a warm-up) in random directions, with no distance limit: each ray walks the cells until
-// it meets a ball or a wall. Counters ns/ray and hit_balls (the fraction that hit a ball); the
-// label carries a hash of every hit, so two builds can be compared for the same answers.
+// it meets a ball or a wall. Counters ns/ray and hit_balls (the fraction that hit a ball); label:
+// a hash of every hit.
 void BM_RayCasts(benchmark::State& state) {
     const auto [count, threads] = box_size(state);
     scenes::Scene scene = box_scene(state);
     World world = scenes::make_world(scene);
     world.step(0.5);
     const double side = scenes::cube_side(count, 0.1, 0.5);
-    std::uint64_t draw = 0x9e3779b97f4a7c15ULL;
-    auto uniform = [&](double lo, double hi) {
-        draw = draw * 6364136223846793005ULL + 1442695040888963407ULL;
-        return lo + (hi - lo) * static_cast<double>(draw >> 11) * 0x1p-53;
-    };
-    std::vector<ballistic::Ray> rays(4096);
-    for (ballistic::Ray& ray : rays)
-        ray = {{uniform(0, side), uniform(0, side), uniform(0, side)}, {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}};
+    const std::vector<ballistic::Ray> rays = random_rays({0, 0, 0}, {side, side, side}, {1, 1, 1});
     std::vector<std::optional<ballistic::RayHit>> hits(rays.size());
     for (auto _ : state) {
         world.ray_cast(rays, hits);
         benchmark::DoNotOptimize(hits.data());
     }
-    std::uint64_t hash = 1469598103934665603ULL, balls = 0;
-    for (const auto& hit : hits) {
-        const std::uint64_t word = hit ? (static_cast<std::uint64_t>(hit->target) << 56) ^ hit->ball.value ^
-                                             std::bit_cast<std::uint64_t>(hit->distance)
-                                       : 0;
-        hash = (hash ^ word) * 1099511628211ULL;
-        balls += hit && hit->target == ballistic::RayHit::Target::Ball;
-    }
+    std::size_t balls = 0;
+    for (const auto& hit : hits) balls += hit && hit->target == ballistic::RayHit::Target::Ball;
     state.counters["threads"] = threads;
     state.counters["ns/ray"] = benchmark::Counter(static_cast<double>(rays.size() * state.iterations()),
                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     state.counters["hit_balls"] = static_cast<double>(balls) / static_cast<double>(rays.size());
-    char text[48];
-    std::snprintf(text, sizeof text, "hits=%016" PRIx64, hash);
-    state.SetLabel(text);
+    label_hits(state, hits);
 }
 BENCHMARK(BM_RayCasts)
     ->ArgNames({"N", "threads"})
@@ -281,15 +295,8 @@ void BM_PegQueries(benchmark::State& state) {
     const int side = static_cast<int>(state.range(0));
     World world = peg_board(side);
     const ballistic::GenerateDef gen = board_balls();
-    std::uint64_t draw = 0x9e3779b97f4a7c15ULL;
-    auto uniform = [&](double lo, double hi) {
-        draw = draw * 6364136223846793005ULL + 1442695040888963407ULL;
-        return lo + (hi - lo) * static_cast<double>(draw >> 11) * 0x1p-53;
-    };
-    std::vector<ballistic::Ray> rays(4096);
-    for (ballistic::Ray& ray : rays)
-        ray = {{uniform(0, kBoardLength), uniform(0, kBoardLength), uniform(0, kBoardDepth)},
-               {uniform(-1, 1), uniform(-1, 1), uniform(-0.05, 0.05)}};
+    const std::vector<ballistic::Ray> rays =
+        random_rays({0, 0, 0}, {kBoardLength, kBoardLength, kBoardDepth}, {1, 1, 0.05});
     std::vector<std::optional<ballistic::RayHit>> hits(rays.size());
     double generating = 0.0, casting = 0.0;
     for (auto _ : state) {
@@ -302,20 +309,11 @@ void BM_PegQueries(benchmark::State& state) {
         generating += std::chrono::duration<double>(t1 - t0).count();
         casting += std::chrono::duration<double>(t2 - t1).count();
     }
-    std::uint64_t hash = 1469598103934665603ULL;
-    for (const auto& hit : hits) {
-        const std::uint64_t word =
-            hit ? (static_cast<std::uint64_t>(hit->target) << 56) ^ hit->static_index ^ std::bit_cast<std::uint64_t>(hit->distance)
-                : 0;
-        hash = (hash ^ word) * 1099511628211ULL;
-    }
     const double iterations = static_cast<double>(state.iterations());
     state.counters["pegs"] = side * side;
     state.counters["ns/ball"] = 1e9 * generating / (iterations * static_cast<double>(gen.count));
     state.counters["ns/ray"] = 1e9 * casting / (iterations * static_cast<double>(rays.size()));
-    char text[48];
-    std::snprintf(text, sizeof text, "hits=%016" PRIx64, hash);
-    state.SetLabel(text);
+    label_hits(state, hits);
 }
 BENCHMARK(BM_PegQueries)->ArgName("side")->Arg(10)->Arg(50)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -74,6 +74,31 @@ TEST(Statics, UnitDirectionsAndDistances) {
     EXPECT_FALSE(statics.inside({0, 3, 0}));
 }
 
+namespace {
+
+// `count` random capsules (a third of them pegs) and blocks in a cube 40 wide, and a long capsule
+// across it (listed for every cell).
+struct RandomStatics {
+    std::vector<Capsule> capsules;
+    std::vector<BlockDef> blocks;
+};
+RandomStatics random_statics(std::uint64_t seed, int count) {
+    std::mt19937_64 random(seed);
+    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0);
+    RandomStatics out;
+    for (int k = 0; k < count; ++k) {
+        const Vec3 a{at(random), at(random), at(random)};
+        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
+        out.capsules.push_back(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
+        const Vec3 lo{at(random), at(random), at(random)};
+        out.blocks.push_back(Statics::checked(BlockDef{lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.1}}, "blocks"));
+    }
+    out.capsules.push_back(Statics::checked(CapsuleDef{{-500, 0, 0}, {500, 0, 0}, 0.5}, "capsules"));
+    return out;
+}
+
+}  // namespace
+
 TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
     const Capsule rod = Statics::checked(CapsuleDef{{0, 0, 0}, {0, 0, 4}, 1.0}, "capsules[0]");
     EXPECT_EQ(rod.u, (Vec3{0, 0, 1}));
@@ -92,18 +117,9 @@ TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
 
     // Random capsules and blocks, a long capsule among them (listed for every cell); every one
     // within reach of a point is listed in the point's cell.
+    const auto [capsules, blocks] = random_statics(7, 200);
     std::mt19937_64 random(7);
-    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0);
-    std::vector<Capsule> capsules;
-    std::vector<BlockDef> blocks;
-    for (int k = 0; k < 200; ++k) {
-        const Vec3 a{at(random), at(random), at(random)};
-        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
-        capsules.push_back(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
-        const Vec3 lo{at(random), at(random), at(random)};
-        blocks.push_back(Statics::checked(BlockDef{lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.1}}, "blocks"));
-    }
-    capsules.push_back(Statics::checked(CapsuleDef{{-500, 0, 0}, {500, 0, 0}, 0.5}, "capsules"));
+    std::uniform_real_distribution<double> at(-20.0, 20.0);
     Grid grid;
     const double reach = 0.4;
     grid.configure(2 * reach, std::nullopt, {}, 0);
@@ -143,19 +159,14 @@ TEST(Statics, QuestionsAboutAPointTestTheStaticsNearItWithTheAnswersOfAllOfThem)
     // Pegs, rods, blocks and a long rod (listed for every cell), among a floor and a column; the
     // answers read from the lists equal those of testing every static, for points and balls of
     // radii up to the lists' reach and beyond it (then every static is tested).
-    std::mt19937_64 random(11);
-    std::uniform_real_distribution<double> at(-20.0, 20.0), size(0.0, 3.0), unit(0.0, 1.0);
     Statics statics;
     statics.add(Statics::checked(PlaneDef{{0, -21, 0}, {0, 1, 0}}, "planes[0]"));
     statics.add(Statics::checked(CylinderDef{{30, 0, 0}, {0, 1, 0}, 2.0}, "cylinders[0]"));
-    for (int k = 0; k < 300; ++k) {
-        const Vec3 a{at(random), at(random), at(random)};
-        const Vec3 b = k % 3 == 0 ? a : a + Vec3{size(random), size(random), -size(random)};
-        statics.add(Statics::checked(CapsuleDef{a, b, 0.05 + 0.2 * size(random)}, "capsules"));
-        const Vec3 lo{at(random), at(random), at(random)};
-        statics.add(Statics::checked(BlockDef{lo, lo + Vec3{0.1 + size(random), 0.1 + size(random), 0.2}}, "blocks"));
-    }
-    statics.add(Statics::checked(CapsuleDef{{-500, 1, 0}, {500, 1, 0}, 0.5}, "capsules"));
+    const RandomStatics field = random_statics(11, 300);
+    for (const Capsule& c : field.capsules) statics.add(c);
+    for (const BlockDef& b : field.blocks) statics.add(b);
+    std::mt19937_64 random(11);
+    std::uniform_real_distribution<double> at(-20.0, 20.0), unit(0.0, 1.0);
     const auto near = statics.finite_near_points(0.5);
     ASSERT_NE(near, nullptr);
     EXPECT_EQ(near->reach, 1.0);  // twice the radius asked
@@ -175,8 +186,12 @@ TEST(Statics, QuestionsAboutAPointTestTheStaticsNearItWithTheAnswersOfAllOfThem)
     statics.add(Statics::checked(BlockDef{{0, 0, 0}, {1, 1, 1}}, "blocks"));
     const auto after = statics.finite_near_points(0.5);
     EXPECT_NE(after, near);
-    EXPECT_EQ(statics.overlapped({0.5, 0.5, 0.5}, 0.1, after.get()).rfind("overlaps blocks[300]", 0), 0u);
+    EXPECT_EQ(statics.overlapped({0.5, 0.5, 0.5}, 0.1, after.get()).rfind("overlaps blocks[300]", 0), 0u);  // the new one
     EXPECT_EQ(Statics{}.finite_near_points(1.0), nullptr);  // nothing finite: nothing to list
+    // A ball larger than the engine accepts: no lists (cells that wide would overflow), every
+    // static tested (fuzz_world found the overflow).
+    EXPECT_EQ(statics.finite_near_points(1e300), nullptr);
+    EXPECT_EQ(statics.overlapped({0, 0, 0}, 1e300).rfind("overlaps planes[0]", 0), 0u);
 }
 
 TEST(Statics, BadDefinitionsNameTheField) {

@@ -143,7 +143,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
     // Capsules and blocks: the nearest hit, ties to the first capsule, then the first block. Those
     // listed in the cells the ray passes are tested, cell by cell until a hit is nearer than the
     // next cell, or every one when the walk would pass more cells than there are.
-    struct Finite {
+    struct {
         double t = INFINITY;
         bool block = false;
         std::uint32_t index = 0;
@@ -166,7 +166,8 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
             normal = normalize(detail::from_segment(c, o + d * t));
         }
         if (!(t >= 0.0 && t <= limit)) return;
-        if (std::tie(t, f.block, f.index) < std::tie(nearest.t, nearest.block, nearest.index)) nearest = {t, f.block, f.index, normal};
+        if (std::tie(t, f.block, f.index) < std::tie(nearest.t, nearest.block, nearest.index))
+            nearest = {t, f.block, f.index, normal};
     };
     if (const auto near = statics.finite_near_points(0.0)) {
         const Inside span = inside_box(o, d, near->lo, near->hi, limit);
