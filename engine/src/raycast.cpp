@@ -111,7 +111,7 @@ void walk_cells(const detail::Grid& grid, Vec3 o, Vec3 d, double t0, double t1, 
 
 }  // namespace
 
-std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
+std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const detail::FiniteNear* near) const {
     const Vec3 o = ray.origin, d = ray.direction;
     std::optional<RayHit> best;
     double limit = ray.max_distance;
@@ -169,7 +169,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box) const {
         if (std::tie(t, f.block, f.index) < std::tie(nearest.t, nearest.block, nearest.index))
             nearest = {t, f.block, f.index, normal};
     };
-    if (const auto near = statics.finite_near_points(0.0)) {
+    if (near) {
         const Inside span = inside_box(o, d, near->lo, near->hi, limit);
         const double t0 = std::max(span.enter, 0.0), t1 = std::min(span.leave, limit);
         const double width = near->grid.min_width();
@@ -253,8 +253,7 @@ Box World::Impl::ball_bounds() const {
 std::optional<RayHit> World::ray_cast(const Ray& ray) const {
     validate(ray, "ray");
     const Impl& w = *impl_;
-    if (w.balls.size() == 0) return w.cast(ray, Box{});
-    return w.cast(ray, w.ball_bounds());
+    return w.cast(ray, w.balls.size() > 0 ? w.ball_bounds() : Box{}, w.statics.finite_near_points(0.0).get());
 }
 
 void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>> hits) const {
@@ -264,8 +263,9 @@ void World::ray_cast(std::span<const Ray> rays, std::span<std::optional<RayHit>>
     for (std::size_t k = 0; k < rays.size(); ++k) validate(rays[k], "rays[" + std::to_string(k) + "]");
     const Impl& w = *impl_;
     const Box bounds = w.balls.size() > 0 ? w.ball_bounds() : Box{};
+    const auto near = w.statics.finite_near_points(0.0);  // shared by every ray of the batch
     w.parallel.for_blocks(rays.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k], bounds);
+        for (std::size_t k = begin; k < end; ++k) hits[k] = w.cast(rays[k], bounds, near.get());
     });
 }
 

@@ -170,8 +170,9 @@ struct World::Impl {
     double temperature(bool here = false) const;
 
     // --- raycast.cpp
-    // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid.
-    std::optional<RayHit> cast(const Ray& ray, const Box& bounds) const;
+    // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid; `near`
+    // lists the capsules and blocks (Statics::finite_near_points(0), null without them).
+    std::optional<RayHit> cast(const Ray& ray, const Box& bounds, const detail::FiniteNear* near) const;
     Box ball_bounds() const;
 };
 
