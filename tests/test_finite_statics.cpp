@@ -3,8 +3,9 @@
 // Blocks (axis-aligned boxes): faces, edges and corners under gravity against closed forms.
 // For both: rays, a peg board's conservation laws and determinism, resting on them, snapshots,
 // handles and validation.
-#include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
+
+#include "worlds.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 using namespace ballistic;
+using test_worlds::add_generated;
 
 namespace {
 
@@ -305,13 +307,7 @@ TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
         for (int k = -7; k <= 7; k += 2) world.add_capsule({{double(k), 0, 0}, {double(k), 4, 0}, 0.05});
         for (int k = -6; k <= 6; k += 4) world.add_block({{k - 0.4, 14, -1}, {k + 0.4, 14.5, 1}});  // shelves
         world.add_capsule({{0, 20, 0}, {0, 20, 0}, 0.5});  // a sphere at the top
-        GenerateDef gen;
-        gen.count = 200;
-        gen.radius = 0.15;
-        gen.region = {{-7.5, 15, -0.8}, {7.5, 30, 0.8}};
-        gen.speed = 1.0;
-        gen.seed = 5;
-        world.add_balls(generate_balls(world, gen));
+        add_generated(world, 200, 0.15, {{-7.5, 15, -0.8}, {7.5, 30, 0.8}}, 1.0, 5);
         return world;
     };
     auto energy = [](const World& world) {  // masses are 1
@@ -404,13 +400,7 @@ TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
         world.add_plane({{0, 0, 3}, {0, 0, -1}});
         if (block) world.add_block({{-3, -1, -3}, {3, 0, 3}});
         else world.add_plane({{0, 0, 0}, {0, 1, 0}});
-        GenerateDef gen;
-        gen.count = 40;
-        gen.radius = 0.25;
-        gen.region = {{-2.5, 1, -2.5}, {2.5, 3, 2.5}};
-        gen.speed = 0.0;
-        gen.seed = 2;
-        world.add_balls(generate_balls(world, gen));
+        add_generated(world, 40, 0.25, {{-2.5, 1, -2.5}, {2.5, 3, 2.5}}, 0.0, 2);
         for (int frame = 0; frame < 600; ++frame) world.step(1.0 / 60);
         return world;
     };
@@ -434,13 +424,7 @@ TEST(Capsule, SnapshotsKeepCapsulesAndContinueBitIdentically) {
     for (int k = 0; k < 10; ++k) world.add_capsule({{k - 4.5, 2.0 + 0.3 * k, -2}, {k - 4.5, 2.0, 2}, 0.2});
     world.add_capsule({{0, 6, 0}, {0, 6, 0}, 0.7});
     world.add_block({{-2, 4, -2}, {-1, 4.5, 2}});
-    GenerateDef gen;
-    gen.count = 60;
-    gen.radius = 0.2;
-    gen.region = {{-5, 3, -2}, {5, 10, 2}};
-    gen.speed = 2.0;
-    gen.seed = 9;
-    world.add_balls(generate_balls(world, gen));
+    add_generated(world, 60, 0.2, {{-5, 3, -2}, {5, 10, 2}}, 2.0, 9);
     for (int frame = 0; frame < 30; ++frame) world.step(1.0 / 60);
     std::stringstream snapshot;
     world.save(snapshot);

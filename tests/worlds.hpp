@@ -1,4 +1,4 @@
-// What several test suites share: a pour that settles, a barometric column, the total energy, and
+// What several test suites share: generated balls, a pour that settles, a barometric column, the total energy, and
 // snapshots to and from bytes.
 #pragma once
 
@@ -19,6 +19,19 @@ inline WorldDef granular(double e = 0.5, int threads = 1) {
     return def;
 }
 
+// Adds `count` balls of `radius` that generate_balls() places in `region`, at `speed` in random
+// directions, from `seed`.
+inline void add_generated(World& world, std::size_t count, double radius, const Box& region, double speed,
+                          std::uint64_t seed) {
+    GenerateDef gen;
+    gen.count = count;
+    gen.radius = radius;
+    gen.region = region;
+    gen.speed = speed;
+    gen.seed = seed;
+    world.add_balls(generate_balls(world, gen));
+}
+
 // 24 balls of radius 0.5 poured into a well two balls wide (walls on four sides, a floor). The
 // frictionless column packs against its walls and settles, and with e = 0.5 every ball sleeps
 // within 5 s (on a wide floor frictionless balls keep sliding for a long time).
@@ -30,13 +43,7 @@ inline World pour_into_well(const WorldDef& def) {
     world.add_plane({lo, {0, 1, 0}});
     world.add_plane({lo, {0, 0, 1}});
     world.add_plane({hi, {0, 0, -1}});
-    GenerateDef gen;
-    gen.count = 24;
-    gen.radius = 0.5;
-    gen.region = {{0, 2, 0}, hi};
-    gen.speed = 1.0;
-    gen.seed = 5;
-    world.add_balls(generate_balls(world, gen));
+    add_generated(world, 24, 0.5, {{0, 2, 0}, hi}, 1.0, 5);
     return world;
 }
 
