@@ -154,8 +154,7 @@ std::string Statics::overlapped(Vec3 p, double r, const FiniteNear* near) const 
     constexpr std::uint32_t kNone = ~0u;
     std::uint32_t first[2] = {kNone, kNone};
     for_each_finite(p, r, near, [&](const Finite& f) {
-        const bool hit = f.block ? overlaps(blocks_[f.index], p, r) : overlaps(capsules_[f.index], p, r);
-        if (hit) first[f.block] = std::min(first[f.block], f.index);
+        if (visit(f, [&](const auto& s) { return overlaps(s, p, r); })) first[f.block] = std::min(first[f.block], f.index);
     });
     if (first[0] != kNone)
         return "overlaps capsules[" + std::to_string(first[0]) + "] by " + show(-clearance(capsules_[first[0]], p, r));
@@ -169,7 +168,7 @@ double Statics::deepest_overlap(Vec3 p, double r, const FiniteNear* near) const 
     for (const PlaneDef& plane : planes_) worst = std::max(worst, -clearance(plane, p, r));
     for (const CylinderDef& c : cylinders_) worst = std::max(worst, -clearance(c, p, r));
     for_each_finite(p, r, near, [&](const Finite& f) {
-        worst = std::max(worst, f.block ? -clearance(blocks_[f.index], p, r) : -clearance(capsules_[f.index], p, r));
+        worst = std::max(worst, -visit(f, [&](const auto& s) { return clearance(s, p, r); }));
     });
     return worst;
 }
@@ -181,8 +180,7 @@ bool Statics::inside(Vec3 p, const FiniteNear* near) const {
         if (length(from_axis(c, p)) < c.radius) return true;
     bool found = false;
     for_each_finite(p, 0.0, near, [&](const Finite& f) {
-        found = found || (f.block ? clearance(blocks_[f.index], p, 0.0) < 0.0
-                                  : length(from_segment(capsules_[f.index], p)) < capsules_[f.index].def.radius);
+        found = found || visit(f, [&](const auto& s) { return clearance(s, p, 0.0) < 0.0; });
     });
     return found;
 }

@@ -257,6 +257,11 @@ private:
     // fn(Finite) for each capsule and block a ball at p of radius r may overlap.
     template <class Fn>
     void for_each_finite(Vec3 p, double r, const FiniteNear* near, Fn&& fn) const;
+    // fn(the Capsule or the BlockDef f names).
+    template <class Fn>
+    auto visit(const Finite& f, Fn&& fn) const {
+        return f.block ? fn(blocks_[f.index]) : fn(capsules_[f.index]);
+    }
     void forget_near_points();  // after any change of the capsules or blocks
     mutable std::mutex near_points_lock_;
     mutable std::shared_ptr<const FiniteNear> near_points_;

@@ -351,9 +351,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             w.max_radius = std::max(w.max_radius, defs[k].radius);
         }
         if (remake) w.rebuild_grid(w.max_radius);
-        double added_largest = 0.0;
-        for (const BallDef& d : defs) added_largest = std::max(added_largest, d.radius);
-        const auto near = w.statics.finite_near_points(added_largest);
+        const auto near = w.statics.finite_near_points(w.max_radius);  // the largest ball now, added ones too
         auto problem = [&](std::size_t k) {
             return w.conflict(defs[k].position, defs[k].radius, first_slot,
                               first_slot + static_cast<std::uint32_t>(k), largest_before[k], near.get());
