@@ -275,11 +275,11 @@ double toi_ball_capsule(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 a, Vec3 b, Vec3
 }
 
 double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, double horizon) {
-    double best = horizon;   // the parts' horizon: the earliest contact so far, or the horizon
-    double found = kNever;   // the earliest contact so far
-    auto keep = [&](double tau) {
-        if (tau < found) found = best = tau;
-    };
+    double found = kNever;  // the earliest contact so far
+    // The parts' horizon: the earliest contact so far, or the horizon (every part's answer lies
+    // within it).
+    auto best = [&] { return std::min(found, horizon); };
+    auto keep = [&](double tau) { found = std::min(found, tau); };
     // Faces: the plane of the face, where the centre's other two coordinates lie over the face. A
     // centre on the block's side of a face's plane (a ball beside the block) meets the face only
     // after coming out past the plane and back: at the later root of a concave gap.
@@ -290,13 +290,13 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
             const double c1 = upper ? vd : -vd, c2 = upper ? ad : -ad;
             double tau = kNever;
             if (c0 >= -r) {
-                tau = first_closing_quadratic(c0, c1, c2, best);
+                tau = first_closing_quadratic(c0, c1, c2, best());
             } else if (c2 < 0.0) {
                 const double disc = c1 * c1 - 4.0 * c2 * c0;
                 if (disc >= 0.0) {
                     const double q = -0.5 * (c1 + std::copysign(std::sqrt(disc), c1));
                     const double later = std::max(q / c2, c0 / q);
-                    if (later > 0.0 && later <= best) tau = later;
+                    if (later > 0.0 && later <= best()) tau = later;
                 }
             }
             if (tau == kNever || !(tau < found)) continue;
@@ -312,7 +312,7 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
     // Corners, then the bodies of the twelve edges.
     for (int c = 0; c < 8; ++c) {
         const Vec3 q{(c & 1) ? hi.x : lo.x, (c & 2) ? hi.y : lo.y, (c & 4) ? hi.z : lo.z};
-        keep(toi_ball_point(p, v, acc, r, q, 0.0, best));
+        keep(toi_ball_point(p, v, acc, r, q, 0.0, best()));
     }
     for (int d = 0; d < 3; ++d) {
         const Vec3 u{d == 0 ? 1.0 : 0.0, d == 1 ? 1.0 : 0.0, d == 2 ? 1.0 : 0.0};
@@ -323,7 +323,7 @@ double toi_ball_block(Vec3 p, Vec3 v, Vec3 acc, double r, Vec3 lo, Vec3 hi, doub
             Vec3 a = lo;
             set_axis(a, e1, (c & 1) ? axis(hi, e1) : axis(lo, e1));
             set_axis(a, e2, (c & 2) ? axis(hi, e2) : axis(lo, e2));
-            keep(toi_segment_body(p, v, acc, r, a, u, L, 0.0, best));
+            keep(toi_segment_body(p, v, acc, r, a, u, L, 0.0, best()));
         }
     }
     return found;
