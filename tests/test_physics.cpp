@@ -125,6 +125,104 @@ TEST(FreeFlight, AFewBallsPayOnlyTheirCollisions) {
     }
 }
 
+// 300 balls of radius 0.05 at speed 100 in a 1000-wide box, 150 apart on average: in cells a
+// diameter wide each would cross about 1700 cells per unit of time. The cells widen until a ball
+// has about two others in the 27 around it, and crossings follow the width.
+TEST(FreeFlight, FarApartBallsCrossCellsAsWideAsTheirSpacing) {
+    WorldDef def;
+    def.restitution = 1.0;
+    World world(def);
+    add_box(world, 1000.0);
+    test_worlds::add_generated(world, 300, 0.05, {{0, 0, 0}, {1000, 1000, 1000}}, 100.0, 3);
+    const double energy = world.kinetic_energy();
+    world.step(0.01);  // the first step reviews the cells' width
+    const double width = world.cell_width();
+    EXPECT_GT(width, 200 * 0.1);
+    double path = 0.0;  // Σ |vx| + |vy| + |vz|: kept by wall hits, and there are no collisions
+    for (const BallId id : world.balls().id) {
+        const Vec3 v = world.ball(id).velocity;
+        path += std::abs(v.x) + std::abs(v.y) + std::abs(v.z);
+    }
+    const EventCounts before = world.event_counts();
+    world.step(10.0);
+    const EventCounts after = world.event_counts();
+    EXPECT_EQ(after.ball_ball, 0u);
+    // Along each axis a ball crosses a face every `width` of its path, and once more per straight
+    // piece (between wall hits).
+    const double pieces = 3.0 * 300 + static_cast<double>(after.ball_plane - before.ball_plane);
+    EXPECT_LE(static_cast<double>(after.cell_crossings - before.cell_crossings), path * 10.0 / width + pieces);
+    EXPECT_EQ(world.cell_width(), width);
+    EXPECT_NEAR(world.kinetic_energy(), energy, 1e-12 * energy);
+    EXPECT_EQ(world.escaped_count(), 0u);
+}
+
+// 100 pairs of balls on parallel lines 100 apart, each pair closing head on from 900 apart: in
+// widened cells every pair still meets at its closed-form time and swaps velocities.
+TEST(FreeFlight, FarApartPairsMeetAtTheirClosedFormTimes) {
+    WorldDef def;
+    def.restitution = 1.0;
+    World world(def);
+    add_box(world, 1000.0);
+    std::vector<BallDef> defs;
+    for (int j = 0; j < 10; ++j)
+        for (int k = 0; k < 10; ++k) {
+            const double y = 50.0 + 100.0 * j, z = 50.0 + 100.0 * k;
+            defs.push_back({{50, y, z}, {100, 0, 0}, 0.05, 1.0});
+            defs.push_back({{950, y, z}, {-100, 0, 0}, 0.05, 1.0});
+        }
+    const std::vector<BallId> ids = world.add_balls(defs);
+    for (int k = 0; k < 12; ++k) world.step(0.5);
+    EXPECT_GT(world.cell_width(), 100 * 0.1);
+    EXPECT_EQ(world.event_counts().ball_ball, 100u);
+    EXPECT_EQ(world.event_counts().ball_plane, 0u);
+    const double meet = (900.0 - 0.1) / 200.0, t = world.time();
+    for (std::size_t b = 0; b < ids.size(); ++b) {
+        const BallState s = world.ball(ids[b]);
+        const double sign = b % 2 == 0 ? 1.0 : -1.0;  // +1: the left ball of its pair
+        EXPECT_NEAR(s.position.x, defs[b].position.x + sign * (100.0 * meet - 100.0 * (t - meet)), 1e-9);
+        EXPECT_EQ(s.velocity.x, -sign * 100.0);
+        EXPECT_EQ(s.position.y, defs[b].position.y);
+    }
+}
+
+// 1000 balls far apart in a tall well fall onto its floor and gather there: the cells widened
+// for the fall narrow again at a review during a step, with the same bits on one thread and two
+// (parallel batches), and from a snapshot taken before.
+TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
+    auto run = [](int threads, double snapshot_at, double& widest) {
+        WorldDef def = test_worlds::granular(0.5, threads);
+        def.gravity = {0, -1000, 0};
+        def.parallel_events_min_balls = 0;
+        World world(def);
+        world.add_plane({{0, 0, 0}, {1, 0, 0}});
+        world.add_plane({{10, 0, 0}, {-1, 0, 0}});
+        world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        world.add_plane({{0, 0, 0}, {0, 0, 1}});
+        world.add_plane({{0, 0, 10}, {0, 0, -1}});
+        test_worlds::add_generated(world, 1000, 0.05, {{0, 0, 0}, {10, 2000, 10}}, 1.0, 8);
+        widest = 0.0;
+        for (int k = 0; k < 30; ++k) {
+            if (snapshot_at > 0.0 && world.time() >= snapshot_at) {
+                world = test_worlds::restore(test_worlds::save(world), threads);
+                snapshot_at = 0.0;
+            }
+            world.step(0.1);
+            widest = std::max(widest, world.cell_width());
+        }
+        EXPECT_EQ(world.escaped_count(), 0u);
+        EXPECT_LT(world.max_overlap(), 1e-9);
+        return std::pair{world.state_hash(), world.cell_width()};
+    };
+    double widest = 0.0;
+    const auto [hash, width] = run(1, 0.0, widest);
+    EXPECT_GT(widest, 8 * 0.1);
+    EXPECT_LT(width, widest);
+    for (const auto& [threads, snapshot_at] : {std::pair{2, 0.0}, std::pair{1, 1.0}, std::pair{2, 1.0}}) {
+        double other = 0.0;
+        EXPECT_EQ(run(threads, snapshot_at, other).first, hash) << threads << " threads, snapshot at " << snapshot_at;
+    }
+}
+
 TEST(Floor, ThousandElasticBouncesKeepHeightAndPeriod) {
     const double g = 9.81, h = 2.0, r = 0.25;
     World world(with_gravity(g));

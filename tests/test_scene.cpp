@@ -597,7 +597,7 @@ TEST(SceneRun, StatsCoverTheRunAndSerialiseEveryKey) {
 
     const json document = json::parse(stats_json(stats));
     for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "energy", "momentum",
-                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "threads", "wall_seconds",
+                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "cells", "threads", "wall_seconds",
                             "events_per_second", "state_hash"}) {
         EXPECT_TRUE(document.contains(key)) << key;
     }

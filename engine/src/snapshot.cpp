@@ -397,6 +397,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         const double width = finite(in, "cell width");
         if (!(width >= w.least_cell_width(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
         w.grid.configure(width, d.periodic, d.periodic_axes, balls);
+        w.cells_wide = balls > World::Impl::kFewBalls ? width : 0.0;  // remade at this width
         std::vector<detail::CellKey> keys(balls);
         for (std::size_t s = 0; s < balls; ++s) {
             detail::CellKey& k = keys[s];

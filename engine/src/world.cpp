@@ -46,6 +46,8 @@ double World::bytes_per_ball() const {
     return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
 }
 
+double World::cell_width() const { return impl_->grid_valid ? impl_->grid.min_width() : 0.0; }
+
 // ---------------------------------------------------------------------------------------------
 // Impl helpers
 
@@ -53,7 +55,7 @@ double World::Impl::least_cell_width(double radius) const { return 2.0 * radius 
 
 double World::Impl::cell_width_for(double radius) const {
     const double least = least_cell_width(radius);
-    if (balls.size() > kFewBalls) return least;
+    if (balls.size() > kFewBalls) return std::max(least, cells_wide);
     if (!def.periodic) return detail::kWholeSpace;
     // A hair under a third of the shortest periodic side: three whole cells along it.
     return std::max(least, shortest_period() / 3.0 * (1.0 - 1e-12));
@@ -498,9 +500,24 @@ StepResult World::step(double dt) {
             if (w.grid_valid) w.reorder();
             w.collisions_at_reorder = collisions;
         }
-        if (!w.events_valid) w.rebuild_events();
+        if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
+            if (const double width = w.grid_valid ? w.reviewed_cell_width() : 0.0; width > 0.0) w.cells_wide = width;
+            w.rebuild_events();
+        }
         w.measurements.begin_step();
-        stopped = w.loop.run_until(end, w.def.step_event_budget);
+        const std::uint64_t budget = w.def.step_event_budget;
+        for (;;) {  // to the step's end, the budget, or the next review of the cells' width
+            const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
+            const std::uint64_t to_review = review - w.loop.processed % review;
+            stopped = w.loop.run_until(end, budget == 0 ? to_review : std::min(to_review, budget - done));
+            if (stopped != detail::EventLoop::End::Budget || (budget != 0 && w.loop.processed - events_before >= budget))
+                break;
+            if (const double width = w.reviewed_cell_width(); width > 0.0) {
+                w.stand_at(std::max(w.time, w.loop.last_processed), true);
+                w.cells_wide = width;
+                w.rebuild_events();
+            }
+        }
         if (stopped == detail::EventLoop::End::Reached) sleeping = w.finish_step(end);
     } catch (...) {
         // Out of memory (or the embedder's task system failed): every part above either

@@ -91,6 +91,16 @@ struct World::Impl {
     // cells' width or of those statics, before predicting.
     void index_finite();
     void rebuild_events();  // leaves the world consistent if it fails (events_valid false)
+    // Cells as wide as sparse balls allow (engine/README.md, "Cells as wide as the balls are
+    // sparse"): a step looks at how crowded the cells are whenever the world's event count passes
+    // a multiple of review_every(), and remakes them wider when balls are far apart, narrower
+    // again when they crowd.
+    double cells_wide = 0.0;  // the width the cells were last made at a review; 0: none yet
+    std::uint64_t review_every() const;
+    // Mean count of other balls, and of capsules' and blocks' centres, in the 27 cells of this
+    // width around a ball (cells from the origin; a sample of the balls, at their last events).
+    double crowding(double width) const;
+    double reviewed_cell_width() const;  // the width to remake the cells at, or 0 to keep them
     // The end of a step at `end`: every ball brought there, the world's time, islands put to
     // sleep. Returns how many balls sleep then.
     std::size_t finish_step(double end);

@@ -727,6 +727,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.max_overlap = world.max_overlap();
     stats.escaped = world.escaped_count();
     stats.sleeping = world.sleeping_count();
+    stats.cell_width = world.cell_width();
     stats.threads = world.concurrency();
     stats.state_hash = world.state_hash();
     return stats;
@@ -758,6 +759,7 @@ std::string stats_json(const RunStats& stats) {
         {"max_overlap", stats.max_overlap},
         {"escaped", stats.escaped},
         {"sleeping", stats.sleeping},
+        {"cells", {{"width", stats.cell_width}, {"crossings", stats.events.cell_crossings}}},
         {"threads", stats.threads},
         {"wall_seconds", stats.wall_seconds},
         {"events_per_second", stats.events_per_second()},

@@ -168,6 +168,9 @@ public:
     // the table of support sets (which keeps the entries of events a parallel batch undid, so
     // this may differ slightly between thread counts; the simulation does not).
     double bytes_per_ball() const;
+    // Width of the spatial cells (engine/README.md, "Cells as wide as the balls are sparse"): at
+    // least a ball's diameter, wider where balls are few and far apart.
+    double cell_width() const;
 
     // Nearest hit along the ray, exact (the ray–sphere test of the picking article).
     std::optional<RayHit> ray_cast(const Ray& ray) const;

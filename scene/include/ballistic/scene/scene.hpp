@@ -94,6 +94,7 @@ struct RunStats {
     double max_overlap = 0.0;
     std::size_t escaped = 0;
     std::size_t sleeping = 0;         // balls asleep at the end
+    double cell_width = 0.0;          // of the spatial cells at the end (World::cell_width())
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
     std::string stop_reason;          // why: "signal", "out of memory" or the event budget's message
