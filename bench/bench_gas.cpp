@@ -7,6 +7,8 @@
 // BM_ClosedBox: six walls, no gravity, speed 5, packing fraction 0.1, steps of 1/60: time per
 // step for N = 10³, 10⁴, 10⁵ after a warm-up of half a second of simulated time.
 //
+// BM_FarApart: the closed box with balls far apart, cells widened (below).
+//
 // BM_AddBalls and BM_Rebuild: setting up the closed box (N = 10⁵, 10⁶; one and two threads).
 // BM_AddBalls times World::add_balls() of all balls into a world holding the six walls (every
 // ball checked against the walls and the balls before it); BM_Rebuild what a world rebuilds when
@@ -133,6 +135,22 @@ BENCHMARK(BM_ClosedBox)
     ->ArgsProduct({{1'000, 10'000, 100'000, 1'000'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The closed box with balls far apart: 10⁴ balls at packing fraction range(0) parts per million
+// (spacing about 17 and 80 diameters at 100 and 1 ppm), one thread, steps of 1/60 after 30 of
+// warm-up. Cells as wide as a ball cost a crossing every diameter of flight; the widened cells
+// make a step cost what its few collisions and wall hits do. Counter width/d: the cells' width in
+// diameters.
+void BM_FarApart(benchmark::State& state) {
+    scenes::Scene scene = scenes::closed_box(10'000, static_cast<double>(state.range(0)) * 1e-6, 5.0);
+    scene.world.threads = 1;
+    World world = scenes::make_world(scene);
+    constexpr double kDt = 1.0 / 60.0;
+    for (int i = 0; i < 30; ++i) world.step(kDt);
+    run_timed(state, world, kDt, [&] { world.step(kDt); });
+    state.counters["width/d"] = world.cell_width() / (2.0 * world.ball(world.balls().id[0]).radius);
+}
+BENCHMARK(BM_FarApart)->ArgName("ppm")->Arg(100)->Arg(1)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 void set_per_ball(benchmark::State& state, std::size_t count, int threads) {
     state.counters["threads"] = threads;
