@@ -243,9 +243,10 @@ void BM_LanesRaySphere(benchmark::State& state, const detail::SimdKernels* kerne
     state.counters["hit_frac"] = static_cast<double>(hits) / static_cast<double>(kLanes);
 }
 
-// End-of-step advance of 1024 balls under gravity, each iteration one step of 1/60 further
-// (Balls::advance() per slot for the scalar reference). tests/s here is balls advanced per second.
-void BM_LanesAdvance(benchmark::State& state, const detail::SimdKernels* kernels) {
+// The end of a step: where 1024 balls under gravity are, each iteration one step of 1/60 further,
+// written to columns of their own (position_at() and velocity_at() per slot for the scalar
+// reference). tests/s here is balls per second.
+void BM_LanesStateAt(benchmark::State& state, const detail::SimdKernels* kernels) {
     Draw draw(5);
     detail::Balls balls;
     for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
@@ -254,16 +255,23 @@ void BM_LanesAdvance(benchmark::State& state, const detail::SimdKernels* kernels
     balls.rest.assign(kLanes, detail::Rests::kNone);
     const std::vector<double> ax(kLanes, 0.0), ay(kLanes, -kG), az(kLanes, 0.0);
     balls.t.assign(kLanes, 0.0);
+    std::vector<double> to[6];
+    for (auto& column : to) column.resize(kLanes);
     double T = 0.0;
     for (auto _ : state) {
         T += 1.0 / 60.0;
         if (kernels) {
-            kernels->advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, ax, ay, az, balls.t}, T, 0,
-                             kLanes);
+            kernels->state_at({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, ax, ay, az, balls.t, to[0], to[1],
+                               to[2], to[3], to[4], to[5]},
+                              T, 0, kLanes);
         } else {
-            for (std::size_t s = 0; s < kLanes; ++s) balls.advance(s, T);
+            for (std::size_t s = 0; s < kLanes; ++s) {
+                const Vec3 p = balls.position_at(s, T), v = balls.velocity_at(s, T);
+                to[0][s] = p.x; to[1][s] = p.y; to[2][s] = p.z;
+                to[3][s] = v.x; to[4][s] = v.y; to[5][s] = v.z;
+            }
         }
-        benchmark::DoNotOptimize(balls.x.data());
+        benchmark::DoNotOptimize(to[0].data());
         benchmark::ClobberMemory();
     }
     set_rate(state);
@@ -291,7 +299,7 @@ const bool kLanesRegistered = [] {
         benchmark::RegisterBenchmark(("BM_Lanes/neighbours_17/" + name).c_str(), BM_LanesNeighbours, kernels,
                                      std::size_t{17});
         benchmark::RegisterBenchmark(("BM_Lanes/ray_sphere/" + name).c_str(), BM_LanesRaySphere, kernels);
-        benchmark::RegisterBenchmark(("BM_Lanes/advance/" + name).c_str(), BM_LanesAdvance, kernels);
+        benchmark::RegisterBenchmark(("BM_Lanes/state_at/" + name).c_str(), BM_LanesStateAt, kernels);
     }
     return true;
 }();

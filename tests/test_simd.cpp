@@ -779,7 +779,7 @@ TEST_P(Simd, RaySphereClosedForms) {
     EXPECT_EQ(out[4], 0.0);   // starts inside, off centre
 }
 
-TEST_P(Simd, AdvanceMatchesBallsAdvance) {
+TEST_P(Simd, StateAtIsWhatBallsAdvanceStores) {
     const double T = 1.25;
     // The same random balls every call; their accelerations as the kernel's lanes.
     auto make = [&](std::size_t n, Balls& balls, std::vector<double> (&a)[3]) {
@@ -797,7 +797,7 @@ TEST_P(Simd, AdvanceMatchesBallsAdvance) {
             a[2].push_back(acceleration.z);
             balls.t.push_back(draw.uniform(0.0, 1.0));
         }
-        // Balls already at T are left alone: −0 positions and velocities must stay −0.
+        // Balls already at T are shown as they are: −0 positions and velocities stay −0.
         for (std::size_t i = 0; i < n; i += 4) {
             balls.t[i] = T;
             balls.x[i] = -0.0;
@@ -809,17 +809,23 @@ TEST_P(Simd, AdvanceMatchesBallsAdvance) {
         std::vector<double> a[3], unused[3];
         make(n, balls, a);
         make(n, expected, unused);
+        const std::vector<double> x0 = balls.x, vz0 = balls.vz, t0 = balls.t;
         const std::size_t begin = n / 5, end = n - n / 7;
         for (std::size_t s = begin; s < end; ++s) expected.advance(s, T);
-        k().advance({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, a[0], a[1], a[2], balls.t}, T, begin,
-                    end);
-        EXPECT_TRUE(same_bits(balls.x, expected.x)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.y, expected.y)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.z, expected.z)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.vx, expected.vx)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.vy, expected.vy)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.vz, expected.vz)) << "n " << n;
-        EXPECT_TRUE(same_bits(balls.t, expected.t)) << "n " << n;
+        // Outside [begin, end) the `to` columns keep what they held: the balls' own state.
+        std::vector<double> to[6] = {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz};
+        k().state_at({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, a[0], a[1], a[2], balls.t, to[0], to[1],
+                      to[2], to[3], to[4], to[5]},
+                     T, begin, end);
+        EXPECT_TRUE(same_bits(to[0], expected.x)) << "n " << n;
+        EXPECT_TRUE(same_bits(to[1], expected.y)) << "n " << n;
+        EXPECT_TRUE(same_bits(to[2], expected.z)) << "n " << n;
+        EXPECT_TRUE(same_bits(to[3], expected.vx)) << "n " << n;
+        EXPECT_TRUE(same_bits(to[4], expected.vy)) << "n " << n;
+        EXPECT_TRUE(same_bits(to[5], expected.vz)) << "n " << n;
+        // The balls stay where they were.
+        EXPECT_TRUE(same_bits(balls.x, x0) && same_bits(balls.vz, vz0) && same_bits(balls.t, t0))
+            << "n " << n;
     }
 }
 

@@ -294,7 +294,7 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     EXPECT_EQ(world.max_balls(), 10u);
     std::vector<BallDef> eleven;
     for (int k = 0; k < 11; ++k) eleven.push_back({{3.0 * k, 0, 0}, {}, 1.0, 1.0});
-    expect_rejected(world, [&] { world.add_balls(eleven); }, "balls", {"memory limit", "0 + 11 balls need about 2816 bytes", "2560 bytes"});
+    expect_rejected(world, [&] { world.add_balls(eleven); }, "balls", {"memory limit", "0 + 11 balls need about 3520 bytes", "3200 bytes"});
     eleven.pop_back();
     world.add_balls(eleven);
     GenerateDef gen;
@@ -302,7 +302,7 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     gen.region = {{100, 100, 100}, {110, 110, 110}};
     expect_rejected(world, [&] { world.add_balls(generate_balls(world, gen)); }, "generate.count",
                     {"asks for 1 balls", "at most 10"});
-    EXPECT_EQ(World().max_balls(), std::size_t{1} << 26);  // 16 GiB at 256 bytes per ball
+    EXPECT_EQ(World().max_balls(), (std::size_t{16} << 30) / 320);  // 16 GiB at 320 bytes per ball
 }
 
 // Found by fuzz_world: stepping an empty world made cells of width zero, into which the next

@@ -45,6 +45,8 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     quiet_since.push_back(time);
     still_x.push_back(def.position.x); still_y.push_back(def.position.y); still_z.push_back(def.position.z);
     still_since.push_back(time);
+    view_x.push_back(def.position.x); view_y.push_back(def.position.y); view_z.push_back(def.position.z);
+    view_vx.push_back(def.velocity.x); view_vy.push_back(def.velocity.y); view_vz.push_back(def.velocity.z);
     quiet_events.push_back(quiet);
     jam.push_back(0);
     id.push_back(handle);
@@ -66,7 +68,7 @@ void detail::Balls::pop() {
 }
 
 std::size_t detail::Balls::bytes_per_ball() const {
-    return double_columns().size() * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+    return (double_columns().size() + view_columns().size()) * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
 }
 
 void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch,

@@ -57,7 +57,10 @@ private:
 
 // Structure of arrays, one slot per live ball, dense (removal moves the last slot into the
 // hole). A ball's path from its local time t is p + v τ + ½ a τ², τ = T − t: balls are only
-// advanced when an event touches them (and all of them at the end of a step).
+// advanced when an event or a change between steps touches them. The end of a step writes where
+// they are then into columns of their own (`view_*`), for World::balls(): rewriting the path's
+// start every step rounded it each time, and a ball in flight for 10⁶ steps drifted 10⁻⁵ off the
+// path its next collision had been predicted on.
 struct Balls {
     std::vector<double> x, y, z;       // centre at local time t (hot, 8 B each)
     std::vector<double> vx, vy, vz;    // velocity at local time t (hot, 8 B each)
@@ -75,6 +78,9 @@ struct Balls {
     // Where the ball was when last seen to move, and since when it has stayed within 1 % of its
     // radius of there, as seen at the ends of steps (sleep.cpp; cold, 32 B).
     std::vector<double> still_x, still_y, still_z, still_since;
+    // Position and velocity at the world's time (World::balls()), as of the end of the last step
+    // or the last change between steps (cold, 48 B).
+    std::vector<double> view_x, view_y, view_z, view_vx, view_vy, view_vz;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
     Rests rests;
@@ -82,6 +88,7 @@ struct Balls {
     std::size_t size() const { return x.size(); }
     Vec3 position(std::size_t s) const { return {x[s], y[s], z[s]}; }
     Vec3 velocity(std::size_t s) const { return {vx[s], vy[s], vz[s]}; }
+    Vec3 view_position(std::size_t s) const { return {view_x[s], view_y[s], view_z[s]}; }
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
     bool asleep(std::size_t s) const { return rests[rest[s]].asleep; }
@@ -127,6 +134,11 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
+    // The view of a ball at its own time (after a change between steps has brought it there).
+    void show(std::size_t s) {
+        view_x[s] = x[s]; view_y[s] = y[s]; view_z[s] = z[s];
+        view_vx[s] = vx[s]; view_vy[s] = vy[s]; view_vz[s] = vz[s];
+    }
 private:
     template <class Self>
     static auto double_columns_of(Self& b) {
@@ -138,11 +150,18 @@ public:
     // The per-ball columns of doubles, x … inv_mass, quiet_since, still_* (in the snapshot's order).
     auto double_columns() { return double_columns_of(*this); }
     auto double_columns() const { return double_columns_of(*this); }
-    // fn(column) for each per-ball column: the double columns, counter, rest, quiet_events, jam,
-    // id, user.
+    template <class Self>
+    static auto view_columns_of(Self& b) {
+        return std::array{&b.view_x, &b.view_y, &b.view_z, &b.view_vx, &b.view_vy, &b.view_vz};
+    }
+    auto view_columns() { return view_columns_of(*this); }
+    auto view_columns() const { return view_columns_of(*this); }
+    // fn(column) for each per-ball column: the double columns, the view, counter, rest,
+    // quiet_events, jam, id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
         for (auto* v : double_columns()) fn(*v);
+        for (auto* v : view_columns()) fn(*v);
         fn(counter);
         fn(rest);
         fn(quiet_events);

@@ -207,14 +207,14 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
     walk_cells(grid, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t cells) {
         if (cells != detail::Grid::kAllNear && best && entered > best->distance) return false;
         lanes.n = 0;
-        grid.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.position(s), balls.radius[s]); },
+        grid.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.view_position(s), balls.radius[s]); },
                            cells);
         detail::simd_kernels().ray_sphere(o, d, lanes.spheres(), std::span(lanes.out).first(lanes.n));
         for (std::size_t k = 0; k < lanes.n; ++k) {
             const double t = lanes.out[k];
             if (!(t >= 0.0 && t <= limit)) continue;
             const std::uint32_t s = lanes.slot[k];
-            const Vec3 centre = balls.position(s);
+            const Vec3 centre = balls.view_position(s);
             const Vec3 at = o + d * t;
             const Vec3 normal = (at == centre) ? normalize(-d) : normalize(at - centre);
             // Ties (t == limit) go to the ball with the smaller handle, never away from a static.
@@ -237,7 +237,7 @@ Box World::Impl::ball_bounds() const {
     const Bounds b = parallel.reduce(balls.size(), Bounds{}, [&](std::size_t begin, std::size_t end) {
         Bounds part;
         for (std::size_t s = begin; s < end; ++s) {
-            const Vec3 p = balls.position(s);
+            const Vec3 p = balls.view_position(s);
             part.lo = {std::min(part.lo.x, p.x), std::min(part.lo.y, p.y), std::min(part.lo.z, p.z)};
             part.hi = {std::max(part.hi.x, p.x), std::max(part.hi.y, p.y), std::max(part.hi.z, p.z)};
         }

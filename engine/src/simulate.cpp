@@ -34,6 +34,7 @@ void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vecto
 void World::Impl::commit_awakening(Awakening& a) noexcept {
     for (std::uint32_t s = 0; s < balls.size(); ++s) {
         if (balls.asleep(s)) ++balls.counter[s];  // woken: predictions of it are stale
+        balls.advance(s, time);  // its path so far under the acceleration it had
         balls.rest[s] = a.now[balls.rest[s]];
         balls.hold_still(s, balls.position(s), time);  // what held it may be gone
     }
@@ -55,7 +56,7 @@ void World::Impl::rebuild_grid(double radius) {
     fresh.configure(cell_width_for(radius), def.periodic, def.periodic_axes, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position(s));
+        for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position_at(s, time));
     });
     fit_grid(fresh, keys);
     fresh.assign(keys, parallel);
@@ -85,7 +86,7 @@ std::uint64_t World::Impl::review_every() const {
     return std::max<std::uint64_t>(std::uint64_t{1} << 16, (widened ? 64 : 1024) * static_cast<std::uint64_t>(balls.size()));
 }
 
-double World::Impl::crowding(double width) const {
+double World::Impl::crowding(double width, double at) const {
     using Key = std::array<std::int64_t, 3>;
     auto key = [width](Vec3 p) {  // clamped: far out, keys stay integers
         Key k;
@@ -96,14 +97,14 @@ double World::Impl::crowding(double width) const {
     };
     std::vector<Key> keys;
     keys.reserve(balls.size() + statics.capsules().size() + statics.blocks().size());
-    for (std::uint32_t s = 0; s < balls.size(); ++s) keys.push_back(key(balls.position(s)));
+    for (std::uint32_t s = 0; s < balls.size(); ++s) keys.push_back(key(balls.position_at(s, at)));
     for (const detail::Capsule& c : statics.capsules()) keys.push_back(key(0.5 * (c.def.a + c.def.b)));
     for (const BlockDef& b : statics.blocks()) keys.push_back(key(0.5 * (b.min + b.max)));
     std::sort(keys.begin(), keys.end());
     const std::size_t stride = std::max<std::size_t>(1, balls.size() / kCrowdingSample);
     std::size_t near = 0, subjects = 0;
     for (std::uint32_t s = 0; s < balls.size(); s += static_cast<std::uint32_t>(stride), ++subjects) {
-        const Key k = key(balls.position(s));
+        const Key k = key(balls.position_at(s, at));
         for (std::int64_t z = -1; z <= 1; ++z)
             for (std::int64_t y = -1; y <= 1; ++y)
                 for (std::int64_t x = -1; x <= 1; ++x) {
@@ -115,16 +116,16 @@ double World::Impl::crowding(double width) const {
     return subjects == 0 ? 0.0 : static_cast<double>(near) / static_cast<double>(subjects);
 }
 
-double World::Impl::reviewed_cell_width() const {
+double World::Impl::reviewed_cell_width(double at) const {
     if (balls.size() <= kFewBalls) return 0.0;  // one cell for all space already
     const double least = least_cell_width(max_radius), now = grid.min_width();
     // At most a third of a periodic side; no wider than the balls' spread (twice it holds every
     // ball in the 27 cells around each: crowded).
     double spread = 0.0;
     {
-        Vec3 lo = balls.position(0), hi = lo;
+        Vec3 lo = balls.position_at(0, at), hi = lo;
         for (std::uint32_t s = 1; s < balls.size(); ++s) {
-            const Vec3 p = balls.position(s);
+            const Vec3 p = balls.position_at(s, at);
             lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
             hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
         }
@@ -141,13 +142,13 @@ double World::Impl::reviewed_cell_width() const {
         int bad = last + 1;  // beyond the spread: crowded
         while (bad - good > 1) {
             const int mid = good + (bad - good) / 2;
-            (crowding(width(mid)) <= kSparse ? good : bad) = mid;
+            (crowding(width(mid), at) <= kSparse ? good : bad) = mid;
         }
         return width(std::max(good, 0));
     };
     double chosen = 0.0;
-    if (now > least && crowding(now) > kCrowded) chosen = widest(least, -1);  // narrower, down to the least
-    else if (4.0 * now <= most && crowding(4.0 * now) <= kSparse) chosen = widest(now, 2);
+    if (now > least && crowding(now, at) > kCrowded) chosen = widest(least, -1);  // narrower, down to the least
+    else if (4.0 * now <= most && crowding(4.0 * now, at) <= kSparse) chosen = widest(now, 2);
     return chosen == now ? 0.0 : chosen;
 }
 

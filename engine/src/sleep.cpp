@@ -219,7 +219,7 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
 }
 
 bool Sleep::may_sleep(std::uint32_t s, double now) const {
-    return !balls_.asleep(s) && rules_.quiet(balls_, s, now) && length(balls_.velocity(s)) <= def_.sleep_speed;
+    return !balls_.asleep(s) && rules_.quiet(balls_, s, now) && length(balls_.velocity_at(s, now)) <= def_.sleep_speed;
 }
 
 bool Sleep::try_sleep(std::uint32_t s, double now) {

@@ -388,6 +388,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     b.id.resize(balls);
     for (std::size_t s = 0; s < balls; ++s) b.id[s] = BallId{ids[s]};
     b.user = in.get_column<std::uint64_t>(balls, "user data");
+    for (auto* column : b.view_columns()) column->resize(balls);  // shown once the world is whole
     w.handles.read(in, b.id);
 
     // Cells: each ball's, within one cell of where its position lies (rounding at a face).
@@ -402,7 +403,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         for (std::size_t s = 0; s < balls; ++s) {
             detail::CellKey& k = keys[s];
             k.x = in.get<std::int32_t>("cell"); k.y = in.get<std::int32_t>("cell"); k.z = in.get<std::int32_t>("cell");
-            const detail::CellKey at = w.grid.key_of(b.position(s));
+            const detail::CellKey at = w.grid.key_of(b.position_at(s, w.time));
             for (int a = 0; a < 3; ++a) {
                 const bool in_range = periodic ? k[a] >= 0 && k[a] < w.grid.cells(a)
                                                : k[a] >= -detail::kKeyLimit && k[a] <= detail::kKeyLimit;
@@ -429,6 +430,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.loop.build(events, w.grid);
     }
     in.check_checksum();
+    w.show_balls(w.time);
     return world;
 }
 

@@ -108,12 +108,14 @@ void SimdKernels::ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& l,
                        out.size(), out.data());
 }
 
-void SimdKernels::advance(const MotionLanes& l, double T, std::size_t begin, std::size_t end) const {
+void SimdKernels::state_at(const MotionLanes& l, double T, std::size_t begin, std::size_t end) const {
     assert(begin <= end && l.x.size() >= end && l.vx.size() >= end && l.ax.size() >= end &&
-           l.t.size() >= end);
-    const MotionPointers p{l.x.data(),  l.y.data(),  l.z.data(),  l.vx.data(), l.vy.data(),
-                           l.vz.data(), l.ax.data(), l.ay.data(), l.az.data(), l.t.data()};
-    table_->advance(p, T, begin, end);
+           l.t.size() >= end && l.to_x.size() >= end && l.to_vx.size() >= end);
+    const MotionPointers p{l.x.data(),    l.y.data(),    l.z.data(),    l.vx.data(),    l.vy.data(),
+                           l.vz.data(),   l.ax.data(),   l.ay.data(),   l.az.data(),    l.t.data(),
+                           l.to_x.data(), l.to_y.data(), l.to_z.data(), l.to_vx.data(), l.to_vy.data(),
+                           l.to_vz.data()};
+    table_->state_at(p, T, begin, end);
 }
 
 }  // namespace ballistic::detail

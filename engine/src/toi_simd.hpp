@@ -38,12 +38,15 @@ struct SphereLanes {
     std::span<const double> radius;
 };
 
-// Ball state along p + v τ + ½ a τ², τ = T − t (the SoA arrays of Balls).
+// Ball state along p + v τ + ½ a τ², τ = T − t (the SoA arrays of Balls), and the columns its
+// position and velocity at T go to.
 struct MotionLanes {
-    std::span<double> x, y, z;
-    std::span<double> vx, vy, vz;
+    std::span<const double> x, y, z;
+    std::span<const double> vx, vy, vz;
     std::span<const double> ax, ay, az;
-    std::span<double> t;
+    std::span<const double> t;
+    std::span<double> to_x, to_y, to_z;
+    std::span<double> to_vx, to_vy, to_vz;
 };
 
 struct SimdTable;  // one instruction set's entry points (toi_simd_impl.hpp)
@@ -67,8 +70,9 @@ public:
     // ray_sphere() per lane: entry distance along origin + s·direction, 0 when the origin is
     // inside the sphere, −1 for a miss.
     void ray_sphere(Vec3 origin, Vec3 direction, const SphereLanes& lanes, std::span<double> out) const;
-    // Balls::advance(s, T) for s in [begin, end): slots already at T are left untouched.
-    void advance(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) const;
+    // Position and velocity at T of the balls in [begin, end), the bits Balls::advance(s, T) would
+    // store (a ball already at T: its own), written to the `to` columns; the balls stay as they are.
+    void state_at(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) const;
 
 private:
     const SimdTable* table_;
@@ -92,8 +96,8 @@ inline void ray_sphere_batch_simd(Vec3 origin, Vec3 direction, const SphereLanes
                                   std::span<double> out) {
     simd_kernels().ray_sphere(origin, direction, lanes, out);
 }
-inline void advance_batch_simd(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) {
-    simd_kernels().advance(lanes, T, begin, end);
+inline void state_at_batch_simd(const MotionLanes& lanes, double T, std::size_t begin, std::size_t end) {
+    simd_kernels().state_at(lanes, T, begin, end);
 }
 
 }  // namespace ballistic::detail

@@ -529,29 +529,28 @@ struct SimdImpl {
         if (k < n) ray_sphere_chunk<false>(o, d, dd, l, k, n - k, out);
     }
 
-    // ---- end-of-step advance: Balls::advance() ----------------------------------------------
+    // ---- end-of-step state: what Balls::advance() would store ---------------------------------
     template <bool Full>
-    static void advance_chunk(const MotionPointers& l, const B& T, std::size_t k, std::size_t count) {
+    static void state_at_chunk(const MotionPointers& l, const B& T, std::size_t k, std::size_t count) {
         const B t = load<Full>(l.t, k, count);
         const M keep = t == T;  // advance() leaves a ball already at T untouched
         const B tau = T - t;
         const B half(0.5);
-        auto axis = [&](double* p, double* v, const double* a) {
+        auto axis = [&](const double* p, const double* v, const double* a, double* to_p, double* to_v) {
             const B p0 = load<Full>(p, k, count), v0 = load<Full>(v, k, count), a0 = load<Full>(a, k, count);
             // position_at(): p + (v + 0.5 a τ) τ; velocity_at(): v + a τ.
-            store<Full>(xsimd::select(keep, p0, p0 + (v0 + half * a0 * tau) * tau), p, k, count);
-            store<Full>(xsimd::select(keep, v0, v0 + a0 * tau), v, k, count);
+            store<Full>(xsimd::select(keep, p0, p0 + (v0 + half * a0 * tau) * tau), to_p, k, count);
+            store<Full>(xsimd::select(keep, v0, v0 + a0 * tau), to_v, k, count);
         };
-        axis(l.x, l.vx, l.ax);
-        axis(l.y, l.vy, l.ay);
-        axis(l.z, l.vz, l.az);
-        store<Full>(xsimd::select(keep, t, T), l.t, k, count);
+        axis(l.x, l.vx, l.ax, l.to_x, l.to_vx);
+        axis(l.y, l.vy, l.ay, l.to_y, l.to_vy);
+        axis(l.z, l.vz, l.az, l.to_z, l.to_vz);
     }
-    static void advance(const MotionPointers& l, double T, std::size_t begin, std::size_t end) {
+    static void state_at(const MotionPointers& l, double T, std::size_t begin, std::size_t end) {
         const B time(T);
         std::size_t k = begin;
-        for (; k + W <= end; k += W) advance_chunk<true>(l, time, k, W);
-        if (k < end) advance_chunk<false>(l, time, k, end - k);
+        for (; k + W <= end; k += W) state_at_chunk<true>(l, time, k, W);
+        if (k < end) state_at_chunk<false>(l, time, k, end - k);
     }
 };
 
@@ -564,7 +563,7 @@ constexpr SimdTable make_simd_table() {
             &Impl::neighbours,
             &Impl::template gaps<PolynomialPointers>,
             &Impl::ray_sphere,
-            &Impl::advance};
+            &Impl::state_at};
 }
 
 }  // namespace ballistic::detail

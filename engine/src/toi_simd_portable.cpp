@@ -40,23 +40,22 @@ void ray_sphere(Vec3 origin, Vec3 direction, const SpherePointers& l, std::size_
         out[k] = detail::ray_sphere(origin, direction, {l.cx[k], l.cy[k], l.cz[k]}, l.radius[k]);
 }
 
-void advance(const MotionPointers& l, double T, std::size_t begin, std::size_t end) {
-    // Balls::advance(): position_at() and velocity_at() of the ball, unless it is at T already.
+void state_at(const MotionPointers& l, double T, std::size_t begin, std::size_t end) {
+    // What Balls::advance() stores: position_at() and velocity_at(), or the ball's own state at T.
     for (std::size_t s = begin; s < end; ++s) {
-        if (l.t[s] == T) continue;
+        const bool keep = l.t[s] == T;
         const double tau = T - l.t[s];
-        auto axis = [&](double* p, double* v, const double* a) {
-            p[s] = p[s] + (v[s] + 0.5 * a[s] * tau) * tau;
-            v[s] = v[s] + a[s] * tau;
+        auto axis = [&](const double* p, const double* v, const double* a, double* to_p, double* to_v) {
+            to_p[s] = keep ? p[s] : p[s] + (v[s] + 0.5 * a[s] * tau) * tau;
+            to_v[s] = keep ? v[s] : v[s] + a[s] * tau;
         };
-        axis(l.x, l.vx, l.ax);
-        axis(l.y, l.vy, l.ay);
-        axis(l.z, l.vz, l.az);
-        l.t[s] = T;
+        axis(l.x, l.vx, l.ax, l.to_x, l.to_vx);
+        axis(l.y, l.vy, l.ay, l.to_y, l.to_vy);
+        axis(l.z, l.vz, l.az, l.to_z, l.to_vz);
     }
 }
 
-constexpr SimdTable kTable{"portable", 1, &ball_ball, &neighbours, &polynomial, &ray_sphere, &advance};
+constexpr SimdTable kTable{"portable", 1, &ball_ball, &neighbours, &polynomial, &ray_sphere, &state_at};
 
 }  // namespace
 

@@ -31,9 +31,10 @@ struct MoverState {  // Mover without Vec3
     double px, py, pz, vx, vy, vz, ax, ay, az, r, now;
 };
 struct MotionPointers {
-    double *x, *y, *z, *vx, *vy, *vz;
+    const double *x, *y, *z, *vx, *vy, *vz;
     const double *ax, *ay, *az;
-    double* t;
+    const double* t;
+    double *to_x, *to_y, *to_z, *to_vx, *to_vy, *to_vz;
 };
 
 struct SimdTable {
@@ -43,7 +44,7 @@ struct SimdTable {
     void (*neighbours)(const MoverState&, const NeighbourPointers&, std::size_t n, double horizon, double* out);
     void (*polynomial)(const PolynomialPointers&, std::size_t n, double horizon, double* out);
     void (*ray_sphere)(Vec3 origin, Vec3 direction, const SpherePointers&, std::size_t n, double* out);
-    void (*advance)(const MotionPointers&, double T, std::size_t begin, std::size_t end);
+    void (*state_at)(const MotionPointers&, double T, std::size_t begin, std::size_t end);
 };
 
 // Defined by toi_simd_avx512.cpp, toi_simd_avx2.cpp and toi_simd_sse2.cpp (x86-64 builds with

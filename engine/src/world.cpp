@@ -82,12 +82,13 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     auto check = [&](std::uint32_t j) {
         if (!found.empty() || j >= below || j == except) return;
         const double sigma = r + balls.radius[j];
-        const double gap = length(detail::min_image(def, balls.position(j) - p)) - sigma;
+        const Vec3 at = balls.position_at(j, time);
+        const double gap = length(detail::min_image(def, at - p)) - sigma;
         if (!(gap < -kTouchTolerance * sigma)) return;
         const std::string other = j >= first_new
             ? "balls[" + std::to_string(j - first_new) + "]"
             : "the ball with handle " + std::to_string(balls.id[j].value);
-        found = "overlaps " + other + " at " + show(balls.position(j)) + " by " + show(-gap);
+        found = "overlaps " + other + " at " + show(at) + " by " + show(-gap);
     };
     // The query never reconfigures the cells (that would change the world): it searches as many
     // cells around p as a contact can span, or every ball when that is cheaper.
@@ -135,9 +136,9 @@ template <class Def, class Id>
 Id World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
                            detail::Handles<Id>& static_handles, std::vector<Id>& ids) {
     for (std::size_t s = 0; s < balls.size(); ++s)
-        if (detail::overlaps(unit, balls.position(s), balls.radius[s]))
+        if (const Vec3 p = balls.position_at(s, time); detail::overlaps(unit, p, balls.radius[s]))
             reject(field, "overlaps the ball with handle " + std::to_string(balls.id[s].value) + " by " +
-                              show(-detail::clearance(unit, balls.position(s), balls.radius[s])));
+                              show(-detail::clearance(unit, p, balls.radius[s])));
     // Room for everything first: once the static is in, nothing fails.
     detail::reserve_for(counters, counters.size() + 1);
     static_handles.reserve(1);
@@ -416,6 +417,7 @@ void World::remove_ball(BallId id) {
 }
 
 void World::Impl::disturbed(std::uint32_t s) {
+    balls.show(s);  // the callers brought it to the world's time
     balls.quiet_since[s] = time;
     balls.quiet_events[s] = 0;
     balls.hold_still(s, balls.position(s), time);
@@ -435,6 +437,7 @@ void World::set_position(BallId id, Vec3 position) {
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
     const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
     if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
+    w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
     w.sleep.commit_wake(woken);
@@ -448,6 +451,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     const bool asleep = w.balls.asleep(s);
     // The balls resting on it.
     const detail::Sleep::Woken woken = asleep ? w.sleep.prepare_wake_touching(s, w.time) : detail::Sleep::Woken{};
+    w.balls.advance(s, w.time);  // the same path: its position there
     const Vec3 before = w.balls.velocity(s);
     const std::uint32_t rest = w.balls.rest[s];
     const std::uint64_t counter = w.balls.counter[s];
@@ -469,7 +473,7 @@ void World::apply_impulse(BallId id, Vec3 impulse) {
     const Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.impulse", impulse);
-    const Vec3 velocity = w.balls.velocity(s) + impulse * w.balls.inv_mass[s];
+    const Vec3 velocity = w.balls.velocity_at(s, w.time) + impulse * w.balls.inv_mass[s];
     require_finite("ball.impulse", velocity);  // the velocity it gives, within the same bounds
     set_velocity(id, velocity);
 }
@@ -501,7 +505,7 @@ StepResult World::step(double dt) {
             w.collisions_at_reorder = collisions;
         }
         if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
-            if (const double width = w.grid_valid ? w.reviewed_cell_width() : 0.0; width > 0.0) w.cells_wide = width;
+            if (const double width = w.grid_valid ? w.reviewed_cell_width(w.time) : 0.0; width > 0.0) w.cells_wide = width;
             w.rebuild_events();
         }
         w.measurements.begin_step();
@@ -512,8 +516,9 @@ StepResult World::step(double dt) {
             stopped = w.loop.run_until(end, budget == 0 ? to_review : std::min(to_review, budget - done));
             if (stopped != detail::EventLoop::End::Budget || (budget != 0 && w.loop.processed - events_before >= budget))
                 break;
-            if (const double width = w.reviewed_cell_width(); width > 0.0) {
-                w.stand_at(std::max(w.time, w.loop.last_processed), true);
+            const double now = std::max(w.time, w.loop.last_processed);
+            if (const double width = w.reviewed_cell_width(now); width > 0.0) {
+                w.stand_at(now, true);
                 w.cells_wide = width;
                 w.rebuild_events();
             }
@@ -550,9 +555,15 @@ StepResult World::step(double dt) {
 }
 
 std::size_t World::Impl::finish_step(double end) {
+    stand_at(end, false);
+    sleep_islands(end);
+    return show_balls(end);
+}
+
+std::size_t World::Impl::show_balls(double at) {
     Balls& b = balls;
     // The sleeping balls are counted on the way (their entries of rests are read anyway).
-    const std::size_t asleep = parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
+    return parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance().
         thread_local std::vector<double> a[3];
         const std::size_t count = stop - begin;
@@ -563,20 +574,23 @@ std::size_t World::Impl::finish_step(double end) {
             a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
             sleeping += rest.asleep;
         }
-        auto part = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
-        const detail::MotionLanes lanes{part(b.x), part(b.y), part(b.z), part(b.vx), part(b.vy), part(b.vz),
-                                        a[0], a[1], a[2], part(b.t)};
-        detail::advance_batch_simd(lanes, end, 0, count);
+        auto part = [&](const std::vector<double>& column) { return std::span(column).subspan(begin, count); };
+        auto out = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
+        const detail::MotionLanes lanes{part(b.x),      part(b.y),      part(b.z),      part(b.vx),
+                                        part(b.vy),     part(b.vz),     a[0],           a[1],
+                                        a[2],           part(b.t),      out(b.view_x),  out(b.view_y),
+                                        out(b.view_z),  out(b.view_vx), out(b.view_vy), out(b.view_vz)};
+        detail::state_at_batch_simd(lanes, at, 0, count);
         return sleeping;
     }, std::plus<>());
-    stand_at(end, false);
-    return asleep + sleep_islands(end);
 }
 
 void World::Impl::stand_at(double at, bool bring) {
     if (bring) {
-        for (std::uint32_t s = 0; s < balls.size(); ++s)
-            if (balls.t[s] != at) balls.advance(s, at);
+        for (std::uint32_t s = 0; s < balls.size(); ++s) {
+            balls.advance(s, at);
+            balls.show(s);
+        }
     }
     const double before = time;
     time = at;
@@ -686,7 +700,7 @@ std::vector<std::uint8_t> World::sleeping_flags() const {
 
 BallView World::balls() const {
     const Balls& b = impl_->balls;
-    return {b.x, b.y, b.z, b.vx, b.vy, b.vz, b.radius, b.id};
+    return {b.view_x, b.view_y, b.view_z, b.view_vx, b.view_vy, b.view_vz, b.radius, b.id};
 }
 
 bool World::is_free(Vec3 position, double radius) const {

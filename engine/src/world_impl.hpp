@@ -98,15 +98,18 @@ struct World::Impl {
     double cells_wide = 0.0;  // the width the cells were last made at a review; 0: none yet
     std::uint64_t review_every() const;
     // Mean count of other balls, and of capsules' and blocks' centres, in the 27 cells of this
-    // width around a ball (cells from the origin; a sample of the balls, at their last events).
-    double crowding(double width) const;
-    double reviewed_cell_width() const;  // the width to remake the cells at, or 0 to keep them
-    // The end of a step at `end`: every ball brought there, the world's time, islands put to
-    // sleep. Returns how many balls sleep then.
+    // width around a ball (cells from the origin; a sample of the balls, where they are at `at`).
+    double crowding(double width, double at) const;
+    double reviewed_cell_width(double at) const;  // the width to remake the cells at, or 0 to keep them
+    // The end of a step at `end`: the world's time, islands put to sleep, every ball's view
+    // there. Returns how many balls sleep then.
     std::size_t finish_step(double end);
+    // Writes every ball's position and velocity at `at` to its view (Balls::view_*), leaving the
+    // balls at their own times. Returns how many balls sleep.
+    std::size_t show_balls(double at);
     // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
-    // first every ball is brought there on the calling thread, allocating nothing (a stop before
-    // the step's end, a failure), and then it never fails; otherwise they are there already.
+    // first every ball is brought there and shown on the calling thread, allocating nothing (a
+    // stop before the step's end, a failure), and then it never fails.
     void stand_at(double at, bool bring);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports

@@ -69,8 +69,8 @@ using CapsuleId = Id<struct CapsuleTag>;
 using BlockId = Id<struct BlockTag>;
 
 // Estimated memory per ball (WorldDef::memory_limit); World::bytes_per_ball() measures it:
-// 176–200 bytes in every benchmark scene.
-inline constexpr std::size_t kBytesPerBall = 256;
+// 280–304 bytes in the gas benchmarks' scenes.
+inline constexpr std::size_t kBytesPerBall = 320;
 
 // More threads than this bring nothing on any machine Ballistic runs on, and each costs a stack.
 inline constexpr int kMaxThreads = 1024;
