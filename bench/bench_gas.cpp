@@ -22,6 +22,7 @@
 // friction 0.5), one thread: the first 10 s of simulated time, timed once; then, untimed,
 // to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
 // per ball per simulated second from 12 to 17 s: a settled pile should cost nothing).
+// BM_SleepingBed: 10⁵ and 10⁶ balls asleep on a floor: the cost of a step without events.
 //
 // Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
 // ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
@@ -358,6 +359,34 @@ void BM_Pour(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_Pour)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// A settled bed: side² balls of radius 0.5 touching in a square on a walled floor, under gravity,
+// asleep from the first step (a loaded pile at rest sleeps before its first event). A step has
+// no event; what it costs is the end of the step's passes over the balls. One thread.
+void BM_SleepingBed(benchmark::State& state) {
+    const auto side = static_cast<int>(state.range(0));
+    ballistic::WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    def.restitution = 0.5;
+    def.threads = 1;
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    world.add_plane({{-0.5, 0, 0}, {1, 0, 0}});
+    world.add_plane({{side - 0.5, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, 0, -0.5}, {0, 0, 1}});
+    world.add_plane({{0, 0, side - 0.5}, {0, 0, -1}});
+    std::vector<ballistic::BallDef> bed;
+    for (int i = 0; i < side; ++i)
+        for (int k = 0; k < side; ++k) bed.push_back({{double(i), 0.5, double(k)}, {}, 0.5, 1.0});
+    world.add_balls(bed);
+    constexpr double kDt = 1.0 / 60.0;
+    for (int k = 0; k < 10; ++k) world.step(kDt);
+    for (auto _ : state) world.step(kDt);
+    state.counters["asleep"] = static_cast<double>(world.sleeping_count());
+    state.counters["ns/ball"] = benchmark::Counter(static_cast<double>(bed.size()) * static_cast<double>(state.iterations()),
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SleepingBed)->ArgName("side")->Arg(316)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

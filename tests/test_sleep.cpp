@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 using namespace ballistic;
@@ -246,6 +247,44 @@ TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
             }
         }
     }
+}
+
+// balls() shows every ball where ball() says it is, at the world's time: the end of a step writes
+// the view of each ball that moved or fell asleep since the last one, and keeps the views of the
+// balls asleep since before; so do a stop at the event budget, a ball dropped on the settled pile
+// (which wakes it), and a restore.
+TEST(Sleep, BallsShowsEveryBallWhereItIsAsItSleepsAndWakes) {
+    World world = test_worlds::pour_into_well(granular(0.5));
+    auto expect_shown = [&](const World& w, const char* when) {
+        const BallView view = w.balls();
+        for (std::size_t s = 0; s < view.id.size(); ++s) {
+            const BallState b = w.ball(view.id[s]);
+            ASSERT_TRUE(view.x[s] == b.position.x && view.y[s] == b.position.y && view.z[s] == b.position.z &&
+                        view.vx[s] == b.velocity.x && view.vy[s] == b.velocity.y && view.vz[s] == b.velocity.z)
+                << when << ", slot " << s << " at t = " << w.time();
+        }
+    };
+    for (int k = 0; k < 420; ++k) {
+        world.step(1.0 / 60.0);
+        expect_shown(world, "pouring");
+    }
+    ASSERT_EQ(world.sleeping_count(), world.ball_count());
+    world.add_ball({{1.0, 8.0, 1.0}, {}, 0.5, 1.0});
+    world.set_step_event_budget(50);
+    int stops = 0;
+    for (int k = 0; k < 120; ++k) {
+        try {
+            world.step(1.0 / 60.0);
+        } catch (const BudgetExceeded&) {
+            ++stops;
+        }
+        expect_shown(world, "woken");
+    }
+    EXPECT_GT(stops, 0);
+    std::stringstream bytes;
+    world.save(bytes);
+    const World restored = World::restore(bytes);
+    expect_shown(restored, "restored");
 }
 
 TEST(Sleep, RemovingASupportWakesWhatRestedOnIt) {

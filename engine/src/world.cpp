@@ -563,16 +563,21 @@ std::size_t World::Impl::finish_step(double end) {
 std::size_t World::Impl::show_balls(double at) {
     Balls& b = balls;
     // The sleeping balls are counted on the way (their entries of rests are read anyway).
-    return parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
-        // The block's accelerations as lanes, then the bits of Balls::advance().
+    const std::size_t sleeping = parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
+        // The block's accelerations as lanes, then the bits of Balls::advance() for each run of
+        // balls whose view is not current: a ball that fell asleep before the last showing was
+        // shown asleep then, and has not moved since.
         thread_local std::vector<double> a[3];
+        thread_local std::vector<std::uint8_t> shown;
         const std::size_t count = stop - begin;
         for (auto& column : a) column.resize(count);
-        std::size_t sleeping = 0;
+        shown.resize(count);
+        std::size_t asleep = 0;
         for (std::size_t k = 0; k < count; ++k) {
             const detail::Rests::Rest& rest = b.rests[b.rest[begin + k]];
             a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
-            sleeping += rest.asleep;
+            asleep += rest.asleep;
+            shown[k] = rest.asleep && b.t[begin + k] < shown_at;
         }
         auto part = [&](const std::vector<double>& column) { return std::span(column).subspan(begin, count); };
         auto out = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
@@ -580,9 +585,17 @@ std::size_t World::Impl::show_balls(double at) {
                                         part(b.vy),     part(b.vz),     a[0],           a[1],
                                         a[2],           part(b.t),      out(b.view_x),  out(b.view_y),
                                         out(b.view_z),  out(b.view_vx), out(b.view_vy), out(b.view_vz)};
-        detail::state_at_batch_simd(lanes, at, 0, count);
-        return sleeping;
+        for (std::size_t k = 0; k < count;) {
+            if (shown[k]) { ++k; continue; }
+            std::size_t run = k + 1;
+            while (run < count && !shown[run]) ++run;
+            detail::state_at_batch_simd(lanes, at, k, run);
+            k = run;
+        }
+        return asleep;
     }, std::plus<>());
+    shown_at = at;
+    return sleeping;
 }
 
 void World::Impl::stand_at(double at, bool bring) {
@@ -591,6 +604,7 @@ void World::Impl::stand_at(double at, bool bring) {
             balls.advance(s, at);
             balls.show(s);
         }
+        shown_at = at;
     }
     const double before = time;
     time = at;

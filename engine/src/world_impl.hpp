@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace ballistic::detail {
@@ -105,8 +106,10 @@ struct World::Impl {
     // there. Returns how many balls sleep then.
     std::size_t finish_step(double end);
     // Writes every ball's position and velocity at `at` to its view (Balls::view_*), leaving the
-    // balls at their own times. Returns how many balls sleep.
+    // balls at their own times; a ball asleep since before `shown_at` keeps the view it has.
+    // Returns how many balls sleep.
     std::size_t show_balls(double at);
+    double shown_at = -std::numeric_limits<double>::infinity();  // when every view was last written
     // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
     // first every ball is brought there and shown on the calling thread, allocating nothing (a
     // stop before the step's end, a failure), and then it never fails.
