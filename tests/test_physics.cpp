@@ -123,6 +123,54 @@ TEST(FreeFlight, LongFlightsKeepTheirPathWhateverTheSteps) {
     EXPECT_LT(worst, 1e-11);  // a few ulps of 1000 and of the time
 }
 
+// A ball in flight is kept at its last event, not at the end of each step: a change between steps
+// (velocity, impulse, position, gravity) starts from where it is at the world's time, and its
+// path from there is the closed form from that instant.
+TEST(FreeFlight, ChangesBetweenStepsStartFromWhereTheBallIs) {
+    World world(with_gravity(9.81));
+    const BallId id = world.add_ball({{0, 100, 0}, {1, 0, 0}, 0.5, 2.0});
+    auto fly = [&](int steps) {
+        for (int k = 0; k < steps; ++k) world.step(1.0 / 60.0);
+    };
+    auto expect_path = [&](Vec3 p0, Vec3 v0, double g, double t0) {
+        const double t = world.time() - t0;
+        const BallState s = world.ball(id);
+        EXPECT_NEAR(s.position.x, p0.x + v0.x * t, 1e-11);
+        EXPECT_NEAR(s.position.y, p0.y + v0.y * t - 0.5 * g * t * t, 1e-11);
+        EXPECT_NEAR(s.position.z, p0.z + v0.z * t, 1e-11);
+        EXPECT_NEAR(s.velocity.y, v0.y - g * t, 1e-11);
+    };
+    fly(30);
+    BallState before = world.ball(id);
+    world.set_velocity(id, {0, 3, 1});
+    EXPECT_EQ(world.ball(id).position, before.position);
+    double t0 = world.time();
+    fly(30);
+    expect_path(before.position, {0, 3, 1}, 9.81, t0);
+
+    before = world.ball(id);
+    world.apply_impulse(id, {2, 0, 0});  // mass 2: +1 along x
+    EXPECT_EQ(world.ball(id).position, before.position);
+    t0 = world.time();
+    fly(30);
+    expect_path(before.position, before.velocity + Vec3{1, 0, 0}, 9.81, t0);
+
+    before = world.ball(id);
+    world.set_gravity({0, -1, 0});
+    EXPECT_EQ(world.ball(id).position, before.position);
+    t0 = world.time();
+    fly(30);
+    expect_path(before.position, before.velocity, 1.0, t0);
+
+    before = world.ball(id);
+    world.set_position(id, {5, 50, 5});
+    EXPECT_EQ(world.ball(id).velocity, before.velocity);
+    t0 = world.time();
+    fly(30);
+    expect_path({5, 50, 5}, before.velocity, 1.0, t0);
+    EXPECT_EQ(world.balls().x[0], world.ball(id).position.x);
+}
+
 TEST(FreeFlight, AFewBallsPayOnlyTheirCollisions) {
     // A tiny fast ball in a large closed box (the example: it paid one event per cell it
     // crossed, 10^4 cells per flight): with a few balls the world is one cell, and every event is
