@@ -526,7 +526,7 @@ TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
     const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0);
     ASSERT_EQ(woken.size(), 1u);
     EXPECT_EQ(woken[0].first, high);
-    w.sleep.commit_wake(woken);
+    w.sleep.commit_wake(woken, 0.0);
     EXPECT_FALSE(w.balls.asleep(high));
     EXPECT_TRUE(w.balls.asleep(low));
 }

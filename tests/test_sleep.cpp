@@ -292,8 +292,13 @@ TEST(Sleep, RemovingASupportWakesWhatRestedOnIt) {
     add_floor(world);
     const BallId below = ball_at(world, {0, 1, 0}), top = ball_at(world, {0, 3, 0});
     ASSERT_TRUE(settle(world, 0.5));
+    for (int k = 0; k < 120; ++k) world.step(1.0 / 60.0);  // asleep for 2 s more: woken, it starts there
+    const Vec3 rested = world.ball(top).position;
     world.remove_ball(below);
     EXPECT_FALSE(world.sleeping(top));
+    EXPECT_EQ(world.ball(top).position, rested);
+    EXPECT_EQ(world.ball(top).velocity, Vec3{});
+    EXPECT_EQ(world.balls().y[0], rested.y);  // the only ball left
     ASSERT_TRUE(settle(world, world.time() + 3.0));
     EXPECT_NEAR(world.ball(top).position.y, 1.0, 0.01);
     // A ball added beside a sleeping one leaves it asleep; one dropped on it wakes it.

@@ -260,9 +260,10 @@ Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
     return woken;
 }
 
-void Sleep::commit_wake(const Woken& woken) noexcept {
+void Sleep::commit_wake(const Woken& woken, double time) noexcept {
     for (const auto& [j, rest] : woken) {
-        balls_.rest[j] = rest;  // every ball is at `time` between steps: nothing to advance
+        balls_.advance(j, time);  // it slept since its last event: there, still, at `time`
+        balls_.rest[j] = rest;
         ++balls_.counter[j];
     }
 }

@@ -67,18 +67,18 @@ public:
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
 
-    // With every ball at `now` (the cells valid): each cluster of touching quiet awake balls that
+    // At `now` (the cells valid): each cluster of touching quiet awake balls that
     // non-negative contact forces can hold in equilibrium, against the statics and sleeping balls
     // it touches, falls asleep at once, and `fell_asleep` is told the balls that did. All or
     // nothing: should it fail (out of memory) before `fell_asleep`, no ball has changed.
     void settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep);
 
-    // The sleeping balls touching a ball, between steps (every ball at `time`): what may fail
+    // The sleeping balls touching a ball, between steps (at the world's `time`): what may fail
     // first (the list, and the awake entries of the table of rests they will take, at most unused
     // ones added), then the waking, which cannot fail.
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
     Woken prepare_wake_touching(std::uint32_t slot, double time);
-    void commit_wake(const Woken& woken) noexcept;
+    void commit_wake(const Woken& woken, double time) noexcept;
 
 private:
     // The entry of the table of rests for the ball asleep on its supports (added if new), and

@@ -314,8 +314,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
     // Every ball goes in first; then each is checked against the statics and the balls before it
     // (the world's and the earlier ones of this call), in parallel blocks, exactly as adding them
-    // one by one would check it, and the problem of the lowest index is reported. Balls are always
-    // synchronised between steps; cells are missing only before the first ball, when no event is
+    // one by one would check it, and the problem of the lowest index is reported (the world's balls
+    // where they are at its time). Cells are missing only before the first ball, when no event is
     // pending: then they are made once, from all balls, with the cell width and, cell by cell, the
     // lists that making them first and inserting the new balls one by one gives.
     const double old_max_radius = w.max_radius;
@@ -403,7 +403,7 @@ void World::remove_ball(BallId id) {
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
     // The last step that may fail (out of memory), leaving the world as it was.
-    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time));
+    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time), w.time);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -440,7 +440,7 @@ void World::set_position(BallId id, Vec3 position) {
     w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
-    w.sleep.commit_wake(woken);
+    w.sleep.commit_wake(woken, w.time);
     w.disturbed(s);
 }
 
@@ -465,7 +465,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
         w.balls.counter[s] = counter;
         throw;
     }
-    w.sleep.commit_wake(woken);
+    w.sleep.commit_wake(woken, w.time);
     w.disturbed(s);
 }
 

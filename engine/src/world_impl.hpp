@@ -146,7 +146,7 @@ struct World::Impl {
                      std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
-    // End of a step (every ball at `now`): the clusters that can stand fall asleep, and their
+    // End of a step at `now`: the clusters that can stand fall asleep, and their
     // events are predicted afresh. Returns how many fell asleep.
     std::size_t sleep_islands(double now);
     void wake_all();  // between steps; as it was if it fails
