@@ -359,6 +359,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         }
         const bool asleep = in.get<std::uint8_t>("asleep") != 0;
         const Vec3 a = finite_vec(in, "rest acceleration");
+        if (asleep && a != Vec3{}) bad("rest " + std::to_string(k) + " is asleep with acceleration " + show(a));
         const std::uint32_t index = k == 0 ? detail::Rests::kNone : b.rests.intern(sup, asleep, a);
         const detail::Rests::Rest& kept = b.rests[index];
         if (index != k || kept.supports != sup || kept.asleep != asleep)
