@@ -231,23 +231,9 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
 }
 
 Box World::Impl::ball_bounds() const {
-    struct Bounds {
-        Vec3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
-    };
-    const Bounds b = parallel.reduce(balls.size(), Bounds{}, [&](std::size_t begin, std::size_t end) {
-        Bounds part;
-        for (std::size_t s = begin; s < end; ++s) {
-            const Vec3 p = balls.view_position(s);
-            part.lo = {std::min(part.lo.x, p.x), std::min(part.lo.y, p.y), std::min(part.lo.z, p.z)};
-            part.hi = {std::max(part.hi.x, p.x), std::max(part.hi.y, p.y), std::max(part.hi.z, p.z)};
-        }
-        return part;
-    }, [](const Bounds& a, const Bounds& c) {
-        return Bounds{{std::min(a.lo.x, c.lo.x), std::min(a.lo.y, c.lo.y), std::min(a.lo.z, c.lo.z)},
-                      {std::max(a.hi.x, c.hi.x), std::max(a.hi.y, c.hi.y), std::max(a.hi.z, c.hi.z)}};
-    });
+    const Box b = centre_bounds([&](std::size_t s) { return balls.view_position(s); });
     const Vec3 margin{max_radius, max_radius, max_radius};
-    return {b.lo - margin, b.hi + margin};
+    return {b.min - margin, b.max + margin};
 }
 
 std::optional<RayHit> World::ray_cast(const Ray& ray) const {

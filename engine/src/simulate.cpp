@@ -121,16 +121,8 @@ double World::Impl::reviewed_cell_width(double at) const {
     const double least = least_cell_width(max_radius), now = grid.min_width();
     // At most a third of a periodic side; no wider than the balls' spread (twice it holds every
     // ball in the 27 cells around each: crowded).
-    double spread = 0.0;
-    {
-        Vec3 lo = balls.position_at(0, at), hi = lo;
-        for (std::uint32_t s = 1; s < balls.size(); ++s) {
-            const Vec3 p = balls.position_at(s, at);
-            lo = {std::min(lo.x, p.x), std::min(lo.y, p.y), std::min(lo.z, p.z)};
-            hi = {std::max(hi.x, p.x), std::max(hi.y, p.y), std::max(hi.z, p.z)};
-        }
-        spread = std::max({hi.x - lo.x, hi.y - lo.y, hi.z - lo.z});
-    }
+    const Box box = centre_bounds([&](std::size_t s) { return balls.position_at(s, at); });
+    const double spread = std::max({box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z});
     const double most = std::min(def.periodic ? shortest_period() / 3.0 * (1.0 - 1e-12) : detail::kWholeSpace,
                                  std::max(least, 2.0 * spread));
     // The widest of base · 2^k (k from `good`, known sparse enough, up to where it reaches `most`)

@@ -189,7 +189,26 @@ struct World::Impl {
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid; `near`
     // lists the capsules and blocks (Statics::finite_near_points(0), null without them).
     std::optional<RayHit> cast(const Ray& ray, const Box& bounds, const detail::FiniteNear* near) const;
-    Box ball_bounds() const;
+    Box ball_bounds() const;  // every ball where balls() shows it, with the largest radius around
+
+    // The box that holds every ball's centre, `centre(slot)` (a parallel reduction; min and max
+    // are exact, so the box does not depend on how the work was split).
+    template <class Centre>
+    Box centre_bounds(Centre centre) const {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        return parallel.reduce(balls.size(), Box{{inf, inf, inf}, {-inf, -inf, -inf}}, [&](std::size_t begin, std::size_t end) {
+            Box part{{inf, inf, inf}, {-inf, -inf, -inf}};
+            for (std::size_t s = begin; s < end; ++s) {
+                const Vec3 p = centre(s);
+                part.min = {std::min(part.min.x, p.x), std::min(part.min.y, p.y), std::min(part.min.z, p.z)};
+                part.max = {std::max(part.max.x, p.x), std::max(part.max.y, p.y), std::max(part.max.z, p.z)};
+            }
+            return part;
+        }, [](const Box& a, const Box& c) {
+            return Box{{std::min(a.min.x, c.min.x), std::min(a.min.y, c.min.y), std::min(a.min.z, c.min.z)},
+                       {std::max(a.max.x, c.max.x), std::max(a.max.y, c.max.y), std::max(a.max.z, c.max.z)}};
+        });
+    }
 };
 
 }  // namespace ballistic
