@@ -239,8 +239,11 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
         // a ball resting on a plane and a falling one), solved only up to the earliest impact so
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
-        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp).
-        const bool wakes = !balls_.asleep(i) && !rules_.quiet(balls_, i, now);
+        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp),
+        // unless it stands still (no velocity, no acceleration): then only an event can move it,
+        // and that event predicts it again.
+        const bool moving = v != Vec3{} || a != Vec3{};
+        const bool wakes = moving && !balls_.asleep(i) && !rules_.quiet(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
         std::size_t quadratics = 0, quartics = n;
         for (std::size_t k = 0; k < n; ++k) {
@@ -255,7 +258,8 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             lanes.set(lane, dp, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
             lanes.order[lane] = j;
             if (wakes && rest.asleep && rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
-                lower(contact, {now, j, Kind::Wake}, balls_.counter[j]);
+                lower(contact, {std::max(now, balls_.t[j] + rules_.wake_delay(balls_.radius[j])), j, Kind::Wake},
+                      balls_.counter[j]);
         }
         auto solve = [&](std::size_t begin, std::size_t end) {
             if (begin == end) return;
