@@ -72,7 +72,13 @@ Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now,
 
 Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
-    Contact contact;
+    // A wake found before stands until it is due, although the support may have left the touching
+    // gap since: waking is never wrong (a ball that can stand sleeps again), and the sleeper would
+    // otherwise be left hanging.
+    const Contact& before = contacts_[i];
+    const bool keep_wake = before.event.kind == Kind::Wake && balls_.counter[before.event.other] == before.other_counter &&
+                           !balls_.asleep(i);
+    Contact contact = keep_wake ? before : Contact{};
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
@@ -239,9 +245,9 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
         // a ball resting on a plane and a falling one), solved only up to the earliest impact so
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
-        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp),
-        // unless it stands still (no velocity, no acceleration): then only an event can move it,
-        // and that event predicts it again.
+        // mover that is not quiet wakes the sleeping neighbours resting on it, once they have
+        // slept wake_delay (sleep_rules.hpp), unless it stands still (no velocity, no
+        // acceleration): then only an event that touches it can move it, and predicts it again.
         const bool moving = v != Vec3{} || a != Vec3{};
         const bool wakes = moving && !balls_.asleep(i) && !rules_.quiet(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
