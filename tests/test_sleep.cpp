@@ -352,9 +352,9 @@ TEST(Sleep, GravityChangeWakesEveryBall) {
 // moving was woken by it at once, jammed again at the same instant and fell asleep again: one
 // ball of pile.json collided 900 000 times in half a second, and where rounding left no time
 // between the jams, time stopped. A support standing still wakes nothing, and a moving one wakes
-// a ball only once it has slept wake_delay. In these pours no step needs more than about 8000
-// collisions of one ball (a ball caged by a wall and two balls at gaps of 10⁻⁶, rattling at a slow
-// contact's e = 1 until it sleeps); the loop made more than 2²⁰ in one step.
+// only a ball that has slept wake_delay. In these pours no step needs more than about 8000
+// collisions of one ball (a ball caged by a wall and two balls at gaps of 10⁻⁶, rattling at a
+// slow contact's e = 1 until it sleeps); the loop made more than 2²⁰ in one step.
 TEST(Sleep, NoBallCollidesWithoutBoundInAStepOfAPour) {
     std::size_t worst = 0;
     for (const std::uint64_t seed : {1, 2, 3}) {
@@ -380,6 +380,25 @@ TEST(Sleep, NoBallCollidesWithoutBoundInAStepOfAPour) {
         EXPECT_LT(world.max_overlap(), 1e-9);
     }
     EXPECT_LT(worst, 20000u);
+}
+
+// Capsules alone (no plane, no block) carry sleeping balls too, and a sleeping ball stands still
+// for the balls that meet it: every ball's acceleration is not the world's gravity there.
+TEST(Sleep, BallSleepingOnCapsulesAloneStandsStillForTheBallDroppedOnIt) {
+    WorldDef def = granular();
+    def.step_event_budget = 1'000'000;  // where a sleeper seemed to fall into its capsules, time stopped
+    World world(def);
+    for (const double x : {-0.6, 0.6}) world.add_capsule({{x, 0, -2}, {x, 0, 2}, 0.2});
+    const BallId low = ball_at(world, {0, 1.5, 0}, 0.5);
+    while (world.time() < 5.0 && !world.sleeping(low)) world.step(1.0 / 60.0);
+    ASSERT_TRUE(world.sleeping(low));
+    const Vec3 rest = world.ball(low).position;
+    EXPECT_NEAR(rest.y, std::sqrt(0.7 * 0.7 - 0.6 * 0.6), 1e-3 * 0.5);  // on both capsules (touching gap)
+    const BallId high = ball_at(world, {0, 3, 0}, 0.5);
+    for (int k = 0; k < 120; ++k) world.step(1.0 / 60.0);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    EXPECT_GT(distance(world.ball(high).position, world.ball(low).position), 1.0 - 1e-9);
+    EXPECT_GT(world.ball(high).position.y, world.ball(low).position.y);  // it met the ball where it was
 }
 
 TEST(Sleep, EventRecordIsBounded) {

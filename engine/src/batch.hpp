@@ -72,8 +72,7 @@ struct Batch {
         Pending event;
         CellKey cells[3];      // its balls' cells and a crossing's new cell
         std::uint8_t n_cells;
-        bool batchable;        // its cells and their neighbours are dense cells, and its cells
-                               // lie within one cell of each other: else it ends the batch
+        bool dense;            // its cells and their neighbours are dense cells
         bool near;             // within kBoundaryReach cells of a slab boundary
         std::uint32_t slab;    // slab of its ball's cell
     };

@@ -31,12 +31,8 @@ void EventLoop::select_candidates(Batch::Slab& slab, std::size_t index, std::siz
             Vec3 shift;
             c.cells[c.n_cells++] = grid_.across(c.cells[0], static_cast<int>(event.other), shift);
         }
-        c.batchable = true;
-        for (int i = 0; i < c.n_cells; ++i) c.batchable = c.batchable && grid_.dense_near(c.cells[i]);
-        // A wake is due wake_delay after its sleeper fell asleep, and its ball may have crossed
-        // cells since: an event whose cells are apart breaks the slabs' reach (kBoundaryReach), so
-        // it ends the batch and is processed alone.
-        if (pairwise(event.kind) && grid_.distance(c.cells[0], c.cells[1]) > 1) c.batchable = false;
+        c.dense = true;
+        for (int i = 0; i < c.n_cells; ++i) c.dense = c.dense && grid_.dense_near(c.cells[i]);
         c.near = slabs_.near_boundary(c.cells[0], grid_);
         c.slab = slabs_.slab_of(c.cells[0]);
     }
@@ -99,7 +95,7 @@ bool EventLoop::run_batch(double end) {
             b.events.push_back({&c, true, first.event});
             continue;
         }
-        if (!c.batchable) break;
+        if (!c.dense) break;
         if (c.near) {
             bool fits = true;
             for (const Batch::BoundaryCell& other : b.boundary)

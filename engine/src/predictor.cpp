@@ -72,13 +72,7 @@ Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now,
 
 Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
-    // A wake found before stands until it is due, although the support may have left the touching
-    // gap since: waking is never wrong (a ball that can stand sleeps again), and the sleeper would
-    // otherwise be left hanging.
-    const Contact& before = contacts_[i];
-    const bool keep_wake = before.event.kind == Kind::Wake && balls_.counter[before.event.other] == before.other_counter &&
-                           !balls_.asleep(i);
-    Contact contact = keep_wake ? before : Contact{};
+    Contact contact;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
@@ -245,9 +239,10 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
         // a ball resting on a plane and a falling one), solved only up to the earliest impact so
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
-        // mover that is not quiet wakes the sleeping neighbours resting on it, once they have
-        // slept wake_delay (sleep_rules.hpp), unless it stands still (no velocity, no
-        // acceleration): then only an event that touches it can move it, and predicts it again.
+        // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp),
+        // unless it stands still (no velocity, no acceleration: only an event that touches it can
+        // move it, and predicts it again) or the neighbour has slept less than wake_delay (a
+        // sleeping ball keeps the time it fell asleep as its t).
         const bool moving = v != Vec3{} || a != Vec3{};
         const bool wakes = moving && !balls_.asleep(i) && !rules_.quiet(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
@@ -263,9 +258,9 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const double sigma = r + balls_.radius[j];
             lanes.set(lane, dp, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
             lanes.order[lane] = j;
-            if (wakes && rest.asleep && rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
-                lower(contact, {std::max(now, balls_.t[j] + rules_.wake_delay(balls_.radius[j])), j, Kind::Wake},
-                      balls_.counter[j]);
+            if (wakes && rest.asleep && now - balls_.t[j] >= rules_.wake_delay(balls_.radius[j]) &&
+                rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
+                lower(contact, {now, j, Kind::Wake}, balls_.counter[j]);
         }
         auto solve = [&](std::size_t begin, std::size_t end) {
             if (begin == end) return;

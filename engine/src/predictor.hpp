@@ -39,10 +39,12 @@ public:
         double r;
     };
     Motion motion(std::uint32_t slot, double now) const;
-    // Without planes and blocks or without gravity no ball ever rests on one, so every ball's
-    // acceleration is the world's gravity, bit for bit: their entries in `rests` need not be read.
+    // Without planes and blocks or without gravity no ball ever rests on one, and without them
+    // and capsules (or without dissipation) none sleeps, so every ball's acceleration is the
+    // world's gravity, bit for bit: their entries in `rests` need not be read.
     bool shared_gravity() const {
-        return !statics_.flat() || def_.gravity == Vec3{};
+        const bool may_sleep = statics_.has_finite() && def_.sleep_speed > 0.0 && def_.restitution < 1.0;
+        return def_.gravity == Vec3{} || !(statics_.flat() || may_sleep);
     }
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 

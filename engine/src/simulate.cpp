@@ -37,6 +37,7 @@ void World::Impl::commit_awakening(Awakening& a) noexcept {
         balls.advance(s, time);  // its path so far under the acceleration it had
         balls.rest[s] = a.now[balls.rest[s]];
         balls.hold_still(s, balls.position(s), time);  // what held it may be gone
+        balls.jam[s] = 0;
     }
     balls.rests.swap(a.fresh);
     events_valid = false;

@@ -203,9 +203,10 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     // slow contacts are elastic, and pressed ones leave at rest_speed. At zero gaps that happens
     // at one instant; with gaps that rounding left, at instants apart by next to nothing. Past a
     // budget of collisions in a row in a jam a ball stops where it is jammed and sleeps.
-    balls_.jam[s] = jammed ? balls_.jam[s] + 1 : 0;
+    // The count stays past the budget while the ball sleeps: woken while still jammed (by a
+    // moving ball under it), it stops again at its first collision in the jam, not 64 later.
+    balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, kJamBudget + 1) : 0;
     if (balls_.jam[s] > kJamBudget) {
-        balls_.jam[s] = 0;
         fall_asleep(s, now);
         return;
     }
@@ -264,6 +265,7 @@ void Sleep::commit_wake(const Woken& woken, double time) noexcept {
     for (const auto& [j, rest] : woken) {
         balls_.advance(j, time);  // it slept since its last event: there, still, at `time`
         balls_.rest[j] = rest;
+        balls_.jam[j] = 0;  // what held it changed: a jam it slept in is over
         ++balls_.counter[j];
     }
 }

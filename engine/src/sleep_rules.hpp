@@ -24,10 +24,10 @@ public:
         const double rise = def_.sleep_speed * def_.sleep_speed / (2.0 * length(def_.gravity));
         return std::min(rise, 1e-3 * radius);
     }
-    // How long after falling asleep (a sleeping ball's t) a ball resting on a moving ball is woken
-    // by it, at the earliest (unit: time): the support opens the touching gap in that time at
-    // sleep_speed. A ball that the jam rule put to sleep on a moving ball would otherwise be woken
-    // at the same instant, jam again and fall asleep again, for ever.
+    // How long a ball must have slept before a moving ball under it wakes it (unit: time): the time
+    // to open the touching gap at sleep_speed. A ball that the jam rule put to sleep on a moving
+    // ball was woken at once, jammed again and slept again, in a loop that time left by 10⁻¹³ a
+    // turn or not at all.
     double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
     // Does a contact with unit normal n (towards the ball) carry some of its weight?
     bool above(Vec3 n) const { return dot(n, -def_.gravity) > 1e-6 * length(def_.gravity); }
