@@ -241,8 +241,8 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
         // mover that is not quiet wakes the sleeping neighbours resting on it now (sleep.cpp),
         // unless it stands still (no velocity, no acceleration: only an event that touches it can
-        // move it, and predicts it again) or the neighbour has slept less than wake_delay (a
-        // sleeping ball keeps the time it fell asleep as its t).
+        // move it, and predicts it again) or the jam put the neighbour to sleep less than
+        // wake_delay ago (a sleeping ball keeps the time it fell asleep as its t).
         const bool moving = v != Vec3{} || a != Vec3{};
         const bool wakes = moving && !balls_.asleep(i) && !rules_.quiet(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
@@ -258,7 +258,7 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const double sigma = r + balls_.radius[j];
             lanes.set(lane, dp, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
             lanes.order[lane] = j;
-            if (wakes && rest.asleep && now - balls_.t[j] >= rules_.wake_delay(balls_.radius[j]) &&
+            if (wakes && rest.asleep && rules_.may_wake(balls_, j, now) &&
                 rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
                 lower(contact, {now, j, Kind::Wake}, balls_.counter[j]);
         }

@@ -43,8 +43,7 @@ public:
     // and capsules (or without dissipation) none sleeps, so every ball's acceleration is the
     // world's gravity, bit for bit: their entries in `rests` need not be read.
     bool shared_gravity() const {
-        const bool may_sleep = statics_.has_finite() && def_.sleep_speed > 0.0 && def_.restitution < 1.0;
-        return def_.gravity == Vec3{} || !(statics_.flat() || may_sleep);
+        return def_.gravity == Vec3{} || !(statics_.flat() || sleeping_possible(def_, false, statics_.has_finite()));
     }
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 

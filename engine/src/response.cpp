@@ -134,6 +134,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
             sleep_.wake(k, now);
             balls_.quiet_since[k] = now;
             balls_.quiet_events[k] = 0;
+            balls_.jam[k] = 0;
             woke_j = k == j;
         }
     }

@@ -14,7 +14,6 @@ namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
-constexpr std::uint32_t kJamBudget = 64;   // collisions of a ball in a row in a jam before it stops
 // A quiet ball is still when it has stayed within this fraction of its radius of one place for
 // kStillTimes sleep_time (seen at the ends of steps).
 constexpr double kStillDrift = 1e-2;
@@ -205,8 +204,9 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     // budget of collisions in a row in a jam a ball stops where it is jammed and sleeps.
     // The count stays past the budget while the ball sleeps: woken while still jammed (by a
     // moving ball under it), it stops again at its first collision in the jam, not 64 later.
-    balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, kJamBudget + 1) : 0;
-    if (balls_.jam[s] > kJamBudget) {
+    constexpr std::uint32_t budget = SleepRules::kJamBudget;
+    balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, budget + 1) : 0;
+    if (balls_.jam[s] > budget) {
         fall_asleep(s, now);
         return;
     }

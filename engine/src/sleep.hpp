@@ -33,10 +33,7 @@ public:
 
     // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or
     // blocks to rest on.
-    bool enabled() const {
-        return def_.sleep_speed > 0.0 && def_.restitution < 1.0 && !(def_.gravity == Vec3{}) &&
-               (!statics_.planes().empty() || statics_.has_finite());
-    }
+    bool enabled() const { return sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()); }
     // The static friction with which balls stand: sleep_friction, and at least the friction of
     // the collisions, which holds them in motion.
     double standing_friction() const { return std::max(def_.sleep_friction, def_.friction); }
@@ -50,9 +47,8 @@ public:
         const double since = now - balls_.t[slot];
         if (since == 0.0) return true;
         if (balls_.asleep(slot)) return false;
-        const Vec3 v = balls_.velocity(slot);
         const double travel = kJamTravel * balls_.radius[slot];
-        return dot(v, v) * (since * since) <= travel * travel;
+        return length(balls_.position_at(slot, now) - balls_.position(slot)) <= travel;
     }
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
     // its collisions in a jam (`jammed`, from jammed()).

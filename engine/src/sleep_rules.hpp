@@ -14,8 +14,18 @@
 
 namespace ballistic::detail {
 
+// Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or blocks
+// to rest on.
+inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_statics) {
+    return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && (planes || finite_statics);
+}
+
 class SleepRules {
 public:
+    // Collisions of a ball in a row in a jam before it stops where it is and sleeps. The count
+    // stays past it while the ball sleeps: that marks a ball the jam put to sleep.
+    static constexpr std::uint32_t kJamBudget = 64;
+
     explicit SleepRules(const WorldDef& def) : def_(def) {}
 
     // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
@@ -24,11 +34,14 @@ public:
         const double rise = def_.sleep_speed * def_.sleep_speed / (2.0 * length(def_.gravity));
         return std::min(rise, 1e-3 * radius);
     }
-    // How long a ball must have slept before a moving ball under it wakes it (unit: time): the time
-    // to open the touching gap at sleep_speed. A ball that the jam rule put to sleep on a moving
-    // ball was woken at once, jammed again and slept again, in a loop that time left by 10⁻¹³ a
-    // turn or not at all.
+    // How long a ball that the jam rule put to sleep must have slept before a moving ball under it
+    // wakes it (unit: time): the time to open the touching gap at sleep_speed. Woken at once, it
+    // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
     double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
+    // May a moving ball under sleeping ball j wake it now? At once, unless the jam put j to sleep.
+    bool may_wake(const Balls& balls, std::uint32_t j, double now) const {
+        return balls.jam[j] <= kJamBudget || now - balls.t[j] >= wake_delay(balls.radius[j]);
+    }
     // Does a contact with unit normal n (towards the ball) carry some of its weight?
     bool above(Vec3 n) const { return dot(n, -def_.gravity) > 1e-6 * length(def_.gravity); }
     // Does a ball rest on a lower one? dp from the lower ball's centre to the upper's, sigma their

@@ -385,6 +385,8 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         if (r >= rests) bad("a ball rests on entry " + std::to_string(r) + " of " + std::to_string(rests));
     b.quiet_events = in.get_column<std::uint32_t>(balls, "quiet events");
     b.jam = in.get_column<std::uint32_t>(balls, "collisions in a jam");
+    for (const std::uint32_t count : b.jam)
+        if (count > detail::SleepRules::kJamBudget + 1) bad("a ball counts " + std::to_string(count) + " collisions in a jam");
     const std::vector<std::uint64_t> ids = in.get_column<std::uint64_t>(balls, "handles");
     b.id.resize(balls);
     for (std::size_t s = 0; s < balls; ++s) b.id[s] = BallId{ids[s]};

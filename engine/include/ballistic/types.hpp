@@ -119,8 +119,9 @@ struct WorldDef {
     // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
     // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
     // one wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
-    // sleeping balls resting on it. Elastic worlds, worlds without gravity and worlds without
-    // planes never sleep.
+    // sleeping balls resting on it (one that the jam stopped, once it has slept the time to open
+    // the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
+    // planes, capsules or blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
     // ball); 0 switches sleeping off. (unit: length/time; >= 0)
