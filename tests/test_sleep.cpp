@@ -352,9 +352,10 @@ TEST(Sleep, GravityChangeWakesEveryBall) {
 // moving was woken by it at once, jammed again at the same instant and fell asleep again: one
 // ball of pile.json collided 900 000 times in half a second, and where rounding left no time
 // between the jams, time stopped. A support standing still wakes nothing, and a moving one wakes
-// a ball the jam put to sleep only once it has slept wake_delay. In these pours no step needs more than about 8000
-// collisions of one ball (a ball caged by a wall and two balls at gaps of 10⁻⁶, rattling at a
-// slow contact's e = 1 until it sleeps); the loop made more than 2²⁰ in one step.
+// a ball the jam put to sleep only once it has slept wake_delay. In these pours no step needs
+// more than about 8000 collisions of one ball (a ball caged by a wall and two balls at gaps of
+// 10⁻⁶, rattling at a slow contact's e = 1 until it sleeps); the loop made more than 2²⁰ in one
+// step.
 TEST(Sleep, NoBallCollidesWithoutBoundInAStepOfAPour) {
     std::size_t worst = 0;
     for (const std::uint64_t seed : {1, 2, 3}) {

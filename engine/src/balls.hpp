@@ -134,6 +134,12 @@ struct Balls {
         set_velocity(s, v);
         t[s] = T;
     }
+    // advance() for an awake ball. A sleeping ball stands still and keeps the time it fell asleep
+    // as its t (what waking it by a moving ball below waits on, SleepRules::may_wake()); waking
+    // it advances it first.
+    void advance_awake(std::size_t s, double T) {
+        if (!asleep(s)) advance(s, T);
+    }
     // The view of a ball at its own time (after a change between steps has brought it there).
     void show(std::size_t s) {
         view_x[s] = x[s]; view_y[s] = y[s]; view_z[s] = z[s];

@@ -43,7 +43,8 @@ public:
     // and capsules (or without dissipation) none sleeps, so every ball's acceleration is the
     // world's gravity, bit for bit: their entries in `rests` need not be read.
     bool shared_gravity() const {
-        return def_.gravity == Vec3{} || !(statics_.flat() || sleeping_possible(def_, false, statics_.has_finite()));
+        return def_.gravity == Vec3{} ||
+               !(statics_.flat() || sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()));
     }
     Pending crossing(const CellKey& key, const Motion& m, double now) const;
 

@@ -114,7 +114,7 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
 bool Response::meet(std::uint32_t i, double now, Outcome& out) {
     save(i, out);
     const bool jammed = sleep_.jammed(i, now);
-    if (!balls_.asleep(i)) balls_.advance(i, now);  // a sleeping ball keeps the time it fell asleep
+    balls_.advance_awake(i, now);
     return jammed;
 }
 

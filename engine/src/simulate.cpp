@@ -193,8 +193,7 @@ void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys
 void World::Impl::rebuild_events() {
     // Each part either completes or leaves what it would change as it was; until the queue is
     // built, events_valid stays false and the world is consistent without them.
-    for (std::uint32_t s = 0; s < balls.size(); ++s)
-        if (!balls.asleep(s)) balls.advance(s, time);  // a sleeping one keeps the time it fell asleep
+    for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance_awake(s, time);
     rebuild_grid(max_radius);
     index_finite();
     sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event

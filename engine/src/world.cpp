@@ -601,7 +601,7 @@ std::size_t World::Impl::show_balls(double at) {
 void World::Impl::stand_at(double at, bool bring) {
     if (bring) {
         for (std::uint32_t s = 0; s < balls.size(); ++s) {
-            if (!balls.asleep(s)) balls.advance(s, at);  // a sleeping one keeps the time it fell asleep
+            balls.advance_awake(s, at);
             balls.show(s);
         }
         shown_at = at;
