@@ -385,19 +385,28 @@ TEST(Floor, BallsSettleOnPlanesOfEveryOrientation) {
 
 TEST(Floor, ValleyOfTwoPlanesSettlesInTheCrease) {
     // Two planes tilted ±30° form a V; an inelastic ball dropped in ends at rest in the crease.
+    // Awake it slides into the crease itself; with sleeping (the default) it may stop once it is
+    // slow and touches both planes, within the touching gap of the second: there x is at most
+    // that gap away from the crease (resting on one plane, x = −gap / (2 sin 30°)).
     const double g = 9.81;
-    World world(with_gravity(g, 0.5));
-    const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
-    world.add_plane({{}, {s, c, 0}});
-    world.add_plane({{}, {-s, c, 0}});
-    const BallId id = world.add_ball({{0.3, 2.0, 0}, {}, 0.5, 1.0});
-    for (int k = 0; k < 500; ++k) world.step(0.01);
-    const BallState b = world.ball(id);
-    EXPECT_GT(dot(b.position, Vec3{s, c, 0}) - 0.5, -1e-9);
-    EXPECT_GT(dot(b.position, Vec3{-s, c, 0}) - 0.5, -1e-9);
-    EXPECT_NEAR(b.position.x, 0.0, 1e-6);
-    EXPECT_LT(length(b.velocity), 1e-3);
-    EXPECT_LT(world.event_counts().ball_plane, 5000u);
+    for (const double sleep_speed : {0.0, WorldDef{}.sleep_speed}) {
+        WorldDef def = with_gravity(g, 0.5);
+        def.sleep_speed = sleep_speed;
+        World world(def);
+        const double c = std::cos(M_PI / 6), s = std::sin(M_PI / 6);
+        world.add_plane({{}, {s, c, 0}});
+        world.add_plane({{}, {-s, c, 0}});
+        const BallId id = world.add_ball({{0.3, 2.0, 0}, {}, 0.5, 1.0});
+        for (int k = 0; k < 500; ++k) world.step(0.01);
+        const BallState b = world.ball(id);
+        const double touch_gap = sleep_speed * sleep_speed / (2.0 * g);  // below 10⁻³ r here
+        EXPECT_EQ(world.sleeping(id), sleep_speed > 0.0);
+        EXPECT_GT(dot(b.position, Vec3{s, c, 0}) - 0.5, -1e-9);
+        EXPECT_GT(dot(b.position, Vec3{-s, c, 0}) - 0.5, -1e-9);
+        EXPECT_NEAR(b.position.x, 0.0, 1e-6 + touch_gap) << "sleep_speed " << sleep_speed;
+        EXPECT_LT(length(b.velocity), 1e-3);
+        EXPECT_LT(world.event_counts().ball_plane, 5000u);
+    }
 }
 
 TEST(BallBall, HeadOnUnequalMassesMatchClosedForm) {

@@ -59,7 +59,9 @@ public:
     // pushes of the balls resting on it (each in the cone of their normals, or held with
     // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
-    bool try_sleep(std::uint32_t slot, double now);  // puts it to sleep if it may and can; true if so
+    // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
+    // with, with `normal` towards it: on an awake partner it cannot, and nothing is searched.
+    bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 normal = {});
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
 
