@@ -15,6 +15,9 @@
 // its events are invalidated (here by set_gravity() with the same gravity): the Morton re-sort of
 // the storage, the cells, every ball's prediction and the event queue, timed as the next (tiny)
 // step. Counter ns/ball.
+// BM_ChangeEachStep: the closed box (N = 10⁴, 10⁵, one thread), a step of 1/60 with, before
+// each, nothing (change 0), one ball added at a free place (1) or one ball's velocity set (2):
+// what an embedder that spawns or kicks a ball every frame pays.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
 // BM_PegBoard: 2000 elastic balls among 100 or 2500 pegs (capsules) on the same board: the time
 // per event with many statics (below). BM_PegQueries: generating balls and casting rays on it.
@@ -180,6 +183,42 @@ BENCHMARK(BM_AddBalls)
     ->ArgsProduct({{100'000, 1'000'000}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+void BM_ChangeEachStep(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const auto change = state.range(1);
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = 1;
+    World world = scenes::make_world(scene);
+    constexpr double kDt = 1.0 / 60.0;
+    for (int i = 0; i < 30; ++i) world.step(kDt);
+    const double side = scenes::cube_side(count, 0.1, 0.5);
+    std::uint64_t random = 12345;  // a fixed sequence of places and velocities (MMIX's LCG)
+    auto uniform = [&](double lo, double hi) {
+        random = random * 6364136223846793005ULL + 1442695040888963407ULL;
+        return lo + (hi - lo) * static_cast<double>(random >> 11) * 0x1p-53;
+    };
+    std::size_t next = 0;
+    run_timed(state, world, kDt, [&] {
+        if (change == 1) {
+            for (;;) {  // a free place, as an embedder finds one
+                const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
+                if (!world.is_free(p, 0.5)) continue;
+                world.add_ball({p, {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}, 0.5, 1.0});
+                break;
+            }
+        } else if (change == 2) {
+            world.set_velocity(world.balls().id[next++ % world.ball_count()],
+                               {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)});
+        }
+        world.step(kDt);
+    });
+}
+BENCHMARK(BM_ChangeEachStep)
+    ->ArgNames({"N", "change"})
+    ->ArgsProduct({{10'000, 100'000}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
 
 void BM_Rebuild(benchmark::State& state) {
     const auto [count, threads] = box_size(state);

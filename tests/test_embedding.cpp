@@ -8,6 +8,8 @@
 
 #include "worlds.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 using namespace ballistic;
@@ -258,4 +260,141 @@ TEST(Embedding, AWorldStartsAtItsDefinitionsTime) {
     } catch (const InvalidArgument& e) {
         EXPECT_EQ(e.field(), "world.time");
     }
+}
+
+namespace {
+
+// 300 balls of radius 0.25 at rest on a lattice 2 apart in a closed box 40 wide, no gravity,
+// elastic: a world with cells, whose balls keep their events between steps.
+World lattice(int threads = 1) {
+    WorldDef def;
+    def.threads = threads;
+    def.parallel_events_min_balls = 0;
+    World world(def);
+    for (const Vec3 n : {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}}) {
+        world.add_plane({{0, 0, 0}, n});
+        world.add_plane({{40, 40, 40}, -n});
+    }
+    std::vector<BallDef> balls;
+    for (int k = 0; k < 300; ++k)
+        balls.push_back({{3.0 + 2.0 * (k % 10), 3.0 + 2.0 * (k / 10 % 10), 3.0 + 2.0 * (k / 100)}, {}, 0.25, 1.0});
+    world.add_balls(balls);
+    world.step(1.0 / 60.0);
+    return world;
+}
+
+// The ball at `position`, exactly.
+BallId ball_at(const World& world, Vec3 position) {
+    const BallView view = world.balls();
+    for (std::size_t s = 0; s < view.id.size(); ++s)
+        if (Vec3{view.x[s], view.y[s], view.z[s]} == position) return view.id[s];
+    return {};
+}
+
+}  // namespace
+
+TEST(Embedding, BallsAddedOrPushedBetweenStepsMeetOthersAtTheClosedFormTimes) {
+    // A ball added between steps, and a resting ball set moving, each meet a resting ball head on
+    // (elastic, equal masses: they swap velocities) at the time the gap closes, while the other
+    // balls keep the events they had.
+    World world = lattice();
+    const double t0 = world.time();
+    // A ball rests at (3, 3, 3): one added 2 to its left at speed 4 closes the gap 1.5 in 0.375.
+    const BallId target = ball_at(world, {3, 3, 3});
+    const BallId added = world.add_ball({{1, 3, 3}, {4, 0, 0}, 0.25, 1.0});
+    // The ball at (13, 5, 3) pushed at speed 3 towards its neighbour at (15, 5, 3) closes the
+    // gap 1.5 in 0.5.
+    const BallId pushed = ball_at(world, {13, 5, 3}), still = ball_at(world, {15, 5, 3});
+    ASSERT_TRUE(world.contains(target) && world.contains(pushed) && world.contains(still));
+    world.set_velocity(pushed, {3, 0, 0});
+    std::vector<CollisionEvent> seen;
+    while (world.time() < t0 + 0.6) {
+        world.step(1.0 / 60.0);
+        for (const CollisionEvent& e : world.events())
+            if (e.kind == EventKind::BallBall) seen.push_back(e);
+    }
+    ASSERT_EQ(seen.size(), 2u);
+    auto meets = [&](BallId a, BallId b, double time) {
+        const auto hit = std::find_if(seen.begin(), seen.end(), [&](const CollisionEvent& e) {
+            return (e.ball == a && e.other == b) || (e.ball == b && e.other == a);
+        });
+        ASSERT_NE(hit, seen.end());
+        EXPECT_NEAR(hit->time, time, 1e-12);
+    };
+    meets(added, target, t0 + 0.375);
+    meets(pushed, still, t0 + 0.5);
+    EXPECT_NEAR(world.ball(target).velocity.x, 4.0, 1e-12);
+    EXPECT_NEAR(world.ball(added).velocity.x, 0.0, 1e-12);
+    EXPECT_NEAR(world.ball(still).velocity.x, 3.0, 1e-12);
+    EXPECT_NEAR(world.ball(pushed).velocity.x, 0.0, 1e-12);
+}
+
+TEST(Embedding, AddingABallPredictsOnlyItUntilTheCountReachesAPowerOfTwo) {
+    // The balls added keep the others' events and their storage order (a rebuild of the events
+    // re-sorts the storage along the Morton curve); the ball that makes the count 512 rebuilds.
+    World world = lattice();
+    // Scatter the lattice: after a second at speed 2 the storage order is far from sorted.
+    for (std::size_t s = 0; s < world.ball_count(); ++s) {
+        const double a = 2.399963 * static_cast<double>(s);  // golden-angle directions
+        world.set_velocity(world.balls().id[s], {2 * std::cos(a), 2 * std::sin(a), std::cos(3 * a)});
+    }
+    world.step(1.0 / 60.0);  // the set_velocity calls predicted 300 balls: the events stay valid
+    for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+    auto order = [&] {
+        const auto ids = world.balls().id;
+        return std::vector<BallId>(ids.begin(), ids.end());
+    };
+    std::vector<BallId> before = order();
+    for (int k = 0; k < 20; ++k) {  // 300 → 320 balls
+        Vec3 p{1.0 + 1.9 * k, 39, 39};
+        ASSERT_TRUE(world.is_free(p, 0.25));
+        before.push_back(world.add_ball({p, {0, -1, -1}, 0.25, 1.0}));
+        world.step(1.0 / 60.0);
+        EXPECT_EQ(order(), before) << "after adding ball " << k;
+    }
+    // 320 → 512: the last one added rebuilds the events, and the storage is sorted again.
+    std::vector<BallDef> more;
+    for (int k = 0; more.size() < 191; ++k) {
+        const Vec3 p{1.0 + 1.3 * (k % 29), 1.0 + 1.3 * (k / 29 % 29), 36.5 + 1.3 * (k / 841)};
+        if (world.is_free(p, 0.25)) more.push_back({p, {}, 0.25, 1.0});
+    }
+    world.add_balls(more);
+    world.step(1.0 / 60.0);
+    const std::vector<BallId> grown = order();
+    world.add_ball({{20, 20, 39}, {}, 0.25, 1.0});
+    ASSERT_EQ(world.ball_count(), 512u);
+    world.step(1.0 / 60.0);
+    std::vector<BallId> after = order();
+    EXPECT_NE(std::vector<BallId>(after.begin(), after.begin() + 511), grown);
+}
+
+TEST(Embedding, BallsAddedEachStepGiveTheSameBitsForAnyThreadCountAndThroughASnapshot) {
+    // An elastic gas fed one ball a step: the same bits on one and two threads (two slabs), and
+    // when the world is saved half-way and restored; kinetic energy is what the balls brought.
+    auto run = [](int threads, bool through_snapshot) {
+        World world = lattice(threads);
+        for (std::size_t s = 0; s < world.ball_count(); ++s) {
+            const double a = 2.399963 * static_cast<double>(s);
+            world.set_velocity(world.balls().id[s], {5 * std::cos(a), 5 * std::sin(a), 3 * std::cos(3 * a)});
+        }
+        double brought = world.kinetic_energy();
+        for (int k = 0; k < 120; ++k) {
+            if (through_snapshot && k == 60) world = test_worlds::restore(test_worlds::save(world), threads);
+            const Vec3 p{1 + 0.6 * (k % 60), 37, 37.0 - 3.0 * (k / 60)};
+            if (world.is_free(p, 0.25)) {
+                world.add_ball({p, {0.1 * k, 1, -2}, 0.25, 1.0});
+                brought += 0.5 * (0.01 * k * k + 5);
+            }
+            world.step(1.0 / 60.0);
+            EXPECT_LT(world.max_overlap(), 1e-9);
+        }
+        EXPECT_GT(world.ball_count(), 330u);
+        EXPECT_NEAR(world.kinetic_energy(), brought, 1e-10 * brought);
+        EXPECT_EQ(world.escaped_count(), 0u);
+        return world.state_hash();
+    };
+    const std::uint64_t hash = run(1, false);
+    EXPECT_EQ(run(2, false), hash);
+    EXPECT_EQ(run(1, true), hash);
+    EXPECT_EQ(run(2, true), hash);
 }

@@ -65,6 +65,10 @@ void EventLoop::record(const Outcome& out) {
     last_processed = out.time;
 }
 
+void EventLoop::append(std::uint32_t s, const Pending& event) {
+    queue_.append(s, event, slabs_.count() == 1 ? 0 : slabs_.slab_of(grid_.key(s)));
+}
+
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {
     if (slabs_.count() == 1) return queue_.update(s, event);
     const std::uint32_t slab = slabs_.slab_of(grid_.key(s));

@@ -90,6 +90,7 @@ public:
     void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part, std::size_t parts,
                Parallel& parallel);
     bool empty() const { return nodes_.empty(); }
+    std::size_t size() const { return nodes_.size(); }
     std::size_t parts() const { return calendars_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The key of `slot`: its pending event.
@@ -117,6 +118,13 @@ public:
         Calendar& c = calendars_[nodes_[slot].part];
         remove(c, slot);
         insert(c, slot, entry(slot, event));
+    }
+    // Takes a new slot, the next one (`slot` == size()), into part `part` of the built queue.
+    // Should an allocation fail, the queue must be built again.
+    void append(std::uint32_t slot, const Pending& event, std::uint32_t part) {
+        nodes_.emplace_back();
+        nodes_[slot].part = part;
+        insert(calendars_[part], slot, entry(slot, event));
     }
     // The same, moving the entry to another part.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {

@@ -378,7 +378,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
     // Between calls the cells are at least as wide as the largest ball: the const queries
     // (is_free, max_overlap, ray_cast) read them and never change the world.
-    if (!remake && w.grid.min_width() < w.least_cell_width(w.max_radius)) {
+    const bool regrid = remake || w.grid.min_width() < w.least_cell_width(w.max_radius);
+    if (!remake && regrid) {
         try {
             w.rebuild_grid(w.max_radius);
         } catch (...) {
@@ -394,7 +395,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         w.balls.id[s] = w.handles.issue(s);
         ids.push_back(w.balls.id[s]);
     }
-    w.events_valid = false;
+    if (regrid) w.events_valid = false;  // pending crossings name the old cells
+    else w.predict_changed({}, first_slot);
     return ids;
 }
 
@@ -416,14 +418,32 @@ void World::remove_ball(BallId id) {
     w.events_valid = false;
 }
 
-void World::Impl::disturbed(std::uint32_t s) {
+void World::Impl::disturbed(std::uint32_t s, const detail::Sleep::Woken& woken) {
     balls.show(s);  // the callers brought it to the world's time
     balls.quiet_since[s] = time;
     balls.quiet_events[s] = 0;
     balls.hold_still(s, balls.position(s), time);
     balls.jam[s] = 0;
     ++balls.counter[s];
-    events_valid = false;
+    std::array<std::uint32_t, 1> changed{s};
+    predict_changed(changed, static_cast<std::uint32_t>(balls.size()));
+    for (const auto& [j, rest] : woken) predict_changed(std::span(&j, 1), static_cast<std::uint32_t>(balls.size()));
+}
+
+void World::Impl::predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept {
+    if (!events_valid) return;
+    const auto n = static_cast<std::uint32_t>(balls.size());
+    if (first_added < n && std::bit_floor(n) > first_added) {  // the count reached a power of two
+        events_valid = false;
+        return;
+    }
+    try {
+        contacts.resize(n);
+        for (const std::uint32_t s : changed) loop.requeue(s, predictor.predict(s, time));
+        for (std::uint32_t s = first_added; s < n; ++s) loop.append(s, predictor.predict(s, time));
+    } catch (...) {
+        events_valid = false;
+    }
 }
 
 void World::set_position(BallId id, Vec3 position) {
@@ -441,7 +461,7 @@ void World::set_position(BallId id, Vec3 position) {
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
     w.sleep.commit_wake(woken, w.time);
-    w.disturbed(s);
+    w.disturbed(s, woken);
 }
 
 void World::set_velocity(BallId id, Vec3 velocity) {
@@ -466,7 +486,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
         throw;
     }
     w.sleep.commit_wake(woken, w.time);
-    w.disturbed(s);
+    w.disturbed(s, woken);
 }
 
 void World::apply_impulse(BallId id, Vec3 impulse) {

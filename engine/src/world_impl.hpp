@@ -127,8 +127,19 @@ struct World::Impl {
                            std::int32_t removed = detail::kNoSupport, bool off_faces = false) const;
     void commit_awakening(Awakening& awakening) noexcept;
     // A ball given a new position or velocity between steps: awake, its quiet history restarted,
-    // its partners' predictions of it invalid, every event predicted afresh at the next step.
-    void disturbed(std::uint32_t slot);
+    // its partners' predictions of it invalid, its events predicted again with those of the
+    // balls `woken` around it (predict_changed()).
+    void disturbed(std::uint32_t slot, const detail::Sleep::Woken& woken);
+    // Between steps, with the events queued: the balls `changed` (given a new state) are
+    // predicted again and those added at slots [first_added, size()) for the first time, and
+    // every other ball keeps its event. That is exact as a collision is: a ball's prediction
+    // covers every ball near it, and a partner's prediction of a changed ball's old path is found
+    // stale by its counter. Adding balls rebuilds the queue instead (every ball predicted, the
+    // storage re-sorted, the slabs of parallel processing planned again) when the count reaches
+    // a power of two, which keeps the slabs fitting the balls at an amortised O(1) per ball; the
+    // rule reads the counts alone, so a restored snapshot decides as the world it was taken from.
+    // A failure (out of memory) leaves the queue to be rebuilt at the next step.
+    void predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept;
     // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
     // periodic world and beyond kMostFinite of the kind, then add_static().
     template <class Def, class Id>
