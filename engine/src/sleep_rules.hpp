@@ -51,6 +51,13 @@ public:
         const double d = length(dp);
         return d - sigma <= gap && above(dp / d);
     }
+    // Has the ball had an event faster than sleep_speed within the last sleep_time? Then it may be
+    // moving off what rests on it, and it wakes the sleeping balls resting on it (predictor.cpp):
+    // a history in time, not in events, so that a slow collision at the instant of a fast one
+    // does not take the wake back.
+    bool stirred(const Balls& balls, std::uint32_t slot, double now) const {
+        return now - balls.quiet_since[slot] < def_.sleep_time;
+    }
     // Has the ball been slow at each of its events for sleep_time or sleep_events?
     bool quiet(const Balls& balls, std::uint32_t slot, double now) const {
         return now - balls.quiet_since[slot] >= def_.sleep_time || balls.quiet_events[slot] >= def_.sleep_events;
