@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -237,6 +238,9 @@ scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& r
     restored.balls.assign(balls.id.begin(), balls.id.end());
     std::sort(restored.balls.begin(), restored.balls.end(),
               [](ballistic::BallId a, ballistic::BallId b) { return a.index() < b.index(); });
+    // After the world's snapshot, the emitters' progress (scene::emitters_json), if any.
+    const std::string rest(std::istreambuf_iterator<char>(file), {});
+    if (!rest.empty()) scene::read_emitters(restored, rest);
     return restored;
 }
 
@@ -289,10 +293,11 @@ int run_file(const RunOptions& options) {
     } else {
         write(std::cout, stats_text, "standard output");
     }
-    if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls));
+    if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls, loaded.emitters));
     if (checkpoint_file) {
         std::ostringstream snapshot;
         loaded.world.save(snapshot);
+        if (!loaded.emitters.empty()) snapshot << scene::emitters_json(loaded.emitters);
         checkpoint_file->commit(std::move(snapshot).str());
     }
     if (stats.interrupted) {

@@ -645,3 +645,104 @@ TEST(SceneRun, StateListsBallsInInputOrderWithRoundTripNumbers) {
 
 }  // namespace
 }  // namespace ballistic::scene
+
+// ------------------------------------------------------------------------------------------------
+// Emitters
+
+namespace ballistic::scene {
+namespace {
+
+// One spout at (0, 10, 0) throwing balls of radius 0.01 along +x at speed 1, one every 0.05 from
+// 0.02 (three frames apart: never two in a frame), under g = 9.81, elastic, in an open world.
+constexpr const char* kSpout = R"({"gravity": [0, -9.81, 0],
+    "emitters": [{"position": [0, 10, 0], "velocity": [1, 0, 0], "radius": 0.01, "count": 10,
+                  "interval": 0.05, "start": 0.02}]})";
+
+TEST(Emitters, ReleaseTheirBallsOnScheduleAlongTheirFreeFlight) {
+    Scene scene = load(kSpout);
+    EXPECT_EQ(scene.world.ball_count(), 0u);
+    const RunStats stats = run_scene(scene, 1.0);
+    ASSERT_EQ(scene.balls.size(), 10u);
+    EXPECT_EQ(stats.emitted, 10u);
+    EXPECT_EQ(scene.emitters[0].emitted, 10u);
+    // Ball k is due at 0.02 + 0.05 k and comes out at the next frame end where its flight from
+    // the spout has taken it: at the run's end it is where that flight puts it.
+    const double end = scene.world.time();
+    for (std::size_t k = 0; k < 10; ++k) {
+        const double t = end - (0.02 + 0.05 * static_cast<double>(k));
+        const BallState ball = scene.world.ball(scene.balls[k]);
+        EXPECT_NEAR(ball.position.x, t, 1e-12) << k;
+        EXPECT_NEAR(ball.position.y, 10 - 0.5 * 9.81 * t * t, 1e-12) << k;
+        EXPECT_NEAR(ball.velocity.y, -9.81 * t, 1e-12) << k;
+    }
+    // The energy the balls brought is accounted for: nothing else changed it.
+    EXPECT_GT(stats.energy_emitted, 0.0);
+    EXPECT_LT(stats.relative_energy_drift(), 1e-12);
+    EXPECT_NE(stats_json(stats).find("\"emitted\": 10"), std::string::npos);
+}
+
+TEST(Emitters, WaitWhileTheirSpoutIsTaken) {
+    Scene scene = load(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 0.5}],
+        "emitters": [{"position": [0, 0.5, 0], "velocity": [0, 10, 0], "radius": 0.5, "count": 3,
+                      "interval": 0.001}]})");
+    for (int k = 0; k < 5; ++k) {
+        EXPECT_EQ(emit(scene), 0u);  // the resting ball takes the spout's place
+        scene.world.step(kFrame);
+    }
+    scene.world.set_position(scene.balls[0], {0, -5, 0});
+    // The first ball, due again at each frame end it waited at, comes out where its flight from
+    // the last of them has taken it; the next is due 0.001 later, too close behind it to fit.
+    EXPECT_EQ(emit(scene), 1u);
+    EXPECT_NEAR(scene.world.ball(scene.balls[1]).position.y, 0.5 + 10 * kFrame, 1e-12);
+    for (int k = 0; k < 60; ++k) {
+        scene.world.step(kFrame);
+        emit(scene);
+    }
+    EXPECT_EQ(scene.balls.size(), 4u);
+    EXPECT_EQ(scene.emitters[0].emitted, 3u);
+    EXPECT_LT(scene.world.max_overlap(), 1e-12);
+}
+
+TEST(Emitters, ProgressSurvivesTheStateFileAndASnapshot) {
+    Scene whole = load(kSpout), first = load(kSpout);
+    run_scene(whole, 0.3);
+    run_scene(first, 0.3);
+    // --state: the emitters with their progress, read back.
+    const Scene from_state = load(state_json(first.world, first.balls, first.emitters));
+    ASSERT_EQ(from_state.emitters.size(), 1u);
+    EXPECT_EQ(from_state.emitters[0].emitted, first.emitters[0].emitted);
+    EXPECT_EQ(from_state.emitters[0].next, first.emitters[0].next);
+    EXPECT_EQ(from_state.balls.size(), first.balls.size());
+    // --checkpoint: the world's snapshot and the emitters after it continue bit for bit.
+    std::stringstream bytes;
+    first.world.save(bytes);
+    Scene restored{World::restore(bytes), {}};
+    restored.balls = first.balls;
+    read_emitters(restored, emitters_json(first.emitters));
+    run_scene(whole, 0.7);
+    run_scene(restored, 0.7);
+    EXPECT_EQ(restored.emitters[0].emitted, 10u);
+    EXPECT_EQ(restored.world.state_hash(), whole.world.state_hash());
+}
+
+TEST(Emitters, BadValuesAreNamed) {
+    auto spout = [](const std::string& extra) {
+        return R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 2, "interval": 0.1)" + extra +
+               "}]}";
+    };
+    expect_rejected(spout(R"(, "spread": [1, -1, 0])"), "emitters[0].spread", ">= 0");
+    expect_rejected(spout(R"(, "mass": 0)"), "emitters[0].mass", "");
+    expect_rejected(spout(R"(, "emitted": 3)"), "emitters[0].emitted", "at most");
+    expect_rejected(spout(R"(, "start": 1, "next": 2)"), "emitters[0].next", "not both");
+    expect_rejected(spout(R"(, "velocity": [1e300, 0, 0])"), "emitters[0].velocity", "");
+    expect_rejected(spout(R"(, "rate": 3)"), "emitters[0].rate", "");
+    expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 2, "interval": 0}]})",
+                    "emitters[0].interval", "> 0");
+    expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 1e15, "interval": 1}]})",
+                    "emitters[0].count", "memory limit");
+    expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": -1, "count": 1, "interval": 1}]})",
+                    "emitters[0].radius", "");
+}
+
+}  // namespace
+}  // namespace ballistic::scene

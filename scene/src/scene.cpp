@@ -458,10 +458,66 @@ std::vector<BallId> add_generated(World& world, const json& list) {
     return ids;
 }
 
+// The emitters of `list` (path "emitters"), checked: a ball the spout makes is tried on a world of
+// the same settings, so a value add_ball() would refuse later is refused now, under its path;
+// and every ball still to come must fit in the world's memory limit beside those it has.
+std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
+    std::vector<Emitter> emitters;
+    const json& items = read_list(list, "emitters");
+    std::uint64_t owed = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::string path = element("emitters", i);
+        const json& item = items[i];
+        expect_keys(item, path, {"position", "velocity", "spread", "radius", "mass", "count", "interval", "start",
+                                 "seed", "emitted", "next"});
+        Emitter e;
+        e.position = vec3_at(item, path, "position");
+        if (const json* v = optional_key(item, "velocity")) e.velocity = read_vec3(*v, join(path, "velocity"));
+        if (const json* v = optional_key(item, "spread")) e.spread = read_vec3(*v, join(path, "spread"));
+        e.radius = number_at(item, path, "radius");
+        if (const json* v = optional_key(item, "mass")) e.mass = read_number(*v, join(path, "mass"));
+        e.count = read_whole(required_key(item, path, "count"), join(path, "count"), 0x1p53);
+        e.interval = number_at(item, path, "interval");
+        e.next = world.time();
+        if (const json* v = optional_key(item, "start")) e.next = read_number(*v, join(path, "start"));
+        if (const json* v = optional_key(item, "seed")) e.seed = read_whole(*v, join(path, "seed"), 0x1p64);
+        if (const json* v = optional_key(item, "emitted")) e.emitted = read_whole(*v, join(path, "emitted"), 0x1p53);
+        if (const json* v = optional_key(item, "next")) {
+            if (optional_key(item, "start") != nullptr) fail(join(path, "next"), "give either \"start\" or \"next\", not both");
+            e.next = read_number(*v, join(path, "next"));
+        }
+        for (const double half : {e.spread.x, e.spread.y, e.spread.z})
+            if (!(std::isfinite(half) && half >= 0.0))
+                fail(join(path, "spread"), "must be three finite numbers >= 0 (half-extents), got " + quote(item["spread"]));
+        if (!(std::isfinite(e.interval) && e.interval > 0.0))
+            fail(join(path, "interval"), "must be a finite time > 0, got " + quote(item["interval"]));
+        if (e.emitted > e.count)
+            fail(join(path, "emitted"), "must be at most \"count\" (" + std::to_string(e.count) + "), got " +
+                                            std::to_string(e.emitted));
+        for (const Vec3 corner : {e.position - e.spread, e.position + e.spread}) {
+            try {
+                WorldDef probe_def = world.def();
+                probe_def.threads = 1;
+                World(probe_def).add_ball({corner, e.velocity, e.radius, e.mass});
+            } catch (const InvalidArgument& error) {
+                rethrow_under(error, path);
+            }
+        }
+        owed += e.count - e.emitted;
+        if (owed > world.max_balls() - std::min(world.max_balls(), world.ball_count()))
+            fail(join(path, "count"), "the emitters owe " + std::to_string(owed) + " balls beside the " +
+                                          std::to_string(world.ball_count()) + " the world has, more than the " +
+                                          std::to_string(world.max_balls()) +
+                                          " its memory limit allows (raise --memory-limit)");
+        emitters.push_back(e);
+    }
+    return emitters;
+}
+
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
                 {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "friction",
-                 "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate"});
+                 "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate", "emitters"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
@@ -473,7 +529,21 @@ Scene build_scene(const json& root, const LoadOptions& options) {
         const std::vector<BallId> generated = add_generated(scene.world, *v);
         scene.balls.insert(scene.balls.end(), generated.begin(), generated.end());
     }
+    if (const json* v = optional_key(root, "emitters")) scene.emitters = read_emitter_list(*v, scene.world);
     return scene;
+}
+
+// Uniform in [-1, 1) from (seed, ball, axis): SplitMix64 of their mix (Steele, Lea, Flood 2014).
+double signed_unit(std::uint64_t seed, std::uint64_t ball, int d) {
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (3 * ball + static_cast<std::uint64_t>(d) + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1p-52 - 1.0;
+}
+
+double ball_energy(Vec3 position, Vec3 velocity, double mass, Vec3 gravity) {
+    return mass * (0.5 * dot(velocity, velocity) - dot(gravity, position));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -624,6 +694,7 @@ bool advance(World& world, double duration, const RunControl& control) {
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
         try {
+            if (control.before_frame) control.before_frame(world);
             world.step(target - world.time());
             if (control.on_frame) control.on_frame(world);
         } catch (const StepInterrupted&) {
@@ -653,12 +724,39 @@ void require_finite_state(const World& world) {
     }
 }
 
+std::size_t emit(Scene& scene) {
+    World& world = scene.world;
+    const double now = world.time();
+    const Vec3 g = world.def().gravity;
+    std::size_t added = 0;
+    for (Emitter& e : scene.emitters) {
+        while (e.emitted < e.count && e.next <= now) {
+            // Where the ball's free flight since it was due has taken it.
+            const double tau = now - e.next;
+            const Vec3 from = e.position + Vec3{e.spread.x * signed_unit(e.seed, e.emitted, 0),
+                                                e.spread.y * signed_unit(e.seed, e.emitted, 1),
+                                                e.spread.z * signed_unit(e.seed, e.emitted, 2)};
+            const Vec3 position = from + e.velocity * tau + g * (0.5 * tau * tau), velocity = e.velocity + g * tau;
+            if (!world.is_free(position, e.radius)) {
+                e.next = now;  // it waits at the spout
+                break;
+            }
+            scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
+            scene.energy_emitted += ball_energy(position, velocity, e.mass, g);
+            ++e.emitted;
+            ++added;
+            e.next += e.interval;
+        }
+    }
+    return added;
+}
+
 double total_energy(const Scene& scene) {
     const Vec3 g = scene.world.def().gravity;
     double energy = 0.0;
     for (const BallId id : scene.balls) {
         const BallState ball = scene.world.ball(id);
-        energy += ball.mass * (0.5 * dot(ball.velocity, ball.velocity) - dot(g, ball.position));
+        energy += ball_energy(ball.position, ball.velocity, ball.mass, g);
     }
     return energy;
 }
@@ -668,14 +766,16 @@ double RunStats::events_per_second() const {
 }
 
 double RunStats::relative_energy_drift() const {
-    const double change = std::abs(energy_end - energy_start);
+    const double change = std::abs(energy_end - energy_start - energy_emitted);
     if (change == 0.0) return 0.0;
-    return change / std::abs(energy_start);
+    return change / std::max(std::abs(energy_start), std::abs(energy_start + energy_emitted));
 }
 
 RunStats run_scene(Scene& scene, double duration, const RunControl& control, double equilibrate) {
     World& world = scene.world;
     RunStats stats;
+    std::size_t emitted_before = scene.balls.size();
+    double energy_emitted_before = scene.energy_emitted;
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t first = world.events_processed();
     // One phase of the run, on what is left of the run's event budget.
@@ -688,6 +788,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
                                      " events spent on equilibration (raise --event-budget)");
             left.event_budget = control.event_budget - used;
         }
+        if (!scene.emitters.empty()) left.before_frame = [&](World&) { emit(scene); };
         return advance(world, length, left);
     };
     try {
@@ -697,6 +798,8 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
         stats.kinetic_energy_start = world.kinetic_energy();
         stats.momentum_start = world.momentum();
         stats.energy_start = total_energy(scene);
+        emitted_before = scene.balls.size();
+        energy_emitted_before = scene.energy_emitted;
         if (finished) finished = phase(duration);
         if (!finished) {
             stats.interrupted = true;
@@ -721,6 +824,8 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.blocks.assign(world.block_counters().begin(), world.block_counters().end());
     stats.kinetic_energy_end = world.kinetic_energy();
     stats.energy_end = total_energy(scene);
+    stats.emitted = scene.balls.size() - emitted_before;
+    stats.energy_emitted = scene.energy_emitted - energy_emitted_before;
     stats.momentum_end = world.momentum();
     stats.temperature = world.temperature();
     if (const double p = world.pressure(); !std::isnan(p)) stats.pressure = p;
@@ -752,7 +857,8 @@ std::string stats_json(const RunStats& stats) {
         {"capsules", counters_json(stats.capsules)},
         {"blocks", counters_json(stats.blocks)},
         {"kinetic_energy", {{"start", stats.kinetic_energy_start}, {"end", stats.kinetic_energy_end}}},
-        {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}}},
+        {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}, {"emitted", stats.energy_emitted}}},
+        {"emitted", stats.emitted},
         {"momentum", {{"start", vec_json(stats.momentum_start)}, {"end", vec_json(stats.momentum_end)}}},
         {"temperature", stats.temperature},
         {"pressure", stats.pressure ? ordered(*stats.pressure) : ordered(nullptr)},
@@ -768,7 +874,31 @@ std::string stats_json(const RunStats& stats) {
     return document.dump(2) + "\n";
 }
 
-std::string state_json(const World& world, std::span<const BallId> balls) {
+namespace {
+
+ordered emitter_list(std::span<const Emitter> emitters) {
+    ordered list = ordered::array();
+    for (const Emitter& e : emitters)
+        list.push_back(ordered{{"position", vec_json(e.position)}, {"velocity", vec_json(e.velocity)},
+                               {"spread", vec_json(e.spread)}, {"radius", e.radius}, {"mass", e.mass},
+                               {"count", e.count}, {"interval", e.interval}, {"seed", e.seed},
+                               {"emitted", e.emitted}, {"next", e.next}});
+    return list;
+}
+
+}  // namespace
+
+std::string emitters_json(std::span<const Emitter> emitters) {
+    return ordered{{"emitters", emitter_list(emitters)}}.dump() + "\n";
+}
+
+void read_emitters(Scene& scene, std::string_view text) {
+    const json root = parse_json(text);
+    expect_keys(root, "", {"emitters"});
+    scene.emitters = read_emitter_list(required_key(root, "", "emitters"), scene.world);
+}
+
+std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters) {
     const WorldDef& def = world.def();
     ordered document = {{"time", world.time()},
                         {"gravity", vec_json(def.gravity)},
@@ -808,6 +938,7 @@ std::string state_json(const World& world, std::span<const BallId> balls) {
     if (!capsules.empty()) document["capsules"] = std::move(capsules);
     if (!blocks.empty()) document["blocks"] = std::move(blocks);
     document["balls"] = std::move(list);
+    if (!emitters.empty()) document["emitters"] = emitter_list(emitters);
     return document.dump() + "\n";
 }
 

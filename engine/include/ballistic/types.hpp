@@ -119,9 +119,9 @@ struct WorldDef {
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
     // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
     // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
-    // one wakes the ball it hits, which takes it with its true mass. A ball that moves wakes the
-    // sleeping balls resting on it (one that the jam stopped, once it has slept the time to open
-    // the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
+    // one wakes the ball it hits, which takes it with its true mass. A ball that moves and had an
+    // event faster than sleep_speed within sleep_time wakes the sleeping balls resting on it (one
+    // that the jam stopped, once it has slept the time to open the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
     // planes, capsules or blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
@@ -143,8 +143,8 @@ struct WorldDef {
     // decides when slow balls may stop. 0 (the default) is frictionless: only a jammed pile
     // stands, and a ball off-centre on another slides off. A frictionless pile on a floor whose
     // lowest layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor,
-    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 puts 1961 of its
-    // 2000 balls to sleep by 10 s (`friction` 0.5 all of them). A world with `friction` stands
+    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 puts all its 2000
+    // balls to sleep by 10 s (6.1 M events; `friction` 0.5 instead: by 5 s, 1.3 M events). A world with `friction` stands
     // with at least that coefficient: the friction that holds balls in motion holds them at
     // rest. (dimensionless; >= 0)
     double sleep_friction = 0.0;

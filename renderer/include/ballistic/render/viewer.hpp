@@ -10,6 +10,7 @@
 #include <ballistic/render/renderer.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@ struct ViewerOptions {
     bool paused = false;
     FrameStyle style;
     std::optional<OrbitCamera> camera;  // the starting camera, which R returns to; default: the whole world
+    std::function<void(World&)> before_step;  // called before each step (a scene's emitters add balls)
 };
 
 struct ViewerReport {

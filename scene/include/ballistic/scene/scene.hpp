@@ -25,12 +25,34 @@ namespace ballistic::scene {
 // Frame length of `ballistic run`: the simulation is stepped (and events are reported) at 60 Hz.
 inline constexpr double kFrame = 1.0 / 60.0;
 
+// A spout (scene key "emitters"): `count` balls of `radius` and `mass`, one every `interval` of
+// time from `start`, leaving `position` at `velocity`. Ball k leaves from a place drawn (from
+// `seed` and k) in the box of half-extents `spread` around `position`. A ball comes out at the
+// first frame end at or after the time it is due, where its free flight from that place since
+// then has taken it. When that place is not free (World::is_free), the ball waits: it is due
+// again at that frame end, and so on. `emitted` and `next` (the time the next ball is due) are
+// the progress, which --state and --checkpoint keep.
+struct Emitter {
+    Vec3 position, velocity, spread;
+    double radius = 0.0, mass = 1.0, interval = 0.0;
+    std::uint64_t count = 0, seed = 0;
+    std::uint64_t emitted = 0;
+    double next = 0.0;
+};
+
 // A world built from a scene, with the handles of its balls in input order: the explicit
-// "balls" first, then each "generate" entry's balls.
+// "balls" first, then each "generate" entry's balls, then the emitted ones as they come. The
+// emitters and the energy (kinetic and potential, as total_energy()) their balls brought.
 struct Scene {
     World world;
     std::vector<BallId> balls;
+    std::vector<Emitter> emitters = {};
+    double energy_emitted = 0.0;
 };
+
+// Adds to the world every ball its emitters owe by the world's time (a spout whose place is
+// taken waits): between frames, before each step. Returns how many it added.
+std::size_t emit(Scene& scene);
 
 // Limits on scene input: larger files and deeper nesting are refused with an error naming the
 // limit (README.md, "Bad input").
@@ -64,6 +86,8 @@ struct RunControl {
     std::uint64_t event_budget = 0;           // events the run may process (0: none)
     // Called after every frame (progress, trajectory samples); may not change the world.
     std::function<void(const World&)> on_frame = {};
+    // Called before every frame; may add balls (emit()).
+    std::function<void(World&)> before_frame = {};
 };
 
 // Returns false when `control.stop` became true first: then the world stands, consistent, at the
@@ -87,6 +111,8 @@ struct RunStats {
     double kinetic_energy_end = 0.0;
     double energy_start = 0.0;   // total_energy()
     double energy_end = 0.0;
+    double energy_emitted = 0.0;  // brought by the balls emitters added during the run
+    std::uint64_t emitted = 0;    // balls emitters added during the run
     Vec3 momentum_start;
     Vec3 momentum_end;
     double temperature = 0.0;
@@ -103,7 +129,9 @@ struct RunStats {
     std::uint64_t state_hash = 0;
 
     double events_per_second() const;
-    double relative_energy_drift() const;   // |E_end − E_start| / |E_start| (0 when both are 0)
+    // |E_end − E_start − E_emitted| / max(|E_start|, |E_start + E_emitted|) (0 when the
+    // numerator is 0).
+    double relative_energy_drift() const;
 };
 
 // Simulates `duration` and measures it: conserved quantities before and after, counters, wall
@@ -121,7 +149,13 @@ std::string stats_json(const RunStats& stats);
 // and other statics, and every ball of `balls` in that order with position, velocity, radius and
 // mass, every number with full round-trip precision. (Bit-identical continuation needs a
 // snapshot, World::save: a scene holds no pending events and no sleep history.)
-std::string state_json(const World& world, std::span<const BallId> balls);
+// With `emitters`, their definitions and progress too.
+std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters = {});
+// The emitters alone, {"emitters": [...]} as a scene file has them, and read back into a scene
+// restored from a snapshot (a checkpoint keeps them after the world's snapshot); errors as
+// load_scene_text().
+std::string emitters_json(std::span<const Emitter> emitters);
+void read_emitters(Scene& scene, std::string_view text);
 // One extended XYZ frame (read by ASE and OVITO): the ball count, a comment line with the time,
 // the periodic box as Lattice (pbc "T T T") or pbc "F F F", and one line per ball of `balls`:
 // species X, position, velocity, radius, at full round-trip precision.
