@@ -2,8 +2,9 @@
 """Galton board: balls run through a triangular lattice of pegs into bins; the bin histogram
 against the binomial law.
 
-The board is one ball deep (two planes), its pegs are capsules across it, and its funnel and bin
-dividers are capsules too. A ball leaving the funnel meets the top peg, and each row moves it half
+The board is one ball deep (two planes), its pegs are capsules across it, and its bin dividers are
+capsules too. A spout (a scene emitter) drops one ball every INTERVAL onto the top peg, from a
+place up to SPREAD to its left or right, and each row moves it half
 a peg spacing left or right, so after ROWS rows it lands in the bin K of ROWS (counted from the
 left) with probability C(ROWS, K) / 2^ROWS if every deflection were a fair coin; real bounces are
 not independent coins, and the script prints how far the histogram's mean and spread are from the
@@ -33,10 +34,13 @@ SPACING = 0.6          # pegs along a row
 ROWS = 30
 PEG = 0.06             # peg radius
 HALF_WIDTH = 12.0      # side walls at x = ±HALF_WIDTH
-BIN_HEIGHT = 12.0      # dividers from the floor (y = 0) up to this
+BIN_HEIGHT = 18.0      # dividers from the floor (y = 0) up to this
 DIVIDER = 0.03         # divider radius
-OPENING = 0.45         # the funnel's mouth spans x = ±OPENING
-BALLS = 1500
+BALLS = 3000
+INTERVAL = 0.1         # the spout lets a ball go every INTERVAL
+DROP = 1.0             # the spout this high above the top peg
+SPEED = 3.0            # balls leave it downwards this fast (the last one is 0.35 below when the next goes)
+SPREAD = 0.05          # a ball leaves the spout up to this far left or right of the top peg
 SEED = 7
 
 
@@ -63,26 +67,9 @@ def scene():
         x = last + k * SPACING
         capsules.append({"a": [x, 0, 0], "b": [x, BIN_HEIGHT, 0], "radius": DIVIDER})
         k += 1
-    top = row_height(0)
-    # The funnel: two slopes down to a mouth above the top peg.
-    for side in (-1, 1):
-        capsules.append({"a": [side * (HALF_WIDTH - 0.2), top + 9, 0], "b": [side * (OPENING + PEG), top + 1, 0],
-                         "radius": PEG})
-    # The balls: a jittered triangular lattice above the funnel, at rest.
-    rng = random.Random(SEED)
-    balls = []
-    gap = 2 * RADIUS * 1.25
-    y = top + 10
-    row = 0
-    while len(balls) < BALLS:
-        x = -HALF_WIDTH + 0.3 + (gap / 2 if row % 2 else 0.0)
-        while x < HALF_WIDTH - 0.3 and len(balls) < BALLS:
-            jitter = 0.1 * RADIUS
-            balls.append({"position": [round(x + rng.uniform(-jitter, jitter), 6), round(y + rng.uniform(-jitter, jitter), 6), 0],
-                          "velocity": [0, 0, 0], "radius": RADIUS})
-            x += gap
-        y += gap * math.sqrt(3) / 2
-        row += 1
+    # The spout: one ball every INTERVAL, thrown down onto the top peg.
+    spout = {"position": [0, row_height(0) + DROP, 0], "velocity": [0, -SPEED, 0], "spread": [SPREAD, 0, 0], "radius": RADIUS,
+             "count": BALLS, "interval": INTERVAL, "seed": SEED}
     return {
         "gravity": [0, -9.81, 0],
         "restitution": 0.5,
@@ -96,7 +83,7 @@ def scene():
             {"point": [0, 0, DEPTH], "normal": [0, 0, -1]},
         ],
         "capsules": capsules,
-        "balls": balls,
+        "emitters": [spout],
     }, pegs
 
 
@@ -107,7 +94,8 @@ def main():
     parser.add_argument("--scene", default=SCENE)
     parser.add_argument("--write-scene", action="store_true", help="write the board to --scene and stop")
     parser.add_argument("--verify-scene", action="store_true", help="exit 1 unless --scene holds the board written")
-    parser.add_argument("--duration", type=lab.positive(float), default=40.0, help="simulated time (default 40: the balls are in the bins)")
+    parser.add_argument("--duration", type=lab.positive(float), default=320.0,
+                        help="simulated time (default 320: the spout is empty after 300 and the balls are in the bins)")
     parser.add_argument("--threads", type=lab.positive(int), default=1)
     parser.add_argument("--out", default="galton", help="output folder (default ./galton)")
     args = parser.parse_args()
@@ -122,7 +110,7 @@ def main():
             return
         with open(args.scene, "w") as f:
             f.write(text)
-        print(f"{args.scene}: {pegs} pegs, {len(board['capsules']) - pegs} other capsules, {len(board['balls'])} balls")
+        print(f"{args.scene}: {pegs} pegs, {len(board['capsules']) - pegs} dividers, a spout of {BALLS} balls")
         return
     lab.require_program(args.ballistic, "galton")
     os.makedirs(args.out, exist_ok=True)
