@@ -247,9 +247,10 @@ TEST(SceneFile, ExampleScenesLoadAndRun) {
         if (entry.path().extension() != ".json") continue;
         SCOPED_TRACE(entry.path().string());
         Scene scene = load_scene_file(entry.path(), 1);
-        EXPECT_GT(scene.balls.size(), 0u);
+        EXPECT_GT(scene.balls.size() + scene.emitters.size(), 0u);
         EXPECT_EQ(scene.world.escaped_count(), 0u);
-        advance(scene.world, 0.1);
+        run_scene(scene, 0.1);  // emitters emit
+        EXPECT_GT(scene.balls.size(), 0u);
         EXPECT_EQ(scene.world.escaped_count(), 0u);
         EXPECT_LT(scene.world.max_overlap(), 1e-9);
         ++count;
