@@ -40,10 +40,10 @@ public:
     End run_until(double end, std::uint64_t budget);
     // Queues the new pending event of a ball (in the part of its slab).
     void requeue(std::uint32_t slot, const Pending& event);
-    // A ball added at the next slot (`slot` == queued()) with its first event, in the slab of its
-    // cell.
+    // A ball added at the next slot (`slot` == the slots queued) with its first event, in the
+    // slab of its cell; reserve() first makes room for the entries up to `slots`.
     void append(std::uint32_t slot, const Pending& event);
-    std::size_t queued() const { return queue_.size(); }
+    void reserve(std::size_t slots) { queue_.reserve(slots); }
     Pending pending(std::uint32_t slot) const { return queue_.event(slot); }
 
     const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()

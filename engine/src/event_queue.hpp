@@ -22,6 +22,7 @@
 
 #include "parallel.hpp"
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -120,11 +121,18 @@ public:
         insert(c, slot, entry(slot, event));
     }
     // Takes a new slot, the next one (`slot` == size()), into part `part` of the built queue.
-    // Should an allocation fail, the queue must be built again.
+    // Should an allocation fail, the queue must be built again; reserve() makes room for the
+    // slots up to `slots` first, so that appending them allocates nothing.
     void append(std::uint32_t slot, const Pending& event, std::uint32_t part) {
+        assert(slot == nodes_.size());
         nodes_.emplace_back();
         nodes_[slot].part = part;
         insert(calendars_[part], slot, entry(slot, event));
+    }
+    void reserve(std::size_t slots) {
+        const std::size_t more = slots > nodes_.size() ? slots - nodes_.size() : 0;
+        nodes_.reserve(slots);
+        for (Calendar& c : calendars_) c.front.reserve(c.front.size() + more);
     }
     // The same, moving the entry to another part.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {

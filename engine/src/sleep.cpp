@@ -251,17 +251,24 @@ void Sleep::wake(std::uint32_t s, double now) {
     ++balls_.counter[s];  // its quiet history stays: an impact that was not slow resets it
 }
 
-Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
-    // An API call between steps, which rebuilds every event anyway: a scan is no extra order.
+Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time, bool cells) {
     const Vec3 p = balls_.position_at(s, time);
     Woken woken;
-    for (std::uint32_t j = 0; j < balls_.size(); ++j) {
-        if (j == s || !balls_.asleep(j)) continue;
+    auto consider = [&](std::uint32_t j, Vec3 shift) {
+        if (j == s || !balls_.asleep(j)) return;
         const double gap = std::min(rules_.touch_gap(balls_.radius[s]), rules_.touch_gap(balls_.radius[j]));
-        if (length(balls_.position_at(j, time) - p) - balls_.radius[s] - balls_.radius[j] > gap) continue;
+        if (length(balls_.position_at(j, time) + shift - p) - balls_.radius[s] - balls_.radius[j] > gap) return;
         Supports sup = balls_.supports(j);
         woken.emplace_back(j, rest_for(balls_.rests, sup, def_.gravity, statics_.supports()));
+    };
+    if (!cells) {
+        for (std::uint32_t j = 0; j < balls_.size(); ++j) consider(j, {});
+        return woken;
     }
+    grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) consider(j, shift);
+        else consider(j, {});
+    }, Grid::kAllNear);
     return woken;
 }
 

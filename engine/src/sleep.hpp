@@ -74,9 +74,10 @@ public:
 
     // The sleeping balls touching a ball, between steps (at the world's `time`): what may fail
     // first (the list, and the awake entries of the table of rests they will take, at most unused
-    // ones added), then the waking, which cannot fail.
+    // ones added), then the waking, which cannot fail. `cells`: the cells are valid, and the
+    // balls near it are found there (else every ball is looked at).
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
-    Woken prepare_wake_touching(std::uint32_t slot, double time);
+    Woken prepare_wake_touching(std::uint32_t slot, double time, bool cells);
     void commit_wake(const Woken& woken, double time) noexcept;
 
 private:

@@ -341,6 +341,10 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
         w.handles.reserve(defs.size());
         w.balls.reserve(first_slot + defs.size());
+        if (w.events_valid) {  // room for their events (predict_changed()), which then fails only for want of scratch
+            w.contacts.reserve(first_slot + defs.size());
+            w.loop.reserve(first_slot + defs.size());
+        }
         for (std::size_t k = 0; k < defs.size(); ++k) {
             largest_before[k] = w.max_radius;
             const auto s = static_cast<std::uint32_t>(w.balls.size());
@@ -395,7 +399,9 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         w.balls.id[s] = w.handles.issue(s);
         ids.push_back(w.balls.id[s]);
     }
-    if (regrid) w.events_valid = false;  // pending crossings name the old cells
+    // New cells (pending crossings name the old ones), or a larger ball (the capsules and blocks
+    // are listed in the cells a largest ball's reach around them): the events are rebuilt.
+    if (regrid || w.max_radius > old_max_radius) w.events_valid = false;
     else w.predict_changed({}, first_slot);
     return ids;
 }
@@ -405,7 +411,7 @@ void World::remove_ball(BallId id) {
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
     // The last step that may fail (out of memory), leaving the world as it was.
-    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time), w.time);
+    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time, w.grid_valid), w.time);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -455,7 +461,7 @@ void World::set_position(BallId id, Vec3 position) {
                                          w.statics.finite_near_points(w.balls.radius[s]).get(), s);
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
-    const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
+    const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time, w.grid_valid);
     if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
     w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
@@ -470,7 +476,8 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     require_finite("ball.velocity", velocity);
     const bool asleep = w.balls.asleep(s);
     // The balls resting on it.
-    const detail::Sleep::Woken woken = asleep ? w.sleep.prepare_wake_touching(s, w.time) : detail::Sleep::Woken{};
+    const detail::Sleep::Woken woken =
+        asleep ? w.sleep.prepare_wake_touching(s, w.time, w.grid_valid) : detail::Sleep::Woken{};
     w.balls.advance(s, w.time);  // the same path: its position there
     const Vec3 before = w.balls.velocity(s);
     const std::uint32_t rest = w.balls.rest[s];

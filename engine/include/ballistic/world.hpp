@@ -77,8 +77,8 @@ public:
     // Between steps, validated as add_ball() (finite, within kMaxMagnitude): the ball is moved
     // (it must then overlap no ball and no static), given a velocity, or given an impulse
     // (velocity += impulse / mass). It wakes, leaves the planes it rested on unless the new
-    // velocity keeps it on them, and wakes the sleeping balls it touched; its events are
-    // predicted afresh at the next step. A rejected call changes nothing.
+    // velocity keeps it on them, and wakes the sleeping balls it touched; it and they are
+    // predicted again, every other ball keeps its event. A rejected call changes nothing.
     void set_position(BallId id, Vec3 position);
     void set_velocity(BallId id, Vec3 velocity);
     void apply_impulse(BallId id, Vec3 impulse);
