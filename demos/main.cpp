@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -27,7 +28,6 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -238,9 +238,23 @@ scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& r
     restored.balls.assign(balls.id.begin(), balls.id.end());
     std::sort(restored.balls.begin(), restored.balls.end(),
               [](ballistic::BallId a, ballistic::BallId b) { return a.index() < b.index(); });
-    // After the world's snapshot, the emitters' progress (scene::emitters_json), if any.
-    const std::string rest(std::istreambuf_iterator<char>(file), {});
-    if (!rest.empty()) scene::read_emitters(restored, rest);
+    // After the world's snapshot, the emitters' progress (scene::emitters_json), if any, no
+    // longer than a scene file may be.
+    std::string rest;
+    std::array<char, 1 << 16> chunk;
+    while (file.read(chunk.data(), chunk.size()) || file.gcount() > 0) {
+        rest.append(chunk.data(), static_cast<std::size_t>(file.gcount()));
+        if (rest.size() > scene::kMaxSceneBytes)
+            throw BadInput(path + ": more than " + std::to_string(scene::kMaxSceneBytes) +
+                           " bytes after the snapshot (a checkpoint holds the world and its emitters)");
+    }
+    if (!rest.empty()) {
+        try {
+            scene::read_emitters(restored, rest);
+        } catch (const ballistic::InvalidArgument& bad) {
+            throw BadInput(path + ": the emitters after the snapshot: " + bad.what());
+        }
+    }
     return restored;
 }
 

@@ -449,6 +449,39 @@ TEST_F(Cli, ResumeFromACheckpointGivesTheWholeRun) {
     EXPECT_EQ(json::parse(read_file(path("state.json")))["balls"].size(), 300u);
 }
 
+TEST_F(Cli, ResumeFromACheckpointGoesOnEmitting) {
+    // A spout over a floor: a run split by a checkpoint emits and moves as the whole run does,
+    // on any thread count; --state keeps the emitter's progress for `ballistic run`.
+    const fs::path scene = write("spout.json", R"({"gravity": [0, -9.81, 0], "restitution": 0.5,
+        "box": {"min": [-3, 0, -3], "max": [3, 20, 3]},
+        "emitters": [{"position": [0, 15, 0], "velocity": [0, -3, 0], "spread": [1, 0, 1], "radius": 0.2,
+                      "count": 400, "interval": 0.02, "seed": 3}]})");
+    const json whole = run_ok(scene, "--duration 3 --threads 1");
+    ASSERT_EQ(run("run " + scene.string() + " --duration 1.5 --threads 2 --stats " + path("first.json").string() +
+                  " --checkpoint " + path("spout.ckpt").string() + " --state " + path("state.json").string())
+                  .exit_code, 0);
+    const Result second = run("resume " + path("spout.ckpt").string() + " --duration 1.5 --threads 1");
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const json resumed = json::parse(second.out);
+    EXPECT_EQ(resumed["state_hash"], whole["state_hash"]);
+    EXPECT_EQ(resumed["balls"], whole["balls"]);
+    EXPECT_GT(whole["balls"].get<int>(), 50);
+    EXPECT_EQ(resumed["emitters"], whole["emitters"]);
+    const json state = json::parse(read_file(path("state.json")));
+    const json first = json::parse(read_file(path("first.json")));
+    EXPECT_EQ(state["emitters"][0]["emitted"], first["emitters"][0]["emitted"]);
+    EXPECT_EQ(state["balls"].size(), first["balls"].get<std::size_t>());
+    const json from_state = run_ok(path("state.json"), "--duration 1.5 --threads 1");
+    EXPECT_EQ(from_state["balls"], whole["balls"]) << "the spout goes on from its progress";
+    // A damaged tail is refused, naming the file.
+    std::string bytes = read_file(path("spout.ckpt"));
+    bytes.back() = '#';
+    std::ofstream(path("bad.ckpt"), std::ios::binary) << bytes;
+    const Result bad = run("resume " + path("bad.ckpt").string());
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("bad.ckpt: the emitters after the snapshot"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, AnInterruptedRunLeavesACheckpointToResume) {
     const fs::path scene = write("box.json", kBoxGas);
     const Result stopped = run("run " + scene.string() + " --duration 100 --event-budget 5000 --stats " +

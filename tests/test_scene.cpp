@@ -704,6 +704,20 @@ TEST(Emitters, WaitWhileTheirSpoutIsTaken) {
     EXPECT_LT(scene.world.max_overlap(), 1e-12);
 }
 
+TEST(Emitters, BallsThatLeaveThroughAPeriodicFaceComeInThroughTheOther) {
+    // A spout just inside the +x face throwing balls along +x in a box periodic along x: the
+    // flight since each ball was due takes it through the face, and it comes out wrapped.
+    Scene scene = load(R"({"periodic": {"min": [0, 0, 0], "max": [10, 10, 10]},
+        "emitters": [{"position": [9.95, 5, 5], "velocity": [6, 0, 0], "radius": 0.2, "count": 5,
+                      "interval": 0.5, "start": 0.01}]})");
+    const RunStats stats = run_scene(scene, 3.0);
+    EXPECT_EQ(stats.emitted, 5u);
+    for (std::size_t k = 0; k < 5; ++k) {
+        const double flown = 6 * (scene.world.time() - (0.01 + 0.5 * static_cast<double>(k)));
+        EXPECT_NEAR(scene.world.ball(scene.balls[k]).position.x, std::fmod(9.95 + flown, 10.0), 1e-9) << k;
+    }
+}
+
 TEST(Emitters, ProgressSurvivesTheStateFileAndASnapshot) {
     Scene whole = load(kSpout), first = load(kSpout);
     run_scene(whole, 0.3);
@@ -743,6 +757,25 @@ TEST(Emitters, BadValuesAreNamed) {
                     "emitters[0].count", "memory limit");
     expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": -1, "count": 1, "interval": 1}]})",
                     "emitters[0].radius", "");
+    expect_rejected(spout(R"(, "start": -1)"), "emitters[0].start", "before the scene's time");
+    expect_rejected(R"({"time": 5, "emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 2, "interval": 0.1,
+                      "next": 4}]})", "emitters[0].next", "a frame");
+    expect_rejected(R"({"time": 1e9, "emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 2,
+                      "interval": 1e-12}]})", "emitters[0].interval", "too small");
+    // Counts that would wrap a 64-bit sum, and one beyond 2^53 written as an integer.
+    expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 10, "interval": 1},
+                      {"position": [5, 0, 0], "radius": 0.5, "count": 18446744073709551615, "emitted": 4,
+                       "interval": 1}]})", "emitters[1].count", "below");
+    expect_rejected(R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 10, "interval": 1},
+                      {"position": [5, 0, 0], "radius": 0.5, "count": 9007199254740000, "emitted": 4,
+                       "interval": 1}]})", "emitters[1].count", "memory limit");
+    // A spout whose place is taken by a static for good: behind a wall, or in a peg.
+    expect_rejected(R"({"box": {"min": [0, 0, 0], "max": [10, 10, 10]},
+                      "emitters": [{"position": [5, 5, 5], "spread": [5, 0, 0], "radius": 0.5, "count": 2,
+                                    "interval": 1}]})", "emitters[0].position", "");
+    expect_rejected(R"({"capsules": [{"a": [0, 0, -1], "b": [0, 0, 1], "radius": 0.3}],
+                      "emitters": [{"position": [0, 0.5, 0], "radius": 0.5, "count": 2, "interval": 1}]})",
+                    "emitters[0].position", "");
 }
 
 }  // namespace

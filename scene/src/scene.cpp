@@ -27,6 +27,12 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // Errors
 
+std::string format(const char* pattern, double value) {
+    std::array<char, 64> text{};
+    std::snprintf(text.data(), text.size(), pattern, value);
+    return text.data();
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
     throw InvalidArgument(path, (path.empty() ? std::string("scene") : path) + ": " + what);
 }
@@ -244,7 +250,13 @@ Vec3 read_vec3(const json& value, const std::string& path) {
 
 // Non-negative whole number up to `limit`; written as an integer or as an integral float (1e5).
 std::uint64_t read_whole(const json& value, const std::string& path, double limit) {
-    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    if (value.is_number_unsigned()) {
+        const auto whole = value.get<std::uint64_t>();
+        // Below 2^64 every limit is a power of two or below 2^53, where the conversion is exact.
+        if (limit < 0x1p64 && !(static_cast<double>(whole) < limit))
+            fail(path, "must be below " + format("%.17g", limit) + ", got " + quote(value));
+        return whole;
+    }
     if (!value.is_number()) fail(path, "expected a non-negative integer, got " + quote(value));
     const double number = value.get<double>();
     if (number < 0.0) fail(path, "must be >= 0, got " + quote(value));
@@ -458,6 +470,14 @@ std::vector<BallId> add_generated(World& world, const json& list) {
     return ids;
 }
 
+// Every static of `from` added to `to`, in order.
+void copy_statics(const World& from, World& to) {
+    for (std::uint32_t k = 0; k < from.plane_count(); ++k) to.add_plane(from.plane(k));
+    for (std::uint32_t k = 0; k < from.cylinder_count(); ++k) to.add_cylinder(from.cylinder(k));
+    for (std::uint32_t k = 0; k < from.capsule_count(); ++k) to.add_capsule(from.capsule(k));
+    for (std::uint32_t k = 0; k < from.block_count(); ++k) to.add_block(from.block(k));
+}
+
 // The emitters of `list` (path "emitters"), checked: a ball the spout makes is tried on a world of
 // the same settings, so a value add_ball() would refuse later is refused now, under its path;
 // and every ball still to come must fit in the world's memory limit beside those it has.
@@ -479,12 +499,21 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
         e.count = read_whole(required_key(item, path, "count"), join(path, "count"), 0x1p53);
         e.interval = number_at(item, path, "interval");
         e.next = world.time();
-        if (const json* v = optional_key(item, "start")) e.next = read_number(*v, join(path, "start"));
+        if (const json* v = optional_key(item, "start")) {
+            e.next = read_number(*v, join(path, "start"));
+            if (e.next < world.time())
+                fail(join(path, "start"), "must not be before the scene's time " + format("%.17g", world.time()) +
+                                              ", got " + quote(*v));
+        }
         if (const json* v = optional_key(item, "seed")) e.seed = read_whole(*v, join(path, "seed"), 0x1p64);
         if (const json* v = optional_key(item, "emitted")) e.emitted = read_whole(*v, join(path, "emitted"), 0x1p53);
         if (const json* v = optional_key(item, "next")) {
             if (optional_key(item, "start") != nullptr) fail(join(path, "next"), "give either \"start\" or \"next\", not both");
             e.next = read_number(*v, join(path, "next"));
+            // Progress a run wrote: the next ball is due at most a frame before the time it stopped.
+            if (e.next < world.time() - kFrame * (1 + 1e-9))
+                fail(join(path, "next"), "must not be more than a frame (1/60) before the scene's time " +
+                                             format("%.17g", world.time()) + ", got " + quote(*v));
         }
         for (const double half : {e.spread.x, e.spread.y, e.spread.z})
             if (!(std::isfinite(half) && half >= 0.0))
@@ -494,21 +523,35 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
         if (e.emitted > e.count)
             fail(join(path, "emitted"), "must be at most \"count\" (" + std::to_string(e.count) + "), got " +
                                             std::to_string(e.emitted));
-        for (const Vec3 corner : {e.position - e.spread, e.position + e.spread}) {
+        // Each ball due later than the last: the interval must not vanish beside the times.
+        const double last = e.next + e.interval * static_cast<double>(e.count - e.emitted);
+        if (!(last + e.interval > last))
+            fail(join(path, "interval"), "is too small for the times its balls are due at (up to " +
+                                             format("%.17g", last) + "), got " + quote(item["interval"]));
+        // A ball from the spout's place must be one the world takes (finite, in range, in the
+        // periodic box), clear of the statics: tried, at the corners and the centre of the spread,
+        // in a world with the same settings and statics and no balls.
+        WorldDef probe_def = world.def();
+        probe_def.threads = 1;
+        World probe(probe_def);
+        copy_statics(world, probe);
+        for (const Vec3 sign : {Vec3{0, 0, 0}, Vec3{-1, -1, -1}, Vec3{-1, -1, 1}, Vec3{-1, 1, -1}, Vec3{-1, 1, 1},
+                                Vec3{1, -1, -1}, Vec3{1, -1, 1}, Vec3{1, 1, -1}, Vec3{1, 1, 1}}) {
+            const Vec3 place = e.position + Vec3{sign.x * e.spread.x, sign.y * e.spread.y, sign.z * e.spread.z};
             try {
-                WorldDef probe_def = world.def();
-                probe_def.threads = 1;
-                World(probe_def).add_ball({corner, e.velocity, e.radius, e.mass});
+                probe.remove_ball(probe.add_ball({place, e.velocity, e.radius, e.mass}));
             } catch (const InvalidArgument& error) {
                 rethrow_under(error, path);
             }
         }
-        owed += e.count - e.emitted;
-        if (owed > world.max_balls() - std::min(world.max_balls(), world.ball_count()))
-            fail(join(path, "count"), "the emitters owe " + std::to_string(owed) + " balls beside the " +
+        const std::uint64_t room = world.max_balls() - std::min(world.max_balls(), world.ball_count()) - owed;
+        if (e.count - e.emitted > room)
+            fail(join(path, "count"), "the emitters owe " + std::to_string(owed) + " + " +
+                                          std::to_string(e.count - e.emitted) + " balls beside the " +
                                           std::to_string(world.ball_count()) + " the world has, more than the " +
                                           std::to_string(world.max_balls()) +
                                           " its memory limit allows (raise --memory-limit)");
+        owed += e.count - e.emitted;
         emitters.push_back(e);
     }
     return emitters;
@@ -542,6 +585,21 @@ double signed_unit(std::uint64_t seed, std::uint64_t ball, int d) {
     return static_cast<double>(z >> 11) * 0x1p-52 - 1.0;
 }
 
+// `p` brought into the periodic box along the axes that wrap.
+Vec3 wrapped(const WorldDef& def, Vec3 p) {
+    if (!def.periodic) return p;
+    const Box& box = *def.periodic;
+    auto wrap = [](double x, double lo, double hi) {
+        const double side = hi - lo;
+        const double y = x - side * std::floor((x - lo) / side);
+        return y < hi ? y : lo;  // rounding may land on hi
+    };
+    if (def.periodic_axes[0]) p.x = wrap(p.x, box.min.x, box.max.x);
+    if (def.periodic_axes[1]) p.y = wrap(p.y, box.min.y, box.max.y);
+    if (def.periodic_axes[2]) p.z = wrap(p.z, box.min.z, box.max.z);
+    return p;
+}
+
 double ball_energy(Vec3 position, Vec3 velocity, double mass, Vec3 gravity) {
     return mass * (0.5 * dot(velocity, velocity) - dot(gravity, position));
 }
@@ -562,12 +620,6 @@ ordered counters_json(std::span<const StaticCounters> counters) {
 std::string hex64(std::uint64_t value) {
     std::array<char, 24> text{};
     std::snprintf(text.data(), text.size(), "0x%016llx", static_cast<unsigned long long>(value));
-    return text.data();
-}
-
-std::string format(const char* pattern, double value) {
-    std::array<char, 64> text{};
-    std::snprintf(text.data(), text.size(), pattern, value);
     return text.data();
 }
 
@@ -736,11 +788,13 @@ std::size_t emit(Scene& scene) {
             const Vec3 from = e.position + Vec3{e.spread.x * signed_unit(e.seed, e.emitted, 0),
                                                 e.spread.y * signed_unit(e.seed, e.emitted, 1),
                                                 e.spread.z * signed_unit(e.seed, e.emitted, 2)};
-            const Vec3 position = from + e.velocity * tau + g * (0.5 * tau * tau), velocity = e.velocity + g * tau;
+            const Vec3 position = wrapped(world.def(), from + e.velocity * tau + g * (0.5 * tau * tau));
+            const Vec3 velocity = e.velocity + g * tau;
             if (!world.is_free(position, e.radius)) {
                 e.next = now;  // it waits at the spout
                 break;
             }
+            scene.balls.reserve(scene.balls.size() + 1);  // a ball in the world is in the list
             scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
             scene.energy_emitted += ball_energy(position, velocity, e.mass, g);
             ++e.emitted;
@@ -788,7 +842,11 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
                                      " events spent on equilibration (raise --event-budget)");
             left.event_budget = control.event_budget - used;
         }
-        if (!scene.emitters.empty()) left.before_frame = [&](World&) { emit(scene); };
+        if (!scene.emitters.empty())
+            left.before_frame = [&](World& w) {
+                if (control.before_frame) control.before_frame(w);
+                emit(scene);
+            };
         return advance(world, length, left);
     };
     try {
@@ -825,6 +883,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.kinetic_energy_end = world.kinetic_energy();
     stats.energy_end = total_energy(scene);
     stats.emitted = scene.balls.size() - emitted_before;
+    stats.emitters = scene.emitters;
     stats.energy_emitted = scene.energy_emitted - energy_emitted_before;
     stats.momentum_end = world.momentum();
     stats.temperature = world.temperature();
@@ -837,6 +896,14 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     stats.state_hash = world.state_hash();
     return stats;
 }
+
+namespace {
+ordered emitter_progress(std::span<const Emitter> emitters) {
+    ordered list = ordered::array();
+    for (const Emitter& e : emitters) list.push_back(ordered{{"emitted", e.emitted}, {"left", e.count - e.emitted}, {"next", e.next}});
+    return list;
+}
+}  // namespace
 
 std::string stats_json(const RunStats& stats) {
     const ordered document = {
@@ -859,6 +926,7 @@ std::string stats_json(const RunStats& stats) {
         {"kinetic_energy", {{"start", stats.kinetic_energy_start}, {"end", stats.kinetic_energy_end}}},
         {"energy", {{"start", stats.energy_start}, {"end", stats.energy_end}, {"emitted", stats.energy_emitted}}},
         {"emitted", stats.emitted},
+        {"emitters", emitter_progress(stats.emitters)},
         {"momentum", {{"start", vec_json(stats.momentum_start)}, {"end", vec_json(stats.momentum_end)}}},
         {"temperature", stats.temperature},
         {"pressure", stats.pressure ? ordered(*stats.pressure) : ordered(nullptr)},

@@ -113,6 +113,7 @@ struct RunStats {
     double energy_end = 0.0;
     double energy_emitted = 0.0;  // brought by the balls emitters added during the run
     std::uint64_t emitted = 0;    // balls emitters added during the run
+    std::vector<Emitter> emitters;  // the scene's emitters at the end (their progress)
     Vec3 momentum_start;
     Vec3 momentum_end;
     double temperature = 0.0;
