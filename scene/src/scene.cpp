@@ -485,6 +485,13 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
     std::vector<Emitter> emitters;
     const json& items = read_list(list, "emitters");
     std::uint64_t owed = 0;
+    // A ball from a spout's place must be one the world takes (finite, in range, in the periodic
+    // box), clear of the statics: tried, at the corners and the centre of the spread, in a world
+    // with the same settings and statics and no balls.
+    WorldDef probe_def = world.def();
+    probe_def.threads = 1;
+    World probe(probe_def);
+    if (!items.empty()) copy_statics(world, probe);
     for (std::size_t i = 0; i < items.size(); ++i) {
         const std::string path = element("emitters", i);
         const json& item = items[i];
@@ -528,13 +535,6 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
         if (!(last + e.interval > last))
             fail(join(path, "interval"), "is too small for the times its balls are due at (up to " +
                                              format("%.17g", last) + "), got " + quote(item["interval"]));
-        // A ball from the spout's place must be one the world takes (finite, in range, in the
-        // periodic box), clear of the statics: tried, at the corners and the centre of the spread,
-        // in a world with the same settings and statics and no balls.
-        WorldDef probe_def = world.def();
-        probe_def.threads = 1;
-        World probe(probe_def);
-        copy_statics(world, probe);
         for (const Vec3 sign : {Vec3{0, 0, 0}, Vec3{-1, -1, -1}, Vec3{-1, -1, 1}, Vec3{-1, 1, -1}, Vec3{-1, 1, 1},
                                 Vec3{1, -1, -1}, Vec3{1, -1, 1}, Vec3{1, 1, -1}, Vec3{1, 1, 1}}) {
             const Vec3 place = e.position + Vec3{sign.x * e.spread.x, sign.y * e.spread.y, sign.z * e.spread.z};
@@ -795,7 +795,11 @@ std::size_t emit(Scene& scene) {
                 break;
             }
             scene.balls.reserve(scene.balls.size() + 1);  // a ball in the world is in the list
-            scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
+            try {
+                scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
+            } catch (const InvalidArgument& error) {  // a place its flight took out of range
+                rethrow_under(error, element("emitters", static_cast<std::size_t>(&e - scene.emitters.data())));
+            }
             scene.energy_emitted += ball_energy(position, velocity, e.mass, g);
             ++e.emitted;
             ++added;
