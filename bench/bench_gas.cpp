@@ -201,7 +201,7 @@ void BM_ChangeEachStep(benchmark::State& state) {
     std::size_t next = 0;
     run_timed(state, world, kDt, [&] {
         if (change == 1) {
-            for (;;) {  // a free place, as an embedder finds one
+            for (int tries = 0; tries < 1000; ++tries) {  // a free place, as an embedder finds one
                 const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
                 if (!world.is_free(p, 0.5)) continue;
                 world.add_ball({p, {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}, 0.5, 1.0});

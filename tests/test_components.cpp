@@ -522,10 +522,8 @@ TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
     // A ball off-centre on the sleeping pair cannot stand: it would slide off.
     const std::uint32_t tilted = w.add({1.6, 2.3, 1}, {});  // touching: 0.6² + 0.8² = 1
     EXPECT_FALSE(w.sleep.can_stand(tilted, 0.0));
-    // Waking what touches a ball: the upper one, not the floor ball; found in the cells or among
-    // all balls alike.
-    const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0, true);
-    EXPECT_EQ(w.sleep.prepare_wake_touching(tilted, 0.0, false), woken);
+    // Waking what touches a ball: the upper one, not the floor ball.
+    const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0);
     ASSERT_EQ(woken.size(), 1u);
     EXPECT_EQ(woken[0].first, high);
     w.sleep.commit_wake(woken, 0.0);

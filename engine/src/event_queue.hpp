@@ -91,7 +91,6 @@ public:
     void build(const std::vector<Pending>& events, const std::vector<std::uint32_t>& part, std::size_t parts,
                Parallel& parallel);
     bool empty() const { return nodes_.empty(); }
-    std::size_t size() const { return nodes_.size(); }
     std::size_t parts() const { return calendars_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The key of `slot`: its pending event.
@@ -120,7 +119,8 @@ public:
         remove(c, slot);
         insert(c, slot, entry(slot, event));
     }
-    // Takes a new slot, the next one (`slot` == size()), into part `part` of the built queue.
+    // Takes a new slot, the next one (one past every slot it holds), into part `part` of the
+    // built queue.
     // Should an allocation fail, the queue must be built again; reserve() makes room for the
     // slots up to `slots` first, so that appending them allocates nothing.
     void append(std::uint32_t slot, const Pending& event, std::uint32_t part) {

@@ -69,6 +69,14 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
         const double len = length(w);
         if (len - radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     });
+    for_each_touching_ball(s, now, fn);
+}
+
+template <class Fn>
+void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn) const {
+    const Vec3 p = balls_.position_at(s, now);
+    const double r = balls_.radius[s];
+    const double gap = rules_.touch_gap(r);
     grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s) return;
         Vec3 dp = p - balls_.position_at(j, now);
@@ -248,27 +256,19 @@ void Sleep::wake(std::uint32_t s, double now) {
     balls_.advance(s, now);
     Supports sup = balls_.supports(s);
     balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.supports());
-    ++balls_.counter[s];  // its quiet history stays: an impact that was not slow resets it
+    ++balls_.counter[s];
+    // Its slow events stay (it may sleep again at once where it can stand), but it is stirred: as
+    // it moves it wakes what rests on it, so a column falls together when its support leaves.
+    balls_.quiet_since[s] = now;
 }
 
-Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time, bool cells) {
-    const Vec3 p = balls_.position_at(s, time);
+Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
     Woken woken;
-    auto consider = [&](std::uint32_t j, Vec3 shift) {
-        if (j == s || !balls_.asleep(j)) return;
-        const double gap = std::min(rules_.touch_gap(balls_.radius[s]), rules_.touch_gap(balls_.radius[j]));
-        if (length(balls_.position_at(j, time) + shift - p) - balls_.radius[s] - balls_.radius[j] > gap) return;
+    for_each_touching_ball(s, time, [&](std::uint32_t j, Vec3) {
+        if (!balls_.asleep(j)) return;
         Supports sup = balls_.supports(j);
         woken.emplace_back(j, rest_for(balls_.rests, sup, def_.gravity, statics_.supports()));
-    };
-    if (!cells) {
-        for (std::uint32_t j = 0; j < balls_.size(); ++j) consider(j, {});
-        return woken;
-    }
-    grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) consider(j, shift);
-        else consider(j, {});
-    }, Grid::kAllNear);
+    });
     return woken;
 }
 
@@ -277,6 +277,7 @@ void Sleep::commit_wake(const Woken& woken, double time) noexcept {
         balls_.advance(j, time);  // it slept since its last event: there, still, at `time`
         balls_.rest[j] = rest;
         balls_.jam[j] = 0;  // what held it changed: a jam it slept in is over
+        balls_.quiet_since[j] = time;  // stirred, as Sleep::wake()
         ++balls_.counter[j];
     }
 }

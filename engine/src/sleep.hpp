@@ -60,8 +60,8 @@ public:
     // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
     // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
-    // with, `normal` the unit normal from it towards the ball and `gap` between them: on an awake
-    // partner below it, touching, it cannot, and nothing is searched.
+    // with, `normal` the unit normal from the partner towards this ball and `gap` between them:
+    // on an awake partner below it, touching, it cannot, and nothing is searched.
     bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 normal = {}, double gap = 0.0);
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
@@ -74,10 +74,10 @@ public:
 
     // The sleeping balls touching a ball, between steps (at the world's `time`): what may fail
     // first (the list, and the awake entries of the table of rests they will take, at most unused
-    // ones added), then the waking, which cannot fail. `cells`: the cells are valid, and the
-    // balls near it are found there (else every ball is looked at).
+    // ones added), then the waking, which cannot fail. The balls near it are found in the cells
+    // (valid whenever there are balls).
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
-    Woken prepare_wake_touching(std::uint32_t slot, double time, bool cells);
+    Woken prepare_wake_touching(std::uint32_t slot, double time);
     void commit_wake(const Woken& woken, double time) noexcept;
 
 private:
@@ -89,6 +89,8 @@ private:
     // or kFixed for a static, n the unit normal towards the ball.
     template <class Fn>
     void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
+    template <class Fn>  // the balls alone (the cells must be valid; the statics' lists need not)
+    void for_each_touching_ball(std::uint32_t slot, double now, Fn&& fn) const;
     // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
     // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
     bool still(std::uint32_t slot, double now) const;

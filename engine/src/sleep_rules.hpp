@@ -51,10 +51,11 @@ public:
         const double d = length(dp);
         return d - sigma <= gap && above(dp / d);
     }
-    // Has the ball had an event faster than sleep_speed within the last sleep_time? Then it may be
-    // moving off what rests on it, and it wakes the sleeping balls resting on it (predictor.cpp):
-    // a history in time, not in events, so that a slow collision at the instant of a fast one
-    // does not take the wake back.
+    // Was the ball stirred within the last sleep_time: an event faster than sleep_speed, woken,
+    // or added or changed by the embedder (its quiet history restarted)? Then it may be moving off
+    // what rests on it, and it wakes the sleeping balls resting on it (predictor.cpp): a history
+    // in time, not in events, so that a slow collision at the instant of a fast one does not take
+    // the wake back.
     bool stirred(const Balls& balls, std::uint32_t slot, double now) const {
         return now - balls.quiet_since[slot] < def_.sleep_time;
     }

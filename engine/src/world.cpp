@@ -411,7 +411,7 @@ void World::remove_ball(BallId id) {
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
     // The last step that may fail (out of memory), leaving the world as it was.
-    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time, w.grid_valid), w.time);
+    w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time), w.time);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
     if (w.grid_valid) w.grid.erase(s);
     if (s != last) {
@@ -461,7 +461,7 @@ void World::set_position(BallId id, Vec3 position) {
                                          w.statics.finite_near_points(w.balls.radius[s]).get(), s);
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
-    const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time, w.grid_valid);
+    const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
     if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
     w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
@@ -477,7 +477,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     const bool asleep = w.balls.asleep(s);
     // The balls resting on it.
     const detail::Sleep::Woken woken =
-        asleep ? w.sleep.prepare_wake_touching(s, w.time, w.grid_valid) : detail::Sleep::Woken{};
+        asleep ? w.sleep.prepare_wake_touching(s, w.time) : detail::Sleep::Woken{};
     w.balls.advance(s, w.time);  // the same path: its position there
     const Vec3 before = w.balls.velocity(s);
     const std::uint32_t rest = w.balls.rest[s];

@@ -470,6 +470,21 @@ std::vector<BallId> add_generated(World& world, const json& list) {
     return ids;
 }
 
+// `p` brought into the periodic box along the axes that wrap.
+Vec3 wrapped(const WorldDef& def, Vec3 p) {
+    if (!def.periodic) return p;
+    const Box& box = *def.periodic;
+    auto wrap = [](double x, double lo, double hi) {
+        const double side = hi - lo;
+        const double y = x - side * std::floor((x - lo) / side);
+        return y < hi ? y : lo;  // rounding may land on hi
+    };
+    if (def.periodic_axes[0]) p.x = wrap(p.x, box.min.x, box.max.x);
+    if (def.periodic_axes[1]) p.y = wrap(p.y, box.min.y, box.max.y);
+    if (def.periodic_axes[2]) p.z = wrap(p.z, box.min.z, box.max.z);
+    return p;
+}
+
 // Every static of `from` added to `to`, in order.
 void copy_statics(const World& from, World& to) {
     for (std::uint32_t k = 0; k < from.plane_count(); ++k) to.add_plane(from.plane(k));
@@ -517,8 +532,9 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
         if (const json* v = optional_key(item, "next")) {
             if (optional_key(item, "start") != nullptr) fail(join(path, "next"), "give either \"start\" or \"next\", not both");
             e.next = read_number(*v, join(path, "next"));
-            // Progress a run wrote: the next ball is due at most a frame before the time it stopped.
-            if (e.next < world.time() - kFrame * (1 + 1e-9))
+            // Progress a run wrote: the next ball is due at most a frame before the time it stopped
+            // (and the rounding of frame ends at that time).
+            if (e.next < world.time() - kFrame * (1 + 1e-6) - 8 * std::abs(world.time()) * 0x1p-52)
                 fail(join(path, "next"), "must not be more than a frame (1/60) before the scene's time " +
                                              format("%.17g", world.time()) + ", got " + quote(*v));
         }
@@ -532,12 +548,16 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
                                             std::to_string(e.emitted));
         // Each ball due later than the last: the interval must not vanish beside the times.
         const double last = e.next + e.interval * static_cast<double>(e.count - e.emitted);
+        if (!std::isfinite(last))
+            fail(join(path, "interval"), "times \"count\" puts the last ball beyond every finite time, got " +
+                                             quote(item["interval"]));
         if (!(last + e.interval > last))
             fail(join(path, "interval"), "is too small for the times its balls are due at (up to " +
                                              format("%.17g", last) + "), got " + quote(item["interval"]));
         for (const Vec3 sign : {Vec3{0, 0, 0}, Vec3{-1, -1, -1}, Vec3{-1, -1, 1}, Vec3{-1, 1, -1}, Vec3{-1, 1, 1},
                                 Vec3{1, -1, -1}, Vec3{1, -1, 1}, Vec3{1, 1, -1}, Vec3{1, 1, 1}}) {
-            const Vec3 place = e.position + Vec3{sign.x * e.spread.x, sign.y * e.spread.y, sign.z * e.spread.z};
+            const Vec3 place =
+                wrapped(world.def(), e.position + Vec3{sign.x * e.spread.x, sign.y * e.spread.y, sign.z * e.spread.z});
             try {
                 probe.remove_ball(probe.add_ball({place, e.velocity, e.radius, e.mass}));
             } catch (const InvalidArgument& error) {
@@ -583,21 +603,6 @@ double signed_unit(std::uint64_t seed, std::uint64_t ball, int d) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
     return static_cast<double>(z >> 11) * 0x1p-52 - 1.0;
-}
-
-// `p` brought into the periodic box along the axes that wrap.
-Vec3 wrapped(const WorldDef& def, Vec3 p) {
-    if (!def.periodic) return p;
-    const Box& box = *def.periodic;
-    auto wrap = [](double x, double lo, double hi) {
-        const double side = hi - lo;
-        const double y = x - side * std::floor((x - lo) / side);
-        return y < hi ? y : lo;  // rounding may land on hi
-    };
-    if (def.periodic_axes[0]) p.x = wrap(p.x, box.min.x, box.max.x);
-    if (def.periodic_axes[1]) p.y = wrap(p.y, box.min.y, box.max.y);
-    if (def.periodic_axes[2]) p.z = wrap(p.z, box.min.z, box.max.z);
-    return p;
 }
 
 double ball_energy(Vec3 position, Vec3 velocity, double mass, Vec3 gravity) {
@@ -794,7 +799,8 @@ std::size_t emit(Scene& scene) {
                 e.next = now;  // it waits at the spout
                 break;
             }
-            scene.balls.reserve(scene.balls.size() + 1);  // a ball in the world is in the list
+            // Room first: a ball in the world is in the list.
+            if (scene.balls.size() == scene.balls.capacity()) scene.balls.reserve(2 * scene.balls.size() + 1);
             try {
                 scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
             } catch (const InvalidArgument& error) {  // a place its flight took out of range
@@ -1059,7 +1065,11 @@ std::string summary_text(const RunStats& stats) {
         << "events per second " << format("%.4g", stats.events_per_second()) << " (wall "
         << format("%.3g", stats.wall_seconds) << " s, " << stats.threads << " threads)\n"
         << "energy            start " << format("%.10g", stats.energy_start) << ", end "
-        << format("%.10g", stats.energy_end) << ", relative drift "
+        << format("%.10g", stats.energy_end)
+        << (stats.emitted > 0 ? ", brought by " + std::to_string(stats.emitted) + " emitted balls " +
+                                    format("%.10g", stats.energy_emitted)
+                              : std::string())
+        << ", relative drift "
         << format("%.3g", stats.relative_energy_drift()) << "\n"
         << "max overlap       " << format("%.3g", stats.max_overlap) << "\n"
         << "escaped           " << stats.escaped << "\n"

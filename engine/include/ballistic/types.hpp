@@ -119,9 +119,10 @@ struct WorldDef {
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
     // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
     // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
-    // one wakes the ball it hits, which takes it with its true mass. A ball that moves and had an
-    // event faster than sleep_speed within sleep_time wakes the sleeping balls resting on it (one
-    // that the jam stopped, once it has slept the time to open the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
+    // one wakes the ball it hits, which takes it with its true mass. A ball that moves and was
+    // stirred within sleep_time (an event faster than sleep_speed, woken, added or changed) wakes
+    // the sleeping balls resting on it (one that the jam stopped, once it has slept the time to
+    // open the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
     // planes, capsules or blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
@@ -132,7 +133,7 @@ struct WorldDef {
     // ... or after how many slow events in a row (>= 1). The default, 1, makes a ball quiet at an
     // event that leaves it slow: what holds it is judged by the balance of its contact forces,
     // not by how long it waited, and every event a slow ball waits costs its supports too (a
-    // history of 256 events made `demos/scenes/pile.json` cost 2.6 times the events). More asks a
+    // history of 256 events made `demos/scenes/pile.json` cost 2.3 times the events). More asks a
     // ball to have been slow for longer before it may sleep; it also bounds the events a resting
     // ball costs before it sleeps however small rest_speed is. sleep_time counts for the
     // stillness rule as well (ten sleep_time within 1 % of its radius of one place).

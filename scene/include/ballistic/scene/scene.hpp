@@ -26,7 +26,7 @@ namespace ballistic::scene {
 inline constexpr double kFrame = 1.0 / 60.0;
 
 // A spout (scene key "emitters"): `count` balls of `radius` and `mass`, one every `interval` of
-// time from `start`, leaving `position` at `velocity`. Ball k leaves from a place drawn (from
+// time from `next` (the file's "start"), leaving `position` at `velocity`. Ball k leaves from a place drawn (from
 // `seed` and k) in the box of half-extents `spread` around `position`. A ball comes out at the
 // first frame end at or after the time it is due, where its free flight from that place since
 // then has taken it. When that place is not free (World::is_free), the ball waits: it is due
