@@ -83,6 +83,17 @@ public:
             EXPECT_EQ(more, it != reference_.end() && it->event.time < kInf);
         }
     }
+    // A new slot at the end, in `part`.
+    void append(Pending e, std::uint32_t part) {
+        const auto slot = static_cast<std::uint32_t>(events_.size());
+        events_.push_back(e);
+        part_.push_back(part);
+        reference_.insert({e, slot});
+        queue_.reserve(events_.size());
+        queue_.append(slot, e, part);
+        EXPECT_EQ(queue_.part_of(slot), part);
+    }
+    std::size_t size() const { return events_.size(); }
     const Pending& event(std::uint32_t s) const { return events_[s]; }
     std::size_t parts() const { return queue_.parts(); }
 
@@ -192,6 +203,25 @@ TEST(EventQueue, PartsEachKeepTheirOrderAndTopIsTheEarliestOfAll) {
     for (std::size_t k = 0; k < n; k += 13) events[k] = Pending{};
     Checked q(events, 3);
     simulate(q, n, 30000, rng, 0.2, true);
+}
+
+TEST(EventQueue, SlotsAppendedToABuiltQueueTakeTheirPlace) {
+    // Entries appended in every state of a calendar: a queue built empty (no year yet), then the
+    // front, the current year, the overflow beyond it, and no event at all; in two parts.
+    std::mt19937_64 rng(8);
+    Checked q({}, 2);
+    q.append(at(1.0), 0);
+    q.append(at(1e6), 1);
+    q.append(Pending{}, 0);
+    EXPECT_EQ(q.top(), 0u);
+    simulate(q, q.size(), 500, rng, 0.5, true);
+    for (int k = 0; k < 300; ++k) {
+        const double now = q.event(q.top()).time;
+        const double later = k % 4 == 0 ? now : now + (k % 4) * std::pow(10.0, k % 7 - 2);
+        q.append(at(later, static_cast<std::uint32_t>(k)), static_cast<std::uint32_t>(k % 2));
+        if (k % 5 == 0) q.append(Pending{}, 1);
+        simulate(q, q.size(), 20, rng, 0.5, true);
+    }
 }
 
 TEST(EventQueue, SingleEntry) {
