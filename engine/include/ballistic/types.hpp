@@ -133,7 +133,7 @@ struct WorldDef {
     // ... or after how many slow events in a row (>= 1). The default, 1, makes a ball quiet at an
     // event that leaves it slow: what holds it is judged by the balance of its contact forces,
     // not by how long it waited, and every event a slow ball waits costs its supports too (a
-    // history of 256 events made `demos/scenes/pile.json` cost 2.3 times the events). More asks a
+    // history of 256 events made `demos/scenes/pile.json` cost 2.2 times the events). More asks a
     // ball to have been slow for longer before it may sleep; it also bounds the events a resting
     // ball costs before it sleeps however small rest_speed is. sleep_time counts for the
     // stillness rule as well (ten sleep_time within 1 % of its radius of one place).
@@ -145,7 +145,7 @@ struct WorldDef {
     // stands, and a ball off-centre on another slides off. A frictionless pile on a floor whose
     // lowest layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor,
     // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 puts all its 2000
-    // balls to sleep by 10 s (6.1 M events; `friction` 0.5 instead: by 5 s, 1.3 M events). A world with `friction` stands
+    // balls to sleep by 10 s (5.4 M events; `friction` 0.5 instead: by 5.5 s, 1.4 M events). A world with `friction` stands
     // with at least that coefficient: the friction that holds balls in motion holds them at
     // rest. (dimensionless; >= 0)
     double sleep_friction = 0.0;
