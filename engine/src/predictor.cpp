@@ -239,10 +239,10 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
         // a ball resting on a plane and a falling one), solved only up to the earliest impact so
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
-        // mover that is stirred (a fast event within sleep_time) wakes the sleeping neighbours
-        // resting on it now (sleep.cpp), unless it stands still (no velocity, no acceleration: only an event that touches it can
-        // move it, and predicts it again) or the jam put the neighbour to sleep less than
-        // wake_delay ago (a sleeping ball keeps the time it fell asleep as its t).
+        // mover that is stirred (SleepRules::stirred) wakes the sleeping neighbours resting on it
+        // now (sleep.cpp), unless it stands still (no velocity, no acceleration: only an event
+        // that touches it can move it, and predicts it again) or the jam put the neighbour to
+        // sleep less than wake_delay ago (a sleeping ball keeps the time it fell asleep as its t).
         const bool moving = v != Vec3{} || a != Vec3{};
         const bool wakes = moving && !balls_.asleep(i) && rules_.stirred(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;

@@ -165,7 +165,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         release_supports(ball);
         ++balls_.counter[ball];
         sleep_.note_quiet(ball, u, now, jammed[ball == j]);
-        sleep_.try_sleep(ball, now, ball == i ? j : i, n * sign, d - (balls_.radius[i] + balls_.radius[j]));
+        sleep_.try_sleep(ball, now, ball == i ? j : i, dp * sign);
     }
     out.collided = true;
     out.virial = J * d;

@@ -231,10 +231,12 @@ bool Sleep::may_sleep(std::uint32_t s, double now) const {
     return !balls_.asleep(s) && rules_.quiet(balls_, s, now) && length(balls_.velocity_at(s, now)) <= def_.sleep_speed;
 }
 
-bool Sleep::try_sleep(std::uint32_t s, double now, std::uint32_t partner, Vec3 normal, double gap) {
+bool Sleep::try_sleep(std::uint32_t s, double now, std::uint32_t partner, Vec3 dp) {
     if (!enabled() || !may_sleep(s, now)) return false;
-    if (partner != kFixed && !balls_.asleep(partner) && rules_.above(normal) &&
-        gap <= std::min(rules_.touch_gap(balls_.radius[s]), rules_.touch_gap(balls_.radius[partner])))
+    const double r = balls_.radius[s];
+    if (partner != kFixed && !balls_.asleep(partner) &&
+        rules_.resting_on(dp, r + balls_.radius[partner],
+                          std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[partner]))))
         return false;  // what can_stand() would find first
     if (!can_stand(s, now)) return false;
     fall_asleep(s, now);

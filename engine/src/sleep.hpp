@@ -60,9 +60,9 @@ public:
     // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
     // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
-    // with, `normal` the unit normal from the partner towards this ball and `gap` between them:
-    // on an awake partner below it, touching, it cannot, and nothing is searched.
-    bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 normal = {}, double gap = 0.0);
+    // with, `dp` from the partner's centre to this ball's: resting on an awake partner, it cannot,
+    // and nothing is searched.
+    bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 dp = {});
     void fall_asleep(std::uint32_t slot, double now);
     void wake(std::uint32_t slot, double now);
 

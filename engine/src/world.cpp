@@ -431,9 +431,9 @@ void World::Impl::disturbed(std::uint32_t s, const detail::Sleep::Woken& woken) 
     balls.hold_still(s, balls.position(s), time);
     balls.jam[s] = 0;
     ++balls.counter[s];
-    std::array<std::uint32_t, 1> changed{s};
-    predict_changed(changed, static_cast<std::uint32_t>(balls.size()));
-    for (const auto& [j, rest] : woken) predict_changed(std::span(&j, 1), static_cast<std::uint32_t>(balls.size()));
+    const auto none_added = static_cast<std::uint32_t>(balls.size());
+    predict_changed(std::span(&s, 1), none_added);
+    for (const auto& [j, rest] : woken) predict_changed(std::span(&j, 1), none_added);
 }
 
 void World::Impl::predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept {
