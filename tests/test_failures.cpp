@@ -194,6 +194,14 @@ int stands(const std::string& bytes, double dt, int threads) {
             World stopped = restore(bytes, threads);
             stopped.set_step_event_budget(events);
             EXPECT_THROW(stopped.step(dt), BudgetExceeded);
+            if (reached > stopped.time()) {
+                // It failed after a test of sleeping that came after its last event, and stands at
+                // that test; the budget stopped before it. A step to the test's time, which
+                // meets no event, ends with the same test (every awake ball is tried in both).
+                stopped.set_step_event_budget(0);
+                const StepResult to_test = stopped.step(reached - stopped.time());
+                EXPECT_EQ(to_test.events, 0u) << "allocation " << n;
+            }
             EXPECT_EQ(reached, stopped.time()) << "allocation " << n;
             EXPECT_EQ(world.state_hash(), stopped.state_hash()) << "allocation " << n << " after " << events << " events";
         }

@@ -126,6 +126,15 @@ TEST(Snapshot, FrictionIsSavedAndAFrictionalPourContinuesBitIdentically) {
     }
 }
 
+TEST(Snapshot, SleepingSettingsAreSaved) {
+    WorldDef def;
+    def.sleep_interval = 0.125;
+    def.sleep_friction = 0.25;
+    const WorldDef again = restore(save(World(def)), 1).def();
+    EXPECT_EQ(again.sleep_interval, 0.125);
+    EXPECT_EQ(again.sleep_friction, 0.25);
+}
+
 TEST(Snapshot, HandlesAndMeasurementsSurvive) {
     World world = box_world(0.7, 1);
     run(world, 30);
@@ -177,7 +186,7 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
     other[8] = 1;  // the format version
-    refused(other, "format version 1; this build of Ballistic reads version 5 only");
+    refused(other, "format version 1; this build of Ballistic reads version 6 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;

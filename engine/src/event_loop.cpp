@@ -59,6 +59,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
 }
 
 void EventLoop::record(const Outcome& out) {
+    if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) woken.push_back(out.woken);  // first: should it fail, nothing changed
     if (out.collided) measurements_.count(out.event, out.virial, out.overlap, def_.event_record_limit);
     if (out.crossing) measurements_.count_crossing();
     ++processed;

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace ballistic::detail {
@@ -45,10 +46,15 @@ public:
     void append(std::uint32_t slot, const Pending& event);
     void reserve(std::size_t slots) { queue_.reserve(slots); }
     Pending pending(std::uint32_t slot) const { return queue_.event(slot); }
+    // The time of the earliest queued event (+inf when none).
+    double next_time() {
+        return queue_.empty() ? std::numeric_limits<double>::infinity() : queue_.event(queue_.top()).time;
+    }
 
     const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
     std::uint64_t processed = 0;   // events processed since the world was created
     double last_processed = 0.0;   // the time of the last of them
+    std::vector<std::uint32_t> woken;  // the balls events woke, in order (the world empties it)
 
 private:
     // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.

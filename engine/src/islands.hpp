@@ -31,6 +31,7 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction);
 // Scratch kept between steps, sized by the slot count.
 struct Islands {
     std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
+    bool clean = false;                 // `parent` is kFixed for every slot (between settles)
     std::vector<std::uint32_t> local;   // per slot: index among its island's members
     std::vector<std::uint32_t> candidates;
     std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it

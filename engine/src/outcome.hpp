@@ -49,8 +49,11 @@ struct Outcome {
     bool crossing = false;
     CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
     double time = 0.0;  // of the event
+    static constexpr std::uint32_t kNoBall = ~0u;
+    std::uint32_t woken = kNoBall;  // the sleeping ball the event woke (at most one)
     void clear() {  // what the next event reads; the rest is written before it is read
         n_saved = n_requeue = 0;
+        woken = kNoBall;
         collided = crossing = false;
         virial = overlap = 0.0;
     }

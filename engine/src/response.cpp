@@ -132,6 +132,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         const std::uint32_t k = balls_.asleep(i) ? i : j;
         if (!(u <= def_.sleep_speed)) {  // it moves: it is not quiet until it has been slow again
             sleep_.wake(k, now);
+            out.woken = k;
             balls_.quiet_since[k] = now;
             balls_.quiet_events[k] = 0;
             balls_.jam[k] = 0;
@@ -301,6 +302,7 @@ void Response::wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcom
     save(s, out);
     save(k, out);
     sleep_.wake(k, now);
+    out.woken = k;
     out.queue(s, predictor_.predict(s, now));
     out.queue(k, predictor_.predict(k, now));
 }

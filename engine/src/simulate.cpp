@@ -220,6 +220,39 @@ std::size_t World::Impl::sleep_islands(double now) {
     return fell;
 }
 
+void World::Impl::begin_settling() {
+    sleep.list_awake(settling);
+    loop.woken.clear();
+    settled_at_event = loop.processed;
+}
+
+double World::Impl::next_settle(double after) {
+    const double every = def.sleep_interval;
+    if ((settling.empty() && loop.woken.empty()) || !(every > 0.0)) return std::numeric_limits<double>::infinity();
+    // Nothing changes without an event: the first test comes after the next one.
+    const double first = std::max(after, loop.next_time());
+    const double test = (std::floor(first / every) + 1.0) * every;
+    return test > after ? test : std::numeric_limits<double>::infinity();  // past the time's precision: none
+}
+
+bool World::Impl::settle_within_step(double at) {
+    if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return false;
+    settled_at_event = loop.processed;
+    if (!loop.woken.empty()) {  // the balls woken since are tried too
+        const auto listed = static_cast<std::ptrdiff_t>(settling.size());
+        settling.insert(settling.end(), loop.woken.begin(), loop.woken.end());
+        loop.woken.clear();
+        std::sort(settling.begin() + listed, settling.end());
+        std::inplace_merge(settling.begin(), settling.begin() + listed, settling.end());
+        settling.erase(std::unique(settling.begin(), settling.end()), settling.end());
+    }
+    sleep.settle(at, settling, [&](std::span<const std::uint32_t> members) {
+        for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
+    });
+    std::erase_if(settling, [&](std::uint32_t s) { return balls.asleep(s); });
+    return true;
+}
+
 void World::Impl::wake_all() {
     Awakening awakening;
     prepare_awakening(awakening, def.gravity, statics.planes());

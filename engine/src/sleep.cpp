@@ -112,25 +112,46 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
     return true;
 }
 
-void Sleep::settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep) {
+void Sleep::list_awake(std::vector<std::uint32_t>& awake) const {
+    awake.clear();
+    if (!enabled()) return;
+    const auto n = static_cast<std::uint32_t>(balls_.size());
+    for (std::uint32_t s = 0; s < n; ++s)
+        if (!balls_.asleep(s)) awake.push_back(s);
+}
+
+void Sleep::settle(double now, const FellAsleep& fell_asleep) {
+    std::vector<std::uint32_t> awake;
+    list_awake(awake);
+    settle(now, awake, fell_asleep);
+}
+
+void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep) {
     if (!enabled()) return;
     Islands& is = islands_;
     const auto n = static_cast<std::uint32_t>(balls_.size());
-    is.parent.assign(n, kFixed);
-    is.still.assign(n, 0);
+    // The per-slot scratch is set only for the candidates, and `parent` kept kFixed for every
+    // other slot between calls, so that a settle costs what its candidates cost, not the world.
+    if (is.parent.size() != n || !is.clean) is.parent.assign(n, kFixed);
+    is.clean = false;
+    is.still.resize(n);
+    is.disturbed.resize(n);
+    is.local.resize(n);
     is.candidates.clear();
-    for (std::uint32_t s = 0; s < n; ++s) {
+    for (const std::uint32_t s : among) {
         if (!may_sleep(s, now)) continue;
         is.parent[s] = s;
+        is.still[s] = 0;
+        is.disturbed[s] = 0;
         is.candidates.push_back(s);
     }
     if (is.candidates.empty()) {
-        keep_still(now);
+        keep_still(now, among);
+        is.clean = true;
         return;
     }
     // Contacts, clusters (union–find), and the members an awake ball that is not quiet carries: it
     // holds them up for the balance (as it does now), but they stay awake (below).
-    is.disturbed.assign(n, 0);
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
         bool supported = false;  // something under it: only then can collisions hold it still
@@ -161,7 +182,6 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
     is.sorted = is.contacts;
     std::stable_sort(is.sorted.begin(), is.sorted.end(),
                      [&](const IslandContact& x, const IslandContact& y) { return is.parent[x.a] < is.parent[y.a]; });
-    is.local.resize(n);
     is.asleep_now.clear();
     std::size_t c = 0;
     for (std::size_t first = 0; first < is.candidates.size();) {
@@ -184,7 +204,9 @@ void Sleep::settle(double now, const std::function<void(std::span<const std::uin
     is.rest_of.resize(is.asleep_now.size());
     for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
     for (std::size_t k = 0; k < is.asleep_now.size(); ++k) lie_down(is.asleep_now[k], now, is.rest_of[k]);
-    keep_still(now);
+    keep_still(now, among);
+    for (const std::uint32_t s : is.candidates) is.parent[s] = kFixed;
+    is.clean = true;
     if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
 }
 
@@ -193,10 +215,9 @@ bool Sleep::still(std::uint32_t s, double now) const {
     return drift <= kStillDrift * balls_.radius[s] && now - balls_.still_since[s] >= kStillTimes * def_.sleep_time;
 }
 
-void Sleep::keep_still(double now) noexcept {
+void Sleep::keep_still(double now, std::span<const std::uint32_t> among) noexcept {
     // Every awake ball that is not quiet and slow, or has drifted, is still from here on.
-    const auto n = static_cast<std::uint32_t>(balls_.size());
-    for (std::uint32_t s = 0; s < n; ++s) {
+    for (const std::uint32_t s : among) {
         if (balls_.asleep(s)) continue;
         const Vec3 p = balls_.position_at(s, now);
         if (islands_.parent[s] == kFixed || length(p - balls_.still_at(s)) > kStillDrift * balls_.radius[s])

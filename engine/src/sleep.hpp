@@ -70,7 +70,13 @@ public:
     // non-negative contact forces can hold in equilibrium, against the statics and sleeping balls
     // it touches, falls asleep at once, and `fell_asleep` is told the balls that did. All or
     // nothing: should it fail (out of memory) before `fell_asleep`, no ball has changed.
-    void settle(double now, const std::function<void(std::span<const std::uint32_t>)>& fell_asleep);
+    // The balls tried are every awake ball, or those of `among` (slots, ascending), and it costs
+    // what they cost: the others are neither tried nor held still.
+    using FellAsleep = std::function<void(std::span<const std::uint32_t>)>;
+    void settle(double now, const FellAsleep& fell_asleep);
+    void settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep);
+    // The awake balls' slots, ascending (none when nothing can sleep).
+    void list_awake(std::vector<std::uint32_t>& awake) const;
 
     // The sleeping balls touching a ball, between steps (at the world's `time`): what may fail
     // first (the list, and the awake entries of the table of rests they will take, at most unused
@@ -94,9 +100,9 @@ private:
     // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
     // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
     bool still(std::uint32_t slot, double now) const;
-    // After settle(): the awake balls that may not sleep, or drifted, are still from where they
-    // are now (reads `islands_.parent`: kFixed for those that may not sleep).
-    void keep_still(double now) noexcept;
+    // After settle(): the awake balls of `among` that may not sleep, or drifted, are still from
+    // where they are now (reads `islands_.parent`: kFixed for those that may not sleep).
+    void keep_still(double now, std::span<const std::uint32_t> among) noexcept;
 
     const WorldDef& def_;
     Balls& balls_;

@@ -115,6 +115,7 @@ World::World(const WorldDef& def) {
     require_non_negative("world.sleep_time", def.sleep_time);
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     require_non_negative("world.sleep_friction", def.sleep_friction);
+    require_non_negative("world.sleep_interval", def.sleep_interval);
     require_non_negative("world.friction", def.friction);
     if (def.threads < 0 || def.threads > kMaxThreads)
         reject("world.threads", "must be in [0, " + std::to_string(kMaxThreads) + "] (the limit on threads), got " +
@@ -521,6 +522,8 @@ StepResult World::step(double dt) {
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
     const std::uint64_t events_before = w.loop.processed, collisions_before = w.measurements.lifetime_collisions();
     auto stopped = detail::EventLoop::End::Budget;
+    bool all_done = false;  // every event to the step's end processed
+    double tested = w.time;  // the last test of sleeping within the step: the world has changed up to it
     std::size_t sleeping = 0;
     try {
         // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
@@ -536,34 +539,52 @@ StepResult World::step(double dt) {
             w.rebuild_events();
         }
         w.measurements.begin_step();
+        w.begin_settling();
         const std::uint64_t budget = w.def.step_event_budget;
-        for (;;) {  // to the step's end, the budget, or the next review of the cells' width
+        double test = w.next_settle(w.time);
+        for (;;) {  // to the step's end, the budget, the next review of the cells' width or test of sleeping
+            const double until = std::min(end, test);
             const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
             const std::uint64_t to_review = review - w.loop.processed % review;
-            stopped = w.loop.run_until(end, budget == 0 ? to_review : std::min(to_review, budget - done));
-            if (stopped != detail::EventLoop::End::Budget || (budget != 0 && w.loop.processed - events_before >= budget))
-                break;
-            const double now = std::max(w.time, w.loop.last_processed);
-            if (const double width = w.reviewed_cell_width(now); width > 0.0) {
-                w.stand_at(now, true);
-                w.cells_wide = width;
-                w.rebuild_events();
+            stopped = w.loop.run_until(until, budget == 0 ? to_review : std::min(to_review, budget - done));
+            if (stopped == detail::EventLoop::End::Budget) {
+                if (budget != 0 && w.loop.processed - events_before >= budget) break;
+                const double now = std::max(w.time, w.loop.last_processed);
+                if (const double width = w.reviewed_cell_width(now); width > 0.0) {
+                    w.stand_at(now, true);
+                    w.cells_wide = width;
+                    w.rebuild_events();
+                }
+                continue;
             }
+            if (stopped != detail::EventLoop::End::Reached) break;
+            if (!(until < end)) {
+                all_done = true;
+                break;
+            }
+            // The budget spent and an event left: the step stops before the test, as it would
+            // stop at that event.
+            if (budget != 0 && w.loop.processed - events_before >= budget && w.loop.next_time() <= end) {
+                stopped = detail::EventLoop::End::Budget;
+                break;
+            }
+            if (w.settle_within_step(until)) tested = until;
+            test = w.next_settle(until);
         }
-        if (stopped == detail::EventLoop::End::Reached) sleeping = w.finish_step(end);
+        if (all_done) sleeping = w.finish_step(end);
     } catch (...) {
         // Out of memory (or the embedder's task system failed): every part above either
         // completes or changes nothing, and a failed event is undone, so the world stands
-        // consistent at the time of its last event (at the step's end once every event is done);
-        // the queue is rebuilt at the next step.
-        const double reached = stopped == detail::EventLoop::End::Reached ? end : std::max(w.time, w.loop.last_processed);
+        // consistent at the time of its last event or test of sleeping (at the step's end once
+        // every event is done); the queue is rebuilt at the next step.
+        const double reached = all_done ? end : std::max({w.time, w.loop.last_processed, tested});
         w.stand_at(reached, true);
         w.events_valid = false;
         throw;
     }
-    if (stopped != detail::EventLoop::End::Reached) {
+    if (!all_done) {
         // Interrupted before its first event, the step leaves the world where it was.
-        const double reached = std::max(w.time, w.loop.last_processed);
+        const double reached = std::max({w.time, w.loop.last_processed, tested});
         w.stand_at(reached, true);
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +

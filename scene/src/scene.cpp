@@ -303,6 +303,7 @@ World make_world(const json& root, const LoadOptions& options) {
     if (const json* v = optional_key(root, "sleep_events"))
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
+    if (const json* v = optional_key(root, "sleep_interval")) def.sleep_interval = read_number(*v, "sleep_interval");
     if (const json* v = optional_key(root, "friction")) def.friction = read_number(*v, "friction");
     if (const json* v = optional_key(root, "periodic")) {
         expect_keys(*v, "periodic", {"min", "max", "axes"});
@@ -579,8 +580,8 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
 
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
-                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "friction",
-                 "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate", "emitters"});
+                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "sleep_interval",
+                 "friction", "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate", "emitters"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
     if (const json* v = optional_key(root, "planes")) add_planes(scene.world, *v);
@@ -986,7 +987,8 @@ std::string state_json(const World& world, std::span<const BallId> balls, std::s
                         {"sleep_speed", def.sleep_speed},
                         {"sleep_time", def.sleep_time},
                         {"sleep_events", def.sleep_events},
-                        {"sleep_friction", def.sleep_friction}};
+                        {"sleep_friction", def.sleep_friction},
+                        {"sleep_interval", def.sleep_interval}};
     if (def.periodic) {
         document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
         if (def.periodic_axes != std::array<bool, 3>{true, true, true})
