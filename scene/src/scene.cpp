@@ -877,6 +877,9 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     } catch (const BudgetExceeded& error) {
         stats.interrupted = true;
         stats.stop_reason = error.what();
+    } catch (const InvalidArgument& error) {  // an emitter's ball refused (emit()): at a frame's end
+        stats.interrupted = true;
+        stats.stop_reason = error.what();
     } catch (const std::bad_alloc&) {  // the world stands at its last event, consistent
         stats.interrupted = true;
         stats.stop_reason = "out of memory";

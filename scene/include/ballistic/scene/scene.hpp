@@ -124,7 +124,7 @@ struct RunStats {
     double cell_width = 0.0;          // of the spatial cells at the end (World::cell_width())
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
-    std::string stop_reason;          // why: "signal", "out of memory" or the event budget's message
+    std::string stop_reason;          // why: "signal", "out of memory", the event budget's message or an emitter's ball refused
     double measured_from = 0.0;       // the time the measurements start (after equilibration)
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
@@ -137,7 +137,8 @@ struct RunStats {
 
 // Simulates `duration` and measures it: conserved quantities before and after, counters, wall
 // time. Counters run from the world's creation (or its last reset_measurements()). A signal
-// (control.stop) or the event budget ends the run early (RunStats::interrupted, stop_reason). A
+// (control.stop), the event budget or an emitter's ball that the world refuses (its flight took it
+// beyond the limits of magnitude) ends the run early (RunStats::interrupted, stop_reason). A
 // state that is no longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
 // With `equilibrate` > 0 the scene first runs that long, then the measurements are reset
 // (World::reset_measurements) and `duration` more is measured: the statistics describe only
