@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -473,13 +474,23 @@ TEST_F(Cli, ResumeFromACheckpointGoesOnEmitting) {
     EXPECT_EQ(state["balls"].size(), first["balls"].get<std::size_t>());
     const json from_state = run_ok(path("state.json"), "--duration 1.5 --threads 1");
     EXPECT_EQ(from_state["balls"], whole["balls"]) << "the spout goes on from its progress";
-    // A damaged tail is refused, naming the file.
-    std::string bytes = read_file(path("spout.ckpt"));
-    bytes.back() = '#';
-    std::ofstream(path("bad.ckpt"), std::ios::binary) << bytes;
+    // A damaged tail is refused, naming the file: broken JSON, or a digit changed (the checksum).
+    const std::string bytes = read_file(path("spout.ckpt"));
+    std::string broken = bytes;
+    broken.back() = '#';
+    std::ofstream(path("bad.ckpt"), std::ios::binary) << broken;
     const Result bad = run("resume " + path("bad.ckpt").string());
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("bad.ckpt: the emitters after the snapshot"), std::string::npos) << bad.err;
+    std::string changed = bytes;
+    const std::size_t digit = changed.find("\"emitted\":") + 10;
+    ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(changed[digit]))) << changed.substr(digit - 10, 20);
+    changed[digit] = changed[digit] == '1' ? '2' : '1';
+    std::ofstream(path("changed.ckpt"), std::ios::binary) << changed;
+    const Result wrong = run("resume " + path("changed.ckpt").string());
+    EXPECT_EQ(wrong.exit_code, 2);
+    EXPECT_NE(wrong.err.find("changed.ckpt: the emitters after the snapshot: checksum: does not match"), std::string::npos)
+        << wrong.err;
 }
 
 TEST_F(Cli, AnEmittedBallTheWorldRefusesStopsTheRunWithItsOutputs) {

@@ -970,14 +970,33 @@ ordered emitter_list(std::span<const Emitter> emitters) {
 
 }  // namespace
 
+namespace {
+
+// The checksum of an emitter list: FNV-1a (64 bits) of its canonical text (keys sorted, as
+// `json` dumps them), so that reading it back and dumping it again gives the same bytes.
+std::string list_checksum(const json& list) {
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    for (const char c : list.dump()) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    char text[19];
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(hash));
+    return text;
+}
+
+}  // namespace
+
 std::string emitters_json(std::span<const Emitter> emitters) {
-    return ordered{{"emitters", emitter_list(emitters)}}.dump() + "\n";
+    const ordered list = emitter_list(emitters);
+    return ordered{{"emitters", list}, {"checksum", list_checksum(json::parse(list.dump()))}}.dump() + "\n";
 }
 
 void read_emitters(Scene& scene, std::string_view text) {
     const json root = parse_json(text);
-    expect_keys(root, "", {"emitters"});
-    scene.emitters = read_emitter_list(required_key(root, "", "emitters"), scene.world);
+    expect_keys(root, "", {"emitters", "checksum"});
+    const json& list = required_key(root, "", "emitters");
+    const json& checksum = required_key(root, "", "checksum");
+    if (!checksum.is_string() || checksum.get<std::string>() != list_checksum(list))
+        fail("checksum", "does not match the emitters (" + list_checksum(list) + "): the text is damaged");
+    scene.emitters = read_emitter_list(list, scene.world);
 }
 
 std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters) {
