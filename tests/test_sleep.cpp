@@ -411,6 +411,38 @@ TEST(Sleep, APileSettlesInAboutTheSameEventsWhateverTheStep) {
     }
 }
 
+// A test of sleeping within a step puts a slowly sliding ball to sleep after the step's budget
+// is spent, and its new prediction (the ball chasing it meets it) lies before the step's end:
+// the step stops there at its budget, never beyond it.
+TEST(Sleep, ATestWithinAStepKeepsTheStepsBudget) {
+    WorldDef def = granular(0.5);
+    def.gravity = {-0.1, -9.81, 0};  // a floor tilted by 0.58 degrees
+    def.sleep_friction = 0.5;
+    World world(def);
+    add_floor(world);
+    world.add_plane({{-21.2245, 0, 0}, {1, 0, 0}});
+    world.add_ball({{0, 0.5, 0}, {0.1, 0, 0}, 0.5, 1});                // slows to 0.03 by 0.7
+    world.add_ball({{-1.2403515625, 0.5, 0}, {0.4, 0, 0}, 0.5, 1});   // chases it
+    world.add_ball({{-20, 0.5, 0}, {-1, 0, 0}, 0.5, 1});              // meets its wall at 0.7
+    std::ostringstream bytes;
+    world.save(bytes);
+    auto restored = [&] {
+        std::istringstream in(bytes.str());
+        return World::restore(in);
+    };
+    constexpr double kDt = 0.797;
+    World free = restored();
+    const std::uint64_t events = free.step(kDt).events;
+    ASSERT_GT(events, 4u);
+    for (std::uint64_t budget = 1; budget < events; ++budget) {
+        World stopped = restored();
+        stopped.set_step_event_budget(budget);
+        EXPECT_THROW(stopped.step(kDt), BudgetExceeded) << "budget " << budget;
+        EXPECT_EQ(stopped.events_processed(), budget);
+        EXPECT_LT(stopped.time(), kDt);
+    }
+}
+
 // Capsules alone (no plane, no block) carry sleeping balls too, and a sleeping ball stands still
 // for the balls that meet it: every ball's acceleration is not the world's gravity there.
 TEST(Sleep, BallSleepingOnCapsulesAloneStandsStillForTheBallDroppedOnIt) {

@@ -76,7 +76,7 @@ struct Balls {
     // below rounding (sleep.cpp; cold, 4 B).
     std::vector<std::uint32_t> jam;
     // Where the ball was when last seen to move, and since when it has stayed within 1 % of its
-    // radius of there, as seen at the ends of steps (sleep.cpp; cold, 32 B).
+    // radius of there, as seen at the tests of sleeping (sleep.cpp; cold, 32 B).
     std::vector<double> still_x, still_y, still_z, still_since;
     // Position and velocity at the world's time (World::balls()), as of the end of the last step
     // or the last change between steps (cold, 48 B).

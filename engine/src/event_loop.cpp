@@ -59,7 +59,9 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
 }
 
 void EventLoop::record(const Outcome& out) {
-    if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) woken.push_back(out.woken);  // first: should it fail, nothing changed
+    // Should what follows fail, the entry stays: harmless, as the step stops and the next one
+    // empties the list.
+    if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) woken.push_back(out.woken);
     if (out.collided) measurements_.count(out.event, out.virial, out.overlap, def_.event_record_limit);
     if (out.crossing) measurements_.count_crossing();
     ++processed;

@@ -221,7 +221,8 @@ std::size_t World::Impl::sleep_islands(double now) {
 }
 
 void World::Impl::begin_settling() {
-    sleep.list_awake(settling);
+    if (def.sleep_interval > 0.0) sleep.list_awake(settling);
+    else settling.clear();
     loop.woken.clear();
     settled_at_event = loop.processed;
 }
@@ -235,8 +236,8 @@ double World::Impl::next_settle(double after) {
     return test > after ? test : std::numeric_limits<double>::infinity();  // past the time's precision: none
 }
 
-bool World::Impl::settle_within_step(double at) {
-    if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return false;
+void World::Impl::settle_within_step(double at, double& tested) {
+    if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return;
     settled_at_event = loop.processed;
     if (!loop.woken.empty()) {  // the balls woken since are tried too
         const auto listed = static_cast<std::ptrdiff_t>(settling.size());
@@ -246,11 +247,14 @@ bool World::Impl::settle_within_step(double at) {
         std::inplace_merge(settling.begin(), settling.begin() + listed, settling.end());
         settling.erase(std::unique(settling.begin(), settling.end()), settling.end());
     }
+    // settle() changes nothing unless it completes, but its callback runs after the balls fell
+    // asleep at `at`: should a prediction fail, the world stands there.
     sleep.settle(at, settling, [&](std::span<const std::uint32_t> members) {
+        tested = at;
         for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
     });
+    tested = at;
     std::erase_if(settling, [&](std::uint32_t s) { return balls.asleep(s); });
-    return true;
 }
 
 void World::Impl::wake_all() {

@@ -15,7 +15,7 @@ namespace {
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
 constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
 // A quiet ball is still when it has stayed within this fraction of its radius of one place for
-// kStillTimes sleep_time (seen at the ends of steps).
+// kStillTimes sleep_time (seen at the tests of sleeping).
 constexpr double kStillDrift = 1e-2;
 constexpr double kStillTimes = 10.0;
 

@@ -546,7 +546,13 @@ StepResult World::step(double dt) {
             const double until = std::min(end, test);
             const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
             const std::uint64_t to_review = review - w.loop.processed % review;
-            stopped = w.loop.run_until(until, budget == 0 ? to_review : std::min(to_review, budget - done));
+            const std::uint64_t limit = budget == 0 ? to_review : std::min(to_review, budget - done);
+            if (limit == 0) {  // the budget spent before a test that queued an event before the end
+                stopped = w.loop.next_time() <= end ? detail::EventLoop::End::Budget : detail::EventLoop::End::Reached;
+                if (stopped == detail::EventLoop::End::Budget) break;
+            } else {
+                stopped = w.loop.run_until(until, limit);
+            }
             if (stopped == detail::EventLoop::End::Budget) {
                 if (budget != 0 && w.loop.processed - events_before >= budget) break;
                 const double now = std::max(w.time, w.loop.last_processed);
@@ -568,7 +574,7 @@ StepResult World::step(double dt) {
                 stopped = detail::EventLoop::End::Budget;
                 break;
             }
-            if (w.settle_within_step(until)) tested = until;
+            w.settle_within_step(until, tested);
             test = w.next_settle(until);
         }
         if (all_done) sleeping = w.finish_step(end);

@@ -152,10 +152,11 @@ struct WorldDef {
     double sleep_friction = 0.0;
     // How often the cluster test of sleeping runs within a step: at the multiples of this
     // interval (of the world's time) that follow an event, over the balls awake when the step
-    // began and those woken since; the end of every step tests every awake ball. So a pile
-    // settles at about the same pace whatever the caller's step: a ball pressed on an awake ball
-    // bounces every 2 rest_speed / |g| (2 ms by default) and chatters until a test finds its
-    // cluster standing. Shorter tests more often, which costs more than it saves below about a
+    // began and those woken since, once the events since the last test number an eighth of those
+    // balls; the end of every step tests every awake ball. So a pile settles at about the same
+    // pace for any step longer than the interval: a ball pressed on an awake ball bounces every
+    // 2 rest_speed / |g| (2 ms under |g| = 9.81) and chatters until a test finds its cluster
+    // standing. Shorter tests more often, which costs more than it saves below about a
     // millisecond; 0 tests at the ends of steps alone (as before this setting: the same bits).
     // `demos/scenes/pile.json` stepped at 60 Hz costs 1.41 M collisions with 0 and 0.49 M with the
     // default. (unit: time; >= 0; default 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
