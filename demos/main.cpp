@@ -238,8 +238,8 @@ scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& r
     restored.balls.assign(balls.id.begin(), balls.id.end());
     std::sort(restored.balls.begin(), restored.balls.end(),
               [](ballistic::BallId a, ballistic::BallId b) { return a.index() < b.index(); });
-    // After the world's snapshot, the emitters' progress (scene::emitters_json), if any, no
-    // longer than a scene file may be.
+    // After the world's snapshot, the emitters' progress (scene::emitters_json, an empty list when
+    // there are none), no longer than a scene file may be.
     std::string rest;
     std::array<char, 1 << 16> chunk;
     while (file.read(chunk.data(), chunk.size()) || file.gcount() > 0) {
@@ -248,12 +248,11 @@ scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& r
             throw BadInput(path + ": more than " + std::to_string(scene::kMaxSceneBytes) +
                            " bytes after the snapshot (a checkpoint holds the world and its emitters)");
     }
-    if (!rest.empty()) {
-        try {
-            scene::read_emitters(restored, rest);
-        } catch (const ballistic::InvalidArgument& bad) {
-            throw BadInput(path + ": the emitters after the snapshot: " + bad.what());
-        }
+    if (rest.empty()) throw BadInput(path + ": nothing after the snapshot: the checkpoint is cut short (no emitters' progress)");
+    try {
+        scene::read_emitters(restored, rest);
+    } catch (const ballistic::InvalidArgument& bad) {
+        throw BadInput(path + ": the emitters after the snapshot: " + bad.what());
     }
     return restored;
 }
@@ -311,7 +310,7 @@ int run_file(const RunOptions& options) {
     if (checkpoint_file) {
         std::ostringstream snapshot;
         loaded.world.save(snapshot);
-        if (!loaded.emitters.empty()) snapshot << scene::emitters_json(loaded.emitters);
+        snapshot << scene::emitters_json(loaded.world, loaded.emitters);
         checkpoint_file->commit(std::move(snapshot).str());
     }
     if (stats.interrupted) {

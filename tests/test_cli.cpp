@@ -491,6 +491,11 @@ TEST_F(Cli, ResumeFromACheckpointGoesOnEmitting) {
     EXPECT_EQ(wrong.exit_code, 2);
     EXPECT_NE(wrong.err.find("changed.ckpt: the emitters after the snapshot: checksum: does not match"), std::string::npos)
         << wrong.err;
+    // Cut at the end of the snapshot, it is refused too: the emitters' progress would be lost.
+    std::ofstream(path("cut.ckpt"), std::ios::binary) << bytes.substr(0, bytes.rfind("{\"emitters\""));
+    const Result cut = run("resume " + path("cut.ckpt").string());
+    EXPECT_EQ(cut.exit_code, 2);
+    EXPECT_NE(cut.err.find("cut.ckpt: nothing after the snapshot"), std::string::npos) << cut.err;
 }
 
 TEST_F(Cli, AnEmittedBallTheWorldRefusesStopsTheRunWithItsOutputs) {
@@ -535,7 +540,9 @@ TEST_F(Cli, ABadCheckpointIsRefusedNamingTheFile) {
     ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats " + path("s.json").string() + " --checkpoint " +
                   path("box.ckpt").string()).exit_code, 0);
     const std::string bytes = read_file(path("box.ckpt"));
-    std::ofstream(path("short.ckpt"), std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+    const std::size_t snapshot = bytes.rfind("{\"emitters\"");  // the emitters' progress follows it
+    ASSERT_NE(snapshot, std::string::npos);
+    std::ofstream(path("short.ckpt"), std::ios::binary) << bytes.substr(0, snapshot - 3);
     const Result short_one = run("resume " + path("short.ckpt").string());
     EXPECT_EQ(short_one.exit_code, 2);
     EXPECT_NE(short_one.err.find("ends early"), std::string::npos) << short_one.err;

@@ -735,7 +735,14 @@ TEST(Emitters, ProgressSurvivesTheStateFileAndASnapshot) {
     first.world.save(bytes);
     Scene restored{World::restore(bytes), {}};
     restored.balls = first.balls;
-    read_emitters(restored, emitters_json(first.emitters));
+    // Another world's emitters are refused, by its state hash.
+    try {
+        read_emitters(restored, emitters_json(World{}, first.emitters));
+        ADD_FAILURE() << "another world's emitters were read";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "state_hash");
+    }
+    read_emitters(restored, emitters_json(first.world, first.emitters));
     run_scene(whole, 0.7);
     run_scene(restored, 0.7);
     EXPECT_EQ(restored.emitters[0].emitted, 10u);

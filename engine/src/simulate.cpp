@@ -238,6 +238,10 @@ double World::Impl::next_settle(double after) {
 
 void World::Impl::settle_within_step(double at, double& tested) {
     if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return;
+    // Every event up to `at` is done: the world is consistent there whether the test completes,
+    // fails before it changes a ball (settle() is all or nothing), or fails in its callback after
+    // balls fell asleep at `at` (a prediction).
+    tested = at;
     settled_at_event = loop.processed;
     if (!loop.woken.empty()) {  // the balls woken since are tried too
         const auto listed = static_cast<std::ptrdiff_t>(settling.size());
@@ -247,13 +251,9 @@ void World::Impl::settle_within_step(double at, double& tested) {
         std::inplace_merge(settling.begin(), settling.begin() + listed, settling.end());
         settling.erase(std::unique(settling.begin(), settling.end()), settling.end());
     }
-    // settle() changes nothing unless it completes, but its callback runs after the balls fell
-    // asleep at `at`: should a prediction fail, the world stands there.
     sleep.settle(at, settling, [&](std::span<const std::uint32_t> members) {
-        tested = at;
         for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
     });
-    tested = at;
     std::erase_if(settling, [&](std::uint32_t s) { return balls.asleep(s); });
 }
 

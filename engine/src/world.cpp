@@ -547,7 +547,7 @@ StepResult World::step(double dt) {
             const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
             const std::uint64_t to_review = review - w.loop.processed % review;
             const std::uint64_t limit = budget == 0 ? to_review : std::min(to_review, budget - done);
-            if (limit == 0) {  // the budget spent before a test that queued an event before the end
+            if (limit == 0) {  // the budget spent: the step ends unless no event is left before its end
                 stopped = w.loop.next_time() <= end ? detail::EventLoop::End::Budget : detail::EventLoop::End::Reached;
                 if (stopped == detail::EventLoop::End::Budget) break;
             } else {
@@ -566,12 +566,6 @@ StepResult World::step(double dt) {
             if (stopped != detail::EventLoop::End::Reached) break;
             if (!(until < end)) {
                 all_done = true;
-                break;
-            }
-            // The budget spent and an event left: the step stops before the test, as it would
-            // stop at that event.
-            if (budget != 0 && w.loop.processed - events_before >= budget && w.loop.next_time() <= end) {
-                stopped = detail::EventLoop::End::Budget;
                 break;
             }
             w.settle_within_step(until, tested);

@@ -172,7 +172,7 @@ struct World::Impl {
     std::uint64_t settled_at_event = 0;   // loop.processed at the last test
     void begin_settling();
     double next_settle(double after);
-    void settle_within_step(double at, double& tested);  // `tested` = at once it changed a ball
+    void settle_within_step(double at, double& tested);  // `tested` = at when it tests
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp

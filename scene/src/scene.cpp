@@ -836,6 +836,16 @@ double RunStats::relative_energy_drift() const {
     return change / std::max(std::abs(energy_start), std::abs(energy_start + energy_emitted));
 }
 
+namespace {
+
+// An emitter's ball that the world refused in the middle of a run (emit() threw InvalidArgument):
+// the run stops there; any other InvalidArgument is the caller's and goes on to it.
+struct EmissionRefused : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace
+
 RunStats run_scene(Scene& scene, double duration, const RunControl& control, double equilibrate) {
     World& world = scene.world;
     RunStats stats;
@@ -856,7 +866,11 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
         if (!scene.emitters.empty())
             left.before_frame = [&](World& w) {
                 if (control.before_frame) control.before_frame(w);
-                emit(scene);
+                try {
+                    emit(scene);
+                } catch (const InvalidArgument& refused) {
+                    throw EmissionRefused(refused.what());
+                }
             };
         return advance(world, length, left);
     };
@@ -877,7 +891,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     } catch (const BudgetExceeded& error) {
         stats.interrupted = true;
         stats.stop_reason = error.what();
-    } catch (const InvalidArgument& error) {  // an emitter's ball refused (emit()): at a frame's end
+    } catch (const EmissionRefused& error) {  // at a frame's end, the balls emitted before it in
         stats.interrupted = true;
         stats.stop_reason = error.what();
     } catch (const std::bad_alloc&) {  // the world stands at its last event, consistent
@@ -972,30 +986,42 @@ ordered emitter_list(std::span<const Emitter> emitters) {
 
 namespace {
 
-// The checksum of an emitter list: FNV-1a (64 bits) of its canonical text (keys sorted, as
-// `json` dumps them), so that reading it back and dumping it again gives the same bytes.
-std::string list_checksum(const json& list) {
-    std::uint64_t hash = 0xcbf29ce484222325ull;
-    for (const char c : list.dump()) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+std::string hex(std::uint64_t value) {
     char text[19];
-    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(hash));
+    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
     return text;
+}
+
+// The checksum of an emitter list and the world it belongs to: FNV-1a (64 bits) of the list's
+// canonical text (keys sorted, as `json` dumps them: reading it back and dumping it again gives
+// the same bytes) and the world's state hash.
+std::string tail_checksum(const json& list, const std::string& world) {
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    for (const char c : list.dump() + world) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return hex(hash);
 }
 
 }  // namespace
 
-std::string emitters_json(std::span<const Emitter> emitters) {
+std::string emitters_json(const World& world, std::span<const Emitter> emitters) {
     const ordered list = emitter_list(emitters);
-    return ordered{{"emitters", list}, {"checksum", list_checksum(json::parse(list.dump()))}}.dump() + "\n";
+    const std::string state = hex(world.state_hash());
+    return ordered{{"emitters", list}, {"state_hash", state}, {"checksum", tail_checksum(json::parse(list.dump()), state)}}
+               .dump() +
+           "\n";
 }
 
 void read_emitters(Scene& scene, std::string_view text) {
     const json root = parse_json(text);
-    expect_keys(root, "", {"emitters", "checksum"});
+    expect_keys(root, "", {"emitters", "state_hash", "checksum"});
     const json& list = required_key(root, "", "emitters");
+    const json& state = required_key(root, "", "state_hash");
     const json& checksum = required_key(root, "", "checksum");
-    if (!checksum.is_string() || checksum.get<std::string>() != list_checksum(list))
-        fail("checksum", "does not match the emitters (" + list_checksum(list) + "): the text is damaged");
+    const std::string world = hex(scene.world.state_hash());
+    if (!state.is_string() || state.get<std::string>() != world)
+        fail("state_hash", "is not the world's (" + world + "): the emitters belong to another world");
+    if (!checksum.is_string() || checksum.get<std::string>() != tail_checksum(list, world))
+        fail("checksum", "does not match the emitters (" + tail_checksum(list, world) + "): the text is damaged");
     scene.emitters = read_emitter_list(list, scene.world);
 }
 

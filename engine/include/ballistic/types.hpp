@@ -34,15 +34,16 @@ private:
 };
 
 // World::step() reached WorldDef::step_event_budget: the world stands, consistent, at time()
-// (the time of the last event processed; every ball there), and the next step goes on from it.
+// (the time of the last event processed, or of a test of sleeping after it; every ball there),
+// and the next step goes on from it.
 class BudgetExceeded : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 // World::step() saw the embedder's interrupt flag set (World::set_interrupt): the world stands,
-// consistent, at time() (the time of the last event processed, or where it was when the step
-// began), and the next step goes on from it.
+// consistent, at time() (the time of the last event processed or of a test of sleeping after
+// it, or where it was when the step began), and the next step goes on from it.
 class StepInterrupted : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

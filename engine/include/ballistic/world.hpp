@@ -91,8 +91,10 @@ public:
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
     // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set.
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
-    // event, exactly where a budget of as many events would have stopped it (at time() + dt once
-    // every event is done; where it was, before the first), and the next step goes on from there.
+    // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
+    // many events would have stopped it, up to the balls that test would have put to sleep (at
+    // time() + dt once every event is done; where it was, before the first), and the next step
+    // goes on from there.
     StepResult step(double dt);
     void set_step_event_budget(std::uint64_t events);  // 0: none
     // A flag another thread (or a signal handler) may set to stop a step at the next event: the

@@ -153,11 +153,12 @@ std::string stats_json(const RunStats& stats);
 // snapshot, World::save: a scene holds no pending events and no sleep history.)
 // With `emitters`, their definitions and progress too.
 std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters = {});
-// The emitters alone, {"emitters": [...], "checksum": "0x…"} (the list as a scene file has it
-// and a checksum of it), and read back into a scene restored from a snapshot (a checkpoint keeps
-// them after the world's snapshot); errors as load_scene_text(), a damaged list named by its
-// checksum.
-std::string emitters_json(std::span<const Emitter> emitters);
+// The emitters alone, {"emitters": [...], "state_hash": "0x…", "checksum": "0x…"} (the list as a
+// scene file has it, the state hash of the world they belong to, and a checksum of both), and
+// read back into a scene restored from a snapshot of that world (a checkpoint keeps them after
+// the world's snapshot); errors as load_scene_text(), a damaged list named by its checksum and
+// another world's by its state hash.
+std::string emitters_json(const World& world, std::span<const Emitter> emitters);
 void read_emitters(Scene& scene, std::string_view text);
 // One extended XYZ frame (read by ASE and OVITO): the ball count, a comment line with the time,
 // the periodic box as Lattice (pbc "T T T") or pbc "F F F", and one line per ball of `balls`:
