@@ -891,7 +891,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     } catch (const BudgetExceeded& error) {
         stats.interrupted = true;
         stats.stop_reason = error.what();
-    } catch (const EmissionRefused& error) {  // at a frame's end, the balls emitted before it in
+    } catch (const EmissionRefused& error) {  // at a frame's end; the balls emitted before it stay
         stats.interrupted = true;
         stats.stop_reason = error.what();
     } catch (const std::bad_alloc&) {  // the world stands at its last event, consistent
@@ -982,30 +982,20 @@ ordered emitter_list(std::span<const Emitter> emitters) {
     return list;
 }
 
-}  // namespace
-
-namespace {
-
-std::string hex(std::uint64_t value) {
-    char text[19];
-    std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
-    return text;
-}
-
 // The checksum of an emitter list and the world it belongs to: FNV-1a (64 bits) of the list's
 // canonical text (keys sorted, as `json` dumps them: reading it back and dumping it again gives
 // the same bytes) and the world's state hash.
 std::string tail_checksum(const json& list, const std::string& world) {
     std::uint64_t hash = 0xcbf29ce484222325ull;
     for (const char c : list.dump() + world) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-    return hex(hash);
+    return hex64(hash);
 }
 
 }  // namespace
 
 std::string emitters_json(const World& world, std::span<const Emitter> emitters) {
     const ordered list = emitter_list(emitters);
-    const std::string state = hex(world.state_hash());
+    const std::string state = hex64(world.state_hash());
     return ordered{{"emitters", list}, {"state_hash", state}, {"checksum", tail_checksum(json::parse(list.dump()), state)}}
                .dump() +
            "\n";
@@ -1017,7 +1007,7 @@ void read_emitters(Scene& scene, std::string_view text) {
     const json& list = required_key(root, "", "emitters");
     const json& state = required_key(root, "", "state_hash");
     const json& checksum = required_key(root, "", "checksum");
-    const std::string world = hex(scene.world.state_hash());
+    const std::string world = hex64(scene.world.state_hash());
     if (!state.is_string() || state.get<std::string>() != world)
         fail("state_hash", "is not the world's (" + world + "): the emitters belong to another world");
     if (!checksum.is_string() || checksum.get<std::string>() != tail_checksum(list, world))
