@@ -34,6 +34,7 @@ struct Islands {
     bool clean = false;                 // `parent` is kFixed for every slot (between settles)
     std::vector<std::uint32_t> local;   // per slot: index among its island's members
     std::vector<std::uint32_t> candidates;
+    std::vector<std::uint32_t> awake;   // Sleep::settle() over every awake ball: their slots
     std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it
     std::vector<char> still;            // per slot: held in place (Sleep::still()): counts as balanced
     std::vector<IslandContact> contacts, sorted;

@@ -243,6 +243,10 @@ void World::Impl::settle_within_step(double at, double& tested) {
     // balls fell asleep at `at` (a prediction).
     tested = at;
     settled_at_event = loop.processed;
+    settle_listed(at);
+}
+
+void World::Impl::settle_listed(double at) {
     if (!loop.woken.empty()) {  // the balls woken since are tried too
         const auto listed = static_cast<std::ptrdiff_t>(settling.size());
         settling.insert(settling.end(), loop.woken.begin(), loop.woken.end());

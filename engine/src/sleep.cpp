@@ -121,9 +121,8 @@ void Sleep::list_awake(std::vector<std::uint32_t>& awake) const {
 }
 
 void Sleep::settle(double now, const FellAsleep& fell_asleep) {
-    std::vector<std::uint32_t> awake;
-    list_awake(awake);
-    settle(now, awake, fell_asleep);
+    list_awake(islands_.awake);
+    settle(now, islands_.awake, fell_asleep);
 }
 
 void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep) {

@@ -548,8 +548,11 @@ StepResult World::step(double dt) {
             const std::uint64_t to_review = review - w.loop.processed % review;
             const std::uint64_t limit = budget == 0 ? to_review : std::min(to_review, budget - done);
             if (limit == 0) {  // the budget spent: the step ends unless no event is left before its end
-                stopped = w.loop.next_time() <= end ? detail::EventLoop::End::Budget : detail::EventLoop::End::Reached;
-                if (stopped == detail::EventLoop::End::Budget) break;
+                if (w.loop.next_time() <= end) {
+                    stopped = detail::EventLoop::End::Budget;
+                    break;
+                }
+                stopped = detail::EventLoop::End::Reached;
             } else {
                 stopped = w.loop.run_until(until, limit);
             }
@@ -604,7 +607,10 @@ StepResult World::step(double dt) {
 
 std::size_t World::Impl::finish_step(double end) {
     stand_at(end, false);
-    sleep_islands(end);
+    // With an interval, the list holds every ball awake now (awake when the step began or woken
+    // by an event since): the same test as over every awake ball, without a scan of them all.
+    if (def.sleep_interval > 0.0) settle_listed(end);
+    else sleep_islands(end);
     return show_balls(end);
 }
 

@@ -173,6 +173,8 @@ struct World::Impl {
     void begin_settling();
     double next_settle(double after);
     void settle_within_step(double at, double& tested);  // `tested` = at when it tests
+    // The test over the list (the balls woken since merged in); those that fell asleep leave it.
+    void settle_listed(double at);
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp

@@ -1010,8 +1010,9 @@ void read_emitters(Scene& scene, std::string_view text) {
     const std::string world = hex64(scene.world.state_hash());
     if (!state.is_string() || state.get<std::string>() != world)
         fail("state_hash", "is not the world's (" + world + "): the emitters belong to another world");
-    if (!checksum.is_string() || checksum.get<std::string>() != tail_checksum(list, world))
-        fail("checksum", "does not match the emitters (" + tail_checksum(list, world) + "): the text is damaged");
+    const std::string expected = tail_checksum(list, world);
+    if (!checksum.is_string() || checksum.get<std::string>() != expected)
+        fail("checksum", "does not match the emitters (" + expected + "): the text is damaged");
     scene.emitters = read_emitter_list(list, scene.world);
 }
 
