@@ -21,6 +21,7 @@
 #pragma once
 
 #include "parallel.hpp"
+#include "reserve.hpp"
 
 #include <cassert>
 #include <cstddef>
@@ -131,8 +132,8 @@ public:
     }
     void reserve(std::size_t slots) {
         const std::size_t more = slots > nodes_.size() ? slots - nodes_.size() : 0;
-        nodes_.reserve(slots);
-        for (Calendar& c : calendars_) c.front.reserve(c.front.size() + more);
+        reserve_for(nodes_, slots);
+        for (Calendar& c : calendars_) reserve_for(c.front, c.front.size() + more);
     }
     // The same, moving the entry to another part.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {

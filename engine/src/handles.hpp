@@ -4,6 +4,7 @@
 
 #include <ballistic/types.hpp>
 
+#include "reserve.hpp"
 #include "snapshot.hpp"
 #include "validate.hpp"
 
@@ -14,13 +15,6 @@
 #include <vector>
 
 namespace ballistic::detail {
-
-// Room for `needed` elements, growing geometrically: things added one at a time cost amortised
-// O(1) each, not a copy of all before them.
-template <class T>
-void reserve_for(std::vector<T>& v, std::size_t needed) {
-    if (needed > v.capacity()) v.reserve(std::max(needed, 2 * v.capacity()));
-}
 
 // Invariants: an index's generation is odd while its thing lives and even once removed; index 0
 // is never handed out (id 0 is the null handle); freed indices are reused, each time with a new

@@ -343,7 +343,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         w.handles.reserve(defs.size());
         w.balls.reserve(first_slot + defs.size());
         if (w.events_valid) {  // room for their events (predict_changed()), which then fails only for want of scratch
-            w.contacts.reserve(first_slot + defs.size());
+            detail::reserve_for(w.contacts, first_slot + defs.size());
             w.loop.reserve(first_slot + defs.size());
         }
         for (std::size_t k = 0; k < defs.size(); ++k) {
