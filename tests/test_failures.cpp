@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <string>
@@ -253,6 +254,36 @@ TEST(StrongGuarantee, AStepThatFailsStandsAtItsLastEvent) {
 
 TEST(StrongGuarantee, AStepOfParallelBatchesThatFailsStandsAtItsLastEvent) {
     EXPECT_GT(stands(gas(), 0.05, 2), 0);  // and the temperature integral
+}
+
+TEST(StrongGuarantee, AStepThatFailsInAPauseStandsConsistent) {
+    // A ball added in a pause of the step, one like the others and one larger than all (the
+    // events are then predicted afresh there): wherever an allocation fails, the world stands
+    // consistent at a time of the step, with the ball from the pause's time on, and goes on.
+    const std::string& bytes = pile();
+    const World untouched = restore(bytes);
+    const double start = untouched.time(), paused = start + 0.1, end = start + 0.2;
+    for (const double radius : {0.5, 0.9}) {
+        auto step = [&](World& world) {
+            world.step(0.2, paused, [&](World& w) {
+                w.add_ball({{1.025, 25, 1.025}, {0, -1, 0}, radius, 1.0});
+                return std::numeric_limits<double>::infinity();
+            });
+        };
+        const int failures = fail_each_allocation(bytes, 1, step, [&](World& world, int n) {
+            EXPECT_GE(world.time(), start) << "allocation " << n;
+            EXPECT_LE(world.time(), end) << "allocation " << n;
+            if (world.ball_count() > untouched.ball_count()) {
+                EXPECT_GE(world.time(), paused) << "allocation " << n;
+            }
+            const World copy = restore(save(world));
+            EXPECT_EQ(copy.state_hash(), world.state_hash()) << "allocation " << n;
+            world.step(end + 0.2 - world.time());
+            EXPECT_EQ(world.escaped_count(), 0u) << "allocation " << n;
+            EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+        }, [&](World& world) { EXPECT_EQ(world.ball_count(), untouched.ball_count() + 1); });
+        EXPECT_GT(failures, 0) << radius;
+    }
 }
 
 TEST(StrongGuarantee, ARunThatRunsOutOfMemoryReportsWhereItStands) {

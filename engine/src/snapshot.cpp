@@ -72,6 +72,7 @@ void SnapshotReader::check_checksum() {
 }  // namespace detail
 
 void World::save(std::ostream& out_stream) const {
+    impl_->between_steps("save");
     const Impl& w = *impl_;
     SnapshotWriter out(out_stream);
     out.write(kMagic, sizeof kMagic);

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace ballistic {
@@ -152,6 +154,7 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
 }
 
 PlaneId World::add_plane(const PlaneDef& def) {
+    impl_->between_steps("add_plane");
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
@@ -162,6 +165,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
 }
 
 CylinderId World::add_cylinder(const CylinderDef& def) {
+    impl_->between_steps("add_cylinder");
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
@@ -184,11 +188,13 @@ Id World::Impl::add_finite(const Def& static_def, const std::string& kind, std::
 }
 
 CapsuleId World::add_capsule(const CapsuleDef& def) {
+    impl_->between_steps("add_capsule");
     Impl& w = *impl_;
     return w.add_finite(def, "capsules", w.measurements.capsule_counters, w.capsule_handles, w.capsule_ids);
 }
 
 BlockId World::add_block(const BlockDef& def) {
+    impl_->between_steps("add_block");
     Impl& w = *impl_;
     return w.add_finite(def, "blocks", w.measurements.block_counters, w.block_handles, w.block_ids);
 }
@@ -206,6 +212,7 @@ void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_h
 }
 
 void World::remove_plane(PlaneId id) {
+    impl_->between_steps("remove_plane");
     Impl& w = *impl_;
     const std::uint32_t k = w.plane_handles.slot(id, "plane");
     // Everything that allocates first (the planes and rests as they will be): then nothing fails.
@@ -236,18 +243,21 @@ void World::Impl::remove_static(Id id, const char* what, detail::Handles<Id>& st
 }
 
 void World::remove_cylinder(CylinderId id) {
+    impl_->between_steps("remove_cylinder");
     Impl& w = *impl_;
     w.remove_static(id, "cylinder", w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters,
                     &detail::Statics::remove_cylinder);
 }
 
 void World::remove_capsule(CapsuleId id) {
+    impl_->between_steps("remove_capsule");
     Impl& w = *impl_;
     w.remove_static(id, "capsule", w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters,
                     &detail::Statics::remove_capsule);
 }
 
 void World::remove_block(BlockId id) {
+    impl_->between_steps("remove_block");
     Impl& w = *impl_;
     w.remove_static(id, "block", w.block_handles, w.block_ids, w.measurements.block_counters,
                     &detail::Statics::remove_block);
@@ -408,6 +418,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
 }
 
 void World::remove_ball(BallId id) {
+    impl_->between_steps("remove_ball");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
@@ -454,6 +465,7 @@ void World::Impl::predict_changed(std::span<const std::uint32_t> changed, std::u
 }
 
 void World::set_position(BallId id, Vec3 position) {
+    impl_->between_steps("set_position");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.position", position);
@@ -472,6 +484,7 @@ void World::set_position(BallId id, Vec3 position) {
 }
 
 void World::set_velocity(BallId id, Vec3 velocity) {
+    impl_->between_steps("set_velocity");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.velocity", velocity);
@@ -513,17 +526,62 @@ void World::set_user_data(BallId id, std::uint64_t value) {
 
 std::uint64_t World::user_data(BallId id) const { return impl_->balls.user[impl_->handles.slot(id, "ball")]; }
 
-void World::set_event_record_limit(std::size_t collisions) { impl_->def.event_record_limit = collisions; }
+void World::set_event_record_limit(std::size_t collisions) {
+    impl_->between_steps("set_event_record_limit");
+    impl_->def.event_record_limit = collisions;
+}
 
-StepResult World::step(double dt) {
+void World::Impl::between_steps(const char* call) const {
+    if (pausing)
+        throw std::logic_error(std::string("world.") + call +
+                               ": not allowed in a pause of a step (only adding balls and the const queries are)");
+}
+
+double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
+    tested = at;  // the balls enter at `at`: should anything fail from now on, the world stands there
+    const std::size_t before = balls.size();
+    const double start = time;  // the step's measurements are sampled at its end, as without pauses
+    pausing = true;
+    time = at;
+    double next = 0.0;
+    try {
+        next = pause(world);
+    } catch (...) {
+        pausing = false;
+        time = start;
+        throw;
+    }
+    pausing = false;
+    time = start;
+    if (!(next > at))
+        reject("pause", "returned " + show(next) + ", not after the pause at " + show(at) + " (+inf: no more pauses)");
+    if (def.sleep_interval > 0.0)
+        for (std::size_t s = before; s < balls.size(); ++s) loop.woken.push_back(static_cast<std::uint32_t>(s));
+    if (!events_valid) {  // new cells or a larger ball (add_balls): predicted afresh from here
+        stand_at(at, true);
+        rebuild_events();
+    }
+    return next;
+}
+
+StepResult World::step(double dt) { return step(dt, std::numeric_limits<double>::infinity(), {}); }
+
+StepResult World::step(double dt, double pause_at, const std::function<double(World&)>& pause) {
     Impl& w = *impl_;
+    w.between_steps("step");
     if (!(std::isfinite(dt) && dt > 0.0)) reject("dt", "must be a finite number > 0, got " + show(dt));
     const double end = w.time + dt;
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
+    if (pause && !(pause_at > w.time))
+        reject("pause_at", "must be after the world's time " + show(w.time) + " (+inf: no pause), got " + show(pause_at));
     const std::uint64_t events_before = w.loop.processed, collisions_before = w.measurements.lifetime_collisions();
     auto stopped = detail::EventLoop::End::Budget;
     bool all_done = false;  // every event to the step's end processed
-    double tested = w.time;  // the last test of sleeping within the step: the world has changed up to it
+    // The last test of sleeping or pause within the step: the world has changed up to it.
+    double tested = w.time;
+    // The caller's next pause, when it falls within the step (its end included).
+    auto inside = [&](double at) { return pause && at <= end ? at : std::numeric_limits<double>::infinity(); };
+    double paused = inside(pause_at);
     std::size_t sleeping = 0;
     try {
         // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
@@ -542,8 +600,8 @@ StepResult World::step(double dt) {
         w.begin_settling();
         const std::uint64_t budget = w.def.step_event_budget;
         double test = w.next_settle(w.time);
-        for (;;) {  // to the step's end, the budget, the next review of the cells' width or test of sleeping
-            const double until = std::min(end, test);
+        for (;;) {  // to the step's end, the budget, the next review of the cells' width, test of sleeping or pause
+            const double until = std::min({end, test, paused});
             const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
             const std::uint64_t to_review = review - w.loop.processed % review;
             const std::uint64_t limit = budget == 0 ? to_review : std::min(to_review, budget - done);
@@ -567,12 +625,18 @@ StepResult World::step(double dt) {
                 continue;
             }
             if (stopped != detail::EventLoop::End::Reached) break;
+            if (until == test && until < end) {  // at the end, the end's test (finish_step)
+                w.settle_within_step(until, tested);
+                test = w.next_settle(until);
+            }
+            if (until == paused) {
+                paused = inside(w.pause_step(until, tested, pause, *this));
+                test = std::min(test, w.next_settle(until));  // the balls added may settle
+            }
             if (!(until < end)) {
                 all_done = true;
                 break;
             }
-            w.settle_within_step(until, tested);
-            test = w.next_settle(until);
         }
         if (all_done) sleeping = w.finish_step(end);
     } catch (...) {
@@ -671,11 +735,15 @@ void World::Impl::stand_at(double at, bool bring) {
     }
 }
 
-void World::set_step_event_budget(std::uint64_t events) { impl_->def.step_event_budget = events; }
+void World::set_step_event_budget(std::uint64_t events) {
+    impl_->between_steps("set_step_event_budget");
+    impl_->def.step_event_budget = events;
+}
 void World::set_interrupt(const std::atomic<bool>* flag) { impl_->loop.interrupt = flag; }
 std::uint64_t World::events_processed() const { return impl_->loop.processed; }
 
 void World::set_gravity(Vec3 gravity) {
+    impl_->between_steps("set_gravity");
     require_finite("world.gravity", gravity);
     Impl& w = *impl_;
     Impl::Awakening awakening;
@@ -685,6 +753,7 @@ void World::set_gravity(Vec3 gravity) {
 }
 
 void World::set_restitution(double restitution) {
+    impl_->between_steps("set_restitution");
     if (!(restitution >= 0.0 && restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(restitution));
     Impl& w = *impl_;
@@ -887,6 +956,9 @@ std::uint64_t World::state_hash() const {
     return hash;
 }
 
-void World::reset_measurements() { impl_->measurements.reset(impl_->time); }
+void World::reset_measurements() {
+    impl_->between_steps("reset_measurements");
+    impl_->measurements.reset(impl_->time);
+}
 
 }  // namespace ballistic

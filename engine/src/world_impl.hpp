@@ -68,6 +68,12 @@ struct World::Impl {
     // least least_cell_width(max_radius) wide: the const queries rely on it.
     bool grid_valid = false;
     bool events_valid = false;  // every ball has its earliest event queued
+    // A step's caller runs within it (World::step with pauses): only balls may be added.
+    bool pausing = false;
+    void between_steps(const char* call) const;  // std::logic_error while pausing
+    // A pause at `at` (every event before it done): time reads `at` while `pause` runs, the balls
+    // it adds are queued and listed for settling, and `tested` becomes `at`. Returns the next pause.
+    double pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world);
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
     // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the

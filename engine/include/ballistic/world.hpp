@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -96,6 +97,16 @@ public:
     // time() + dt once every event is done; where it was, before the first), and the next step
     // goes on from there.
     StepResult step(double dt);
+    // The same step, pausing within it for the caller: at `pause_at` (after time(); +inf: no
+    // pause), and then at each time pause() returns (after the pause's), while that time is at or
+    // before time() + dt. Every event before the pause is done and time() reads it while
+    // pause(*this) runs; there the caller may add balls (add_ball, add_balls: they enter at that
+    // time, each predicted alone, as between steps) and ask the const queries (is_free, ball, ...);
+    // any other change is refused with std::logic_error. A pause that adds nothing changes no bit.
+    // A time not after its pause's is an InvalidArgument. An exception from pause() ends the step
+    // there, the world consistent at the pause, and goes on to the caller. A spout that adds its
+    // balls at their exact times this way costs what its balls do, whatever the step.
+    StepResult step(double dt, double pause_at, const std::function<double(World&)>& pause);
     void set_step_event_budget(std::uint64_t events);  // 0: none
     // A flag another thread (or a signal handler) may set to stop a step at the next event: the
     // step then throws StepInterrupted, the world consistent at the time reached. Read at every
