@@ -18,6 +18,9 @@
 // BM_ChangeEachStep: the closed box (N = 10⁴, 10⁵, one thread), a step of 1/60 with, before
 // each, nothing (change 0), one ball added at a free place (1) or one ball's velocity set (2):
 // what an embedder that spawns or kicks a ball every frame pays.
+// BM_Spout: the same box and step, in which a spout adds 10 balls at free places, one every
+// 1/600 of time, each at its exact time: within the step, at World::step's pauses (mode 1), or by
+// splitting the step at each (mode 2: a step to each ball's time); mode 0 adds none. 120 steps.
 // BM_RayCasts: World::ray_cast() of 4096 rays in one batch into the closed box (below).
 // BM_PegBoard: 2000 elastic balls among 100 or 2500 pegs (capsules) on the same board: the time
 // per event with many statics (below). BM_PegQueries: generating balls and casting rays on it.
@@ -217,6 +220,52 @@ void BM_ChangeEachStep(benchmark::State& state) {
 BENCHMARK(BM_ChangeEachStep)
     ->ArgNames({"N", "change"})
     ->ArgsProduct({{10'000, 100'000}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
+
+void BM_Spout(benchmark::State& state) {
+    const auto count = static_cast<std::size_t>(state.range(0));
+    const auto mode = state.range(1);
+    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+    scene.world.threads = 1;
+    World world = scenes::make_world(scene);
+    constexpr double kDt = 1.0 / 60.0, kEvery = kDt / 10;
+    for (int i = 0; i < 30; ++i) world.step(kDt);
+    const double side = scenes::cube_side(count, 0.1, 0.5);
+    std::uint64_t random = 12345;  // a fixed sequence of places and velocities (MMIX's LCG)
+    auto uniform = [&](double lo, double hi) {
+        random = random * 6364136223846793005ULL + 1442695040888963407ULL;
+        return lo + (hi - lo) * static_cast<double>(random >> 11) * 0x1p-53;
+    };
+    double due = world.time() + kEvery;
+    auto spout = [&](World& w) {
+        for (int tries = 0; tries < 1000; ++tries) {
+            const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
+            if (!w.is_free(p, 0.5)) continue;
+            w.add_ball({p, {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}, 0.5, 1.0});
+            break;
+        }
+        return due += kEvery;
+    };
+    run_timed(state, world, kDt, [&] {
+        if (mode == 0) {
+            world.step(kDt);
+        } else if (mode == 1) {
+            world.step(kDt, due, spout);
+        } else {
+            const double end = world.time() + kDt;
+            while (due <= end) {
+                world.step(due - world.time());
+                spout(world);
+            }
+            if (world.time() < end) world.step(end - world.time());
+        }
+    });
+}
+BENCHMARK(BM_Spout)
+    ->ArgNames({"N", "mode"})
+    ->ArgsProduct({{10'000, 100'000}, {0, 1, 2}})
+    ->Iterations(120)  // the same 2 s for every mode: 1200 balls added
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime();
 

@@ -142,8 +142,7 @@ int render_command(const RenderOptions& options) {
         }
         // Frame k + 1 is simulated while frame k is drawn.
         if (frame + 1 < options.frames) {
-            scene::emit(loaded);
-            frame_events = world.step(scene::kFrame).events;
+            frame_events = scene::step(loaded, scene::kFrame).events;
             explosions.update(world);
         }
         if (draw) {
@@ -176,7 +175,7 @@ int view_scene(scene::Scene& loaded, const ViewOptions& options) {
     viewer_options.frame_time = scene::kFrame;
     viewer_options.style.color = parse_color(options.color);
     viewer_options.style.tint_sleeping = options.tint_sleeping;
-    if (!loaded.emitters.empty()) viewer_options.before_step = [&loaded](World&) { scene::emit(loaded); };
+    if (!loaded.emitters.empty()) viewer_options.step = [&loaded](World&, double dt) { scene::step(loaded, dt); };
     if (options.camera.given()) {
         const render::Camera camera = camera_for(loaded.world, options.camera);
         viewer_options.camera = render::OrbitCamera::looking(camera.eye, camera.target, camera.fov_y_degrees);

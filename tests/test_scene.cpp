@@ -656,20 +656,20 @@ namespace ballistic::scene {
 namespace {
 
 // One spout at (0, 10, 0) throwing balls of radius 0.01 along +x at speed 1, one every 0.05 from
-// 0.02 (three frames apart: never two in a frame), under g = 9.81, elastic, in an open world.
+// 0.02 (inside the second frame), under g = 9.81, elastic, in an open world.
 constexpr const char* kSpout = R"({"gravity": [0, -9.81, 0],
     "emitters": [{"position": [0, 10, 0], "velocity": [1, 0, 0], "radius": 0.01, "count": 10,
                   "interval": 0.05, "start": 0.02}]})";
 
-TEST(Emitters, ReleaseTheirBallsOnScheduleAlongTheirFreeFlight) {
+TEST(Emitters, ReleaseTheirBallsAtTheTimesTheyAreDue) {
     Scene scene = load(kSpout);
     EXPECT_EQ(scene.world.ball_count(), 0u);
     const RunStats stats = run_scene(scene, 1.0);
     ASSERT_EQ(scene.balls.size(), 10u);
     EXPECT_EQ(stats.emitted, 10u);
     EXPECT_EQ(scene.emitters[0].emitted, 10u);
-    // Ball k is due at 0.02 + 0.05 k and comes out at the next frame end where its flight from
-    // the spout has taken it: at the run's end it is where that flight puts it.
+    // Ball k comes out at the spout at 0.02 + 0.05 k, inside a frame: at the run's end it is
+    // where its flight since then puts it.
     const double end = scene.world.time();
     for (std::size_t k = 0; k < 10; ++k) {
         const double t = end - (0.02 + 0.05 * static_cast<double>(k));
@@ -684,31 +684,50 @@ TEST(Emitters, ReleaseTheirBallsOnScheduleAlongTheirFreeFlight) {
     EXPECT_NE(stats_json(stats).find("\"emitted\": 10"), std::string::npos);
 }
 
+TEST(Emitters, ABallMeetsWhatIsInItsWayFromTheInstantItIsDue) {
+    // Due at 0.001, a ball leaves the spout at 10 towards a resting ball of the same mass 0.1
+    // ahead of it: they meet at 0.011, inside the first frame, and the elastic head-on collision
+    // hands all the motion on. Frames of any length give the same.
+    for (const double frame : {kFrame, 0.004, 0.5}) {
+        Scene scene = load(R"({"balls": [{"position": [0.3, 0, 0], "velocity": [0, 0, 0], "radius": 0.1}],
+            "emitters": [{"position": [0, 0, 0], "velocity": [10, 0, 0], "radius": 0.1, "count": 1,
+                          "interval": 1, "start": 0.001}]})");
+        while (scene.world.time() < 0.05 - 1e-12) step(scene, std::min(frame, 0.05 - scene.world.time()));
+        ASSERT_EQ(scene.balls.size(), 2u) << frame;
+        const BallState emitted = scene.world.ball(scene.balls[1]), hit = scene.world.ball(scene.balls[0]);
+        EXPECT_EQ(scene.world.event_counts().ball_ball, 1u) << frame;
+        EXPECT_NEAR(emitted.position.x, 0.1, 1e-12) << frame;
+        EXPECT_NEAR(emitted.velocity.x, 0.0, 1e-12) << frame;
+        EXPECT_NEAR(hit.position.x, 0.3 + 10 * (0.05 - 0.011), 1e-12) << frame;
+        EXPECT_NEAR(hit.velocity.x, 10.0, 1e-12) << frame;
+    }
+}
+
 TEST(Emitters, WaitWhileTheirSpoutIsTaken) {
     Scene scene = load(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 0.5}],
         "emitters": [{"position": [0, 0.5, 0], "velocity": [0, 10, 0], "radius": 0.5, "count": 3,
                       "interval": 0.001}]})");
     for (int k = 0; k < 5; ++k) {
-        EXPECT_EQ(emit(scene), 0u);  // the resting ball takes the spout's place
-        scene.world.step(kFrame);
+        step(scene, kFrame);  // the resting ball takes the spout's place
+        EXPECT_EQ(scene.balls.size(), 1u);
+        EXPECT_EQ(scene.emitters[0].next, scene.world.time());  // due again at the step's end
     }
     scene.world.set_position(scene.balls[0], {0, -5, 0});
-    // The first ball, due again at each frame end it waited at, comes out where its flight from
-    // the last of them has taken it; the next is due 0.001 later, too close behind it to fit.
-    EXPECT_EQ(emit(scene), 1u);
+    // The first ball comes out at the next step's start; the next, due 0.001 later, is too close
+    // behind it to fit and waits to the step's end.
+    step(scene, kFrame);
+    ASSERT_EQ(scene.balls.size(), 2u);
     EXPECT_NEAR(scene.world.ball(scene.balls[1]).position.y, 0.5 + 10 * kFrame, 1e-12);
-    for (int k = 0; k < 60; ++k) {
-        scene.world.step(kFrame);
-        emit(scene);
-    }
+    EXPECT_EQ(scene.emitters[0].next, scene.world.time());
+    for (int k = 0; k < 60; ++k) step(scene, kFrame);
     EXPECT_EQ(scene.balls.size(), 4u);
     EXPECT_EQ(scene.emitters[0].emitted, 3u);
     EXPECT_LT(scene.world.max_overlap(), 1e-12);
 }
 
 TEST(Emitters, BallsThatLeaveThroughAPeriodicFaceComeInThroughTheOther) {
-    // A spout just inside the +x face throwing balls along +x in a box periodic along x: the
-    // flight since each ball was due takes it through the face, and it comes out wrapped.
+    // A spout just inside the +x face throwing balls along +x in a box periodic along x: each
+    // ball soon leaves through the face and comes in through the other.
     Scene scene = load(R"({"periodic": {"min": [0, 0, 0], "max": [10, 10, 10]},
         "emitters": [{"position": [9.95, 5, 5], "velocity": [6, 0, 0], "radius": 0.2, "count": 5,
                       "interval": 0.5, "start": 0.01}]})");

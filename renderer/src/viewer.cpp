@@ -437,8 +437,8 @@ void Viewer::Impl::build_hud() {
 void Viewer::Impl::advance() {
     if (paused && !step_once) return;
     step_once = false;
-    if (options.before_step) options.before_step(*world);
-    world->step(options.frame_time * speed);
+    if (options.step) options.step(*world, options.frame_time * speed);
+    else world->step(options.frame_time * speed);
     explosions.update(*world);
     if (hooked && world->contains(hooked)) {
         const Vec3 v = world->ball(hooked).velocity;

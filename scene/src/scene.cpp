@@ -16,6 +16,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <system_error>
 
@@ -533,8 +534,9 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
         if (const json* v = optional_key(item, "next")) {
             if (optional_key(item, "start") != nullptr) fail(join(path, "next"), "give either \"start\" or \"next\", not both");
             e.next = read_number(*v, join(path, "next"));
-            // Progress a run wrote: the next ball is due at most a frame before the time it stopped
-            // (and the rounding of frame ends at that time).
+            // Progress a run wrote: the next ball is due at or after the time it stopped (files of
+            // earlier versions, which emitted at frame ends, up to a frame before: that ball comes
+            // out at once).
             if (e.next < world.time() - kFrame * (1 + 1e-6) - 8 * std::abs(world.time()) * 0x1p-52)
                 fail(join(path, "next"), "must not be more than a frame (1/60) before the scene's time " +
                                              format("%.17g", world.time()) + ", got " + quote(*v));
@@ -752,8 +754,8 @@ bool advance(World& world, double duration, const RunControl& control) {
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
         try {
-            if (control.before_frame) control.before_frame(world);
-            world.step(target - world.time());
+            if (control.step) control.step(world, target - world.time());
+            else world.step(target - world.time());
             if (control.on_frame) control.on_frame(world);
         } catch (const StepInterrupted&) {
             return false;
@@ -782,38 +784,59 @@ void require_finite_state(const World& world) {
     }
 }
 
-std::size_t emit(Scene& scene) {
+namespace {
+
+// Adds every ball the emitters owe by the world's time, each at its place in the spout's box
+// with the spout's velocity; a spout whose place is taken waits, due again at `retry`.
+void emit(Scene& scene, double retry) {
     World& world = scene.world;
     const double now = world.time();
     const Vec3 g = world.def().gravity;
-    std::size_t added = 0;
     for (Emitter& e : scene.emitters) {
         while (e.emitted < e.count && e.next <= now) {
-            // Where the ball's free flight since it was due has taken it.
-            const double tau = now - e.next;
             const Vec3 from = e.position + Vec3{e.spread.x * signed_unit(e.seed, e.emitted, 0),
                                                 e.spread.y * signed_unit(e.seed, e.emitted, 1),
                                                 e.spread.z * signed_unit(e.seed, e.emitted, 2)};
-            const Vec3 position = wrapped(world.def(), from + e.velocity * tau + g * (0.5 * tau * tau));
-            const Vec3 velocity = e.velocity + g * tau;
+            const Vec3 position = wrapped(world.def(), from);
             if (!world.is_free(position, e.radius)) {
-                e.next = now;  // it waits at the spout
+                e.next = retry;  // it waits at the spout
                 break;
             }
             // Room first: a ball in the world is in the list.
             if (scene.balls.size() == scene.balls.capacity()) scene.balls.reserve(2 * scene.balls.size() + 1);
             try {
-                scene.balls.push_back(world.add_ball({position, velocity, e.radius, e.mass}));
-            } catch (const InvalidArgument& error) {  // a place its flight took out of range
+                scene.balls.push_back(world.add_ball({position, e.velocity, e.radius, e.mass}));
+            } catch (const InvalidArgument& error) {
                 rethrow_under(error, element("emitters", static_cast<std::size_t>(&e - scene.emitters.data())));
             }
-            scene.energy_emitted += ball_energy(position, velocity, e.mass, g);
+            scene.energy_emitted += ball_energy(position, e.velocity, e.mass, g);
             ++e.emitted;
-            ++added;
             e.next += e.interval;
         }
     }
-    return added;
+}
+
+// When the next ball of any emitter is due after the world's time (+inf: none; a ball waiting
+// at a taken spout is due again at the next step's start).
+double next_due(const Scene& scene) {
+    double next = std::numeric_limits<double>::infinity();
+    for (const Emitter& e : scene.emitters)
+        if (e.emitted < e.count && e.next > scene.world.time()) next = std::min(next, e.next);
+    return next;
+}
+
+}  // namespace
+
+StepResult step(Scene& scene, double dt) {
+    World& world = scene.world;
+    // Without emitters, or for a dt the world refuses (before any ball comes out): the plain step.
+    if (scene.emitters.empty() || !(std::isfinite(dt) && dt > 0.0)) return world.step(dt);
+    const double end = world.time() + dt;  // as World::step computes it
+    emit(scene, end);  // the balls due now, and those waiting
+    return world.step(dt, next_due(scene), [&scene, end](World&) {
+        emit(scene, end);
+        return next_due(scene);
+    });
 }
 
 double total_energy(const Scene& scene) {
@@ -836,16 +859,6 @@ double RunStats::relative_energy_drift() const {
     return change / std::max(std::abs(energy_start), std::abs(energy_start + energy_emitted));
 }
 
-namespace {
-
-// An emitter's ball that the world refused in the middle of a run (emit() threw InvalidArgument):
-// the run stops there; any other InvalidArgument is the caller's and goes on to it.
-struct EmissionRefused : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-}  // namespace
-
 RunStats run_scene(Scene& scene, double duration, const RunControl& control, double equilibrate) {
     World& world = scene.world;
     RunStats stats;
@@ -863,15 +876,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
                                      " events spent on equilibration (raise --event-budget)");
             left.event_budget = control.event_budget - used;
         }
-        if (!scene.emitters.empty())
-            left.before_frame = [&](World& w) {
-                if (control.before_frame) control.before_frame(w);
-                try {
-                    emit(scene);
-                } catch (const InvalidArgument& refused) {
-                    throw EmissionRefused(refused.what());
-                }
-            };
+        if (!scene.emitters.empty()) left.step = [&scene](World&, double dt) { return step(scene, dt); };
         return advance(world, length, left);
     };
     try {
@@ -889,9 +894,6 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
             stats.stop_reason = "signal";
         }
     } catch (const BudgetExceeded& error) {
-        stats.interrupted = true;
-        stats.stop_reason = error.what();
-    } catch (const EmissionRefused& error) {  // at a frame's end; the balls emitted before it stay
         stats.interrupted = true;
         stats.stop_reason = error.what();
     } catch (const std::bad_alloc&) {  // the world stands at its last event, consistent

@@ -36,7 +36,8 @@ struct ViewerOptions {
     bool paused = false;
     FrameStyle style;
     std::optional<OrbitCamera> camera;  // the starting camera, which R returns to; default: the whole world
-    std::function<void(World&)> before_step;  // called before each step (a scene's emitters add balls)
+    // Steps the world by dt (default: World::step); a scene's emitters step with scene::step.
+    std::function<void(World&, double)> step;
 };
 
 struct ViewerReport {

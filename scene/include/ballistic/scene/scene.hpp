@@ -26,12 +26,12 @@ namespace ballistic::scene {
 inline constexpr double kFrame = 1.0 / 60.0;
 
 // A spout (scene key "emitters"): `count` balls of `radius` and `mass`, one every `interval` of
-// time from `next` (the file's "start"), leaving `position` at `velocity`. Ball k leaves from a place drawn (from
-// `seed` and k) in the box of half-extents `spread` around `position`. A ball comes out at the
-// first frame end at or after the time it is due, where its free flight from that place since
-// then has taken it. When that place is not free (World::is_free), the ball waits: it is due
-// again at that frame end, and so on. `emitted` and `next` (the time the next ball is due) are
-// the progress, which --state and --checkpoint keep.
+// time from `next` (the file's "start"), leaving `position` at `velocity`. Ball k comes out at the
+// time it is due (step() pauses the world's step there), from a place drawn (from `seed` and k) in
+// the box of half-extents `spread` around `position`. When that place is not free
+// (World::is_free), the ball waits: it is due again at the end of that step, and so on. `emitted`
+// and `next` (the time the next ball is due) are the progress, which --state and --checkpoint
+// keep.
 struct Emitter {
     Vec3 position, velocity, spread;
     double radius = 0.0, mass = 1.0, interval = 0.0;
@@ -50,9 +50,10 @@ struct Scene {
     double energy_emitted = 0.0;
 };
 
-// Adds to the world every ball its emitters owe by the world's time (a spout whose place is
-// taken waits): between frames, before each step. Returns how many it added.
-std::size_t emit(Scene& scene);
+// Steps the scene's world by `dt` (World::step), its emitters adding each ball at the time it is
+// due, those due at the step's start first: a spout costs what its balls do, whatever the step.
+// A ball comes out only where World::is_free finds room, so the world takes it.
+StepResult step(Scene& scene, double dt);
 
 // Limits on scene input: larger files and deeper nesting are refused with an error naming the
 // limit (README.md, "Bad input").
@@ -86,8 +87,9 @@ struct RunControl {
     std::uint64_t event_budget = 0;           // events the run may process (0: none)
     // Called after every frame (progress, trajectory samples); may not change the world.
     std::function<void(const World&)> on_frame = {};
-    // Called before every frame; may add balls (emit()).
-    std::function<void(World&)> before_frame = {};
+    // Steps the world by a frame's dt (default: World::step); a scene's emitters step with
+    // step(Scene&, dt).
+    std::function<StepResult(World&, double)> step = {};
 };
 
 // Returns false when `control.stop` became true first: then the world stands, consistent, at the
@@ -124,7 +126,7 @@ struct RunStats {
     double cell_width = 0.0;          // of the spatial cells at the end (World::cell_width())
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
-    std::string stop_reason;          // why: "signal", "out of memory", the event budget's message or an emitter's ball refused
+    std::string stop_reason;          // why: "signal", "out of memory", or the event budget's message
     double measured_from = 0.0;       // the time the measurements start (after equilibration)
     double wall_seconds = 0.0;
     std::uint64_t state_hash = 0;
@@ -137,8 +139,7 @@ struct RunStats {
 
 // Simulates `duration` and measures it: conserved quantities before and after, counters, wall
 // time. Counters run from the world's creation (or its last reset_measurements()). A signal
-// (control.stop), the event budget or an emitter's ball that the world refuses (its flight took it
-// beyond the limits of magnitude) ends the run early (RunStats::interrupted, stop_reason). A
+// (control.stop) or the event budget ends the run early (RunStats::interrupted, stop_reason). A
 // state that is no longer finite (the scene's magnitudes overflowed) throws std::runtime_error.
 // With `equilibrate` > 0 the scene first runs that long, then the measurements are reset
 // (World::reset_measurements) and `duration` more is measured: the statistics describe only
