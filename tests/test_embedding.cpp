@@ -435,7 +435,9 @@ TEST(Embedding, PausesThatAddNothingChangeNoBit) {
     // A pour that settles and sleeps, stepped at 60 Hz for 7 s, with and without a pause every
     // millisecond: the same bits, on one and two threads.
     auto run = [](int threads, bool pauses) {
-        World world = test_worlds::pour_into_well(test_worlds::granular(0.5, threads));
+        WorldDef def = test_worlds::granular(0.5, threads);
+        def.parallel_events_min_balls = 0;  // two threads: parallel batches
+        World world = test_worlds::pour_into_well(def);
         std::uint64_t count = 0;
         for (int frame = 0; frame < 420; ++frame) {
             if (!pauses) {
@@ -501,15 +503,31 @@ TEST(Embedding, BallsAddedInPausesGiveTheSameBitsForAnyThreadCount) {
 TEST(Embedding, APauseMayOnlyAddBalls) {
     World world(test_worlds::granular());
     const PlaneId floor = world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    const CylinderId column = world.add_cylinder({{9, 0, 9}, {0, 1, 0}, 1.0});
+    const CapsuleId peg = world.add_capsule({{-9, 1, 0}, {-9, 1, 0}, 0.5});
+    const BlockId ledge = world.add_block({{5, 0, -9}, {6, 1, -8}});
     const BallId ball = world.add_ball({{0, 5, 0}, {}, 0.5, 1.0});
     world.step(0.5, 0.25, [&](World& w) {
         EXPECT_THROW(w.remove_ball(ball), std::logic_error);
+        EXPECT_THROW(w.set_position(ball, {1, 5, 0}), std::logic_error);
         EXPECT_THROW(w.set_velocity(ball, {1, 0, 0}), std::logic_error);
         EXPECT_THROW(w.apply_impulse(ball, {1, 0, 0}), std::logic_error);
         EXPECT_THROW(w.set_gravity({0, 0, 0}), std::logic_error);
+        EXPECT_THROW(w.set_restitution(1.0), std::logic_error);
         EXPECT_THROW(w.remove_plane(floor), std::logic_error);
+        EXPECT_THROW(w.remove_cylinder(column), std::logic_error);
+        EXPECT_THROW(w.remove_capsule(peg), std::logic_error);
+        EXPECT_THROW(w.remove_block(ledge), std::logic_error);
         EXPECT_THROW(w.add_plane({{0, 9, 0}, {0, -1, 0}}), std::logic_error);
+        EXPECT_THROW(w.add_cylinder({{-9, 0, -9}, {0, 1, 0}, 1.0}), std::logic_error);
+        EXPECT_THROW(w.add_capsule({{9, 1, -9}, {9, 2, -9}, 0.5}), std::logic_error);
+        EXPECT_THROW(w.add_block({{-6, 0, 8}, {-5, 1, 9}}), std::logic_error);
+        EXPECT_THROW(w.reset_measurements(), std::logic_error);
+        EXPECT_THROW(w.set_event_record_limit(0), std::logic_error);
+        EXPECT_THROW(w.set_step_event_budget(10), std::logic_error);
         EXPECT_THROW(w.step(0.1), std::logic_error);
+        EXPECT_THROW(World moved(std::move(w)), std::logic_error);
+        EXPECT_THROW(w = World(), std::logic_error);
         std::ostringstream bytes;
         EXPECT_THROW(w.save(bytes), std::logic_error);
         EXPECT_EQ(w.ball(ball).position.y, 5 - 0.5 * kG * 0.25 * 0.25);
@@ -518,6 +536,36 @@ TEST(Embedding, APauseMayOnlyAddBalls) {
     EXPECT_EQ(world.time(), 0.5);
     EXPECT_NEAR(world.ball(ball).position.y, 5 - 0.5 * kG * 0.25, 1e-12);
     world.set_velocity(ball, {});  // between steps again
+    World moved(std::move(world));
+    EXPECT_EQ(moved.ball_count(), 1u);
+}
+
+TEST(Embedding, ABallRefusedAtTheSixteenthKeepsTheCellsAndEvents) {
+    // 16 balls share one wide cell; a 17th splits it, and when it is refused (it overlaps one)
+    // the world is as it was, to the byte, between steps and in a pause.
+    auto sixteen = [] {
+        World world(test_worlds::granular());
+        world.add_plane({{0, 0, 0}, {0, 1, 0}});
+        for (int k = 0; k < 16; ++k) world.add_ball({{2.0 * k, 3, 0}, {1, 0, 0}, 0.5, 1.0});
+        world.step(0.1);
+        return world;
+    };
+    World world = sixteen();
+    const std::string before = test_worlds::save(world);
+    EXPECT_THROW(world.add_ball({{0.3, 3, 0}, {}, 0.5, 1.0}), InvalidArgument);
+    EXPECT_EQ(test_worlds::save(world), before);
+    // In a pause: the same bits as a pause that tries nothing.
+    auto stepped = [&](bool refused) {
+        World w = sixteen();
+        w.step(0.5, 0.3, [&](World& at) {
+            if (refused) {
+                EXPECT_THROW(at.add_ball({at.ball(at.balls().id[0]).position, {}, 0.5, 1.0}), InvalidArgument);
+            }
+            return std::numeric_limits<double>::infinity();
+        });
+        return w.state_hash();
+    };
+    EXPECT_EQ(stepped(true), stepped(false));
 }
 
 TEST(Embedding, AFailedPauseEndsTheStepThereConsistent) {

@@ -132,8 +132,17 @@ World::World(const WorldDef& def) {
 }
 
 World::~World() = default;
-World::World(World&&) noexcept = default;
-World& World::operator=(World&&) noexcept = default;
+World::World(World&& other) {
+    if (other.impl_) other.impl_->between_steps("move");
+    impl_ = std::move(other.impl_);
+}
+
+World& World::operator=(World&& other) {
+    if (impl_) impl_->between_steps("operator=");
+    if (other.impl_) other.impl_->between_steps("move");
+    impl_ = std::move(other.impl_);
+    return *this;
+}
 
 template <class Def, class Id>
 Id World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
@@ -332,7 +341,10 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     const double old_max_radius = w.max_radius;
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
     // Past kFewBalls the world's one wide cell splits (cell_width_for()): the cells are remade.
+    // They are kept (at most kFewBalls balls) to be put back should the call be refused.
     const bool remake = !w.grid_valid || (w.balls.size() <= Impl::kFewBalls && w.balls.size() + defs.size() > Impl::kFewBalls);
+    std::optional<detail::Grid> cells_before = remake ? std::optional(w.grid) : std::nullopt;
+    const bool grid_was_valid = w.grid_valid, events_were_valid = w.events_valid;
     std::size_t in_cells = 0;  // new balls inserted into the cells so far
     auto roll_back = [&] {
         while (w.balls.size() > first_slot) {
@@ -341,7 +353,11 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             w.balls.pop();
         }
         w.max_radius = old_max_radius;
-        if (remake) w.rebuild_grid(std::max(old_max_radius, largest));  // as a one-by-one add leaves it
+        if (remake) {  // the cells and events as they were (nothing else has changed)
+            w.grid = std::move(*cells_before);
+            w.grid_valid = grid_was_valid;
+            w.events_valid = events_were_valid;
+        }
     };
     constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
     std::size_t first_bad = kNone;

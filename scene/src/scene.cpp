@@ -830,7 +830,7 @@ double next_due(const Scene& scene) {
 StepResult step(Scene& scene, double dt) {
     World& world = scene.world;
     // Without emitters, or for a dt the world refuses (before any ball comes out): the plain step.
-    if (scene.emitters.empty() || !(std::isfinite(dt) && dt > 0.0)) return world.step(dt);
+    if (scene.emitters.empty() || !(std::isfinite(dt) && world.time() + dt > world.time())) return world.step(dt);
     const double end = world.time() + dt;  // as World::step computes it
     emit(scene, end);  // the balls due now, and those waiting
     return world.step(dt, next_due(scene), [&scene, end](World&) {
@@ -876,7 +876,7 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
                                      " events spent on equilibration (raise --event-budget)");
             left.event_budget = control.event_budget - used;
         }
-        if (!scene.emitters.empty()) left.step = [&scene](World&, double dt) { return step(scene, dt); };
+        if (!scene.emitters.empty() && !control.step) left.step = [&scene](World&, double dt) { return step(scene, dt); };
         return advance(world, length, left);
     };
     try {

@@ -27,8 +27,9 @@ class World {
 public:
     explicit World(const WorldDef& def = {});
     ~World();
-    World(World&&) noexcept;
-    World& operator=(World&&) noexcept;
+    // A world is moved between steps (in a pause of its step: std::logic_error).
+    World(World&&);
+    World& operator=(World&&);
     World(const World&) = delete;
     World& operator=(const World&) = delete;
 
@@ -101,11 +102,13 @@ public:
     // pause), and then at each time pause() returns (after the pause's), while that time is at or
     // before time() + dt. Every event before the pause is done and time() reads it while
     // pause(*this) runs; there the caller may add balls (add_ball, add_balls: they enter at that
-    // time, each predicted alone, as between steps) and ask the const queries (is_free, ball, ...);
-    // any other change is refused with std::logic_error. A pause that adds nothing changes no bit.
-    // A time not after its pause's is an InvalidArgument. An exception from pause() ends the step
-    // there, the world consistent at the pause, and goes on to the caller. A spout that adds its
-    // balls at their exact times this way costs what its balls do, whatever the step.
+    // time, each predicted alone, as between steps) and read single balls at that time (is_free,
+    // ball, sleeping, contains, ball_count). balls(), the measurements and the energies still
+    // describe the step's start; save(), moving the world and every other change are refused
+    // (std::logic_error). A pause that adds no ball changes no bit of the result. A time not
+    // after its pause's is an InvalidArgument. An exception from pause() ends the step there, the
+    // world consistent at the pause, and goes on to the caller. A spout that adds its balls at
+    // their exact times this way costs what its balls do, whatever the step.
     StepResult step(double dt, double pause_at, const std::function<double(World&)>& pause);
     void set_step_event_budget(std::uint64_t events);  // 0: none
     // A flag another thread (or a signal handler) may set to stop a step at the next event: the

@@ -87,8 +87,8 @@ struct RunControl {
     std::uint64_t event_budget = 0;           // events the run may process (0: none)
     // Called after every frame (progress, trajectory samples); may not change the world.
     std::function<void(const World&)> on_frame = {};
-    // Steps the world by a frame's dt (default: World::step); a scene's emitters step with
-    // step(Scene&, dt).
+    // Steps the world by a frame's dt (default: World::step; run_scene() steps a scene with
+    // emitters by step(Scene&, dt)).
     std::function<StepResult(World&, double)> step = {};
 };
 
