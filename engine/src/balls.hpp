@@ -135,7 +135,7 @@ struct Balls {
         t[s] = T;
     }
     // advance() for an awake ball. A sleeping ball stands still and keeps the time it fell asleep
-    // as its t (what waking it by a moving ball below waits on, SleepRules::may_wake()); waking
+    // as its t (what waking it by a moving ball below waits on, SleepRules::wake_time()); waking
     // it advances it first.
     void advance_awake(std::size_t s, double T) {
         if (!asleep(s)) advance(s, T);

@@ -241,8 +241,9 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
         // mover that is stirred (SleepRules::stirred) wakes the sleeping neighbours resting on it
         // now (sleep.cpp), unless it stands still (no velocity, no acceleration: only an event
-        // that touches it can move it, and predicts it again) or the jam put the neighbour to
-        // sleep less than wake_delay ago (a sleeping ball keeps the time it fell asleep as its t).
+        // that touches it can move it, and predicts it again); one the jam put to sleep, once it
+        // has slept wake_delay (SleepRules::wake_time), should nothing come before: a support that
+        // leaves within the delay still wakes its load.
         const bool moving = v != Vec3{} || a != Vec3{};
         const bool wakes = moving && !balls_.asleep(i) && rules_.stirred(balls_, i, now);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
@@ -258,9 +259,8 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const double sigma = r + balls_.radius[j];
             lanes.set(lane, dp, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
             lanes.order[lane] = j;
-            if (wakes && rest.asleep && rules_.may_wake(balls_, j, now) &&
-                rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
-                lower(contact, {now, j, Kind::Wake}, balls_.counter[j]);
+            if (wakes && rest.asleep && rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
+                lower(contact, {rules_.wake_time(balls_, j, now), j, Kind::Wake}, balls_.counter[j]);
         }
         auto solve = [&](std::size_t begin, std::size_t end) {
             if (begin == end) return;

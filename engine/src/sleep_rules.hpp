@@ -38,9 +38,10 @@ public:
     // wakes it (unit: time): the time to open the touching gap at sleep_speed. Woken at once, it
     // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
     double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
-    // May a moving ball under sleeping ball j wake it now? At once, unless the jam put j to sleep.
-    bool may_wake(const Balls& balls, std::uint32_t j, double now) const {
-        return balls.jam[j] <= kJamBudget || now - balls.t[j] >= wake_delay(balls.radius[j]);
+    // When a moving ball under sleeping ball j wakes it: now, unless the jam put j to sleep, and
+    // then once j has slept wake_delay (a sleeping ball keeps the time it fell asleep as its t).
+    double wake_time(const Balls& balls, std::uint32_t j, double now) const {
+        return balls.jam[j] <= kJamBudget ? now : std::max(now, balls.t[j] + wake_delay(balls.radius[j]));
     }
     // Does a contact with unit normal n (towards the ball) carry some of its weight?
     bool above(Vec3 n) const { return dot(n, -def_.gravity) > 1e-6 * length(def_.gravity); }
