@@ -187,33 +187,46 @@ BENCHMARK(BM_AddBalls)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-void BM_ChangeEachStep(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
-    const auto change = state.range(1);
-    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
-    scene.world.threads = 1;
-    World world = scenes::make_world(scene);
-    constexpr double kDt = 1.0 / 60.0;
-    for (int i = 0; i < 30; ++i) world.step(kDt);
-    const double side = scenes::cube_side(count, 0.1, 0.5);
-    std::uint64_t random = 12345;  // a fixed sequence of places and velocities (MMIX's LCG)
-    auto uniform = [&](double lo, double hi) {
+// The closed box of BM_ChangeEachStep and BM_Spout (packing fraction 0.1, speed 5, one thread,
+// 30 steps of 1/60 in), with a fixed sequence of places and velocities (MMIX's LCG) for the
+// balls they add and the velocities they set.
+struct BusyBox {
+    World world;
+    double side;
+    std::uint64_t random = 12345;
+    explicit BusyBox(std::size_t count) : world(make(count)), side(scenes::cube_side(count, 0.1, 0.5)) {
+        for (int i = 0; i < 30; ++i) world.step(1.0 / 60.0);
+    }
+    static World make(std::size_t count) {
+        scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
+        scene.world.threads = 1;
+        return scenes::make_world(scene);
+    }
+    double uniform(double lo, double hi) {
         random = random * 6364136223846793005ULL + 1442695040888963407ULL;
         return lo + (hi - lo) * static_cast<double>(random >> 11) * 0x1p-53;
-    };
+    }
+    ballistic::Vec3 velocity() { return {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}; }
+    // A ball at a free place, as an embedder finds one (World& w: the box's world, in a pause too).
+    void add_ball(World& w) {
+        for (int tries = 0; tries < 1000; ++tries) {
+            const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
+            if (!w.is_free(p, 0.5)) continue;
+            w.add_ball({p, velocity(), 0.5, 1.0});
+            return;
+        }
+    }
+};
+
+void BM_ChangeEachStep(benchmark::State& state) {
+    const auto change = state.range(1);
+    BusyBox box(static_cast<std::size_t>(state.range(0)));
+    World& world = box.world;
+    constexpr double kDt = 1.0 / 60.0;
     std::size_t next = 0;
     run_timed(state, world, kDt, [&] {
-        if (change == 1) {
-            for (int tries = 0; tries < 1000; ++tries) {  // a free place, as an embedder finds one
-                const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
-                if (!world.is_free(p, 0.5)) continue;
-                world.add_ball({p, {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}, 0.5, 1.0});
-                break;
-            }
-        } else if (change == 2) {
-            world.set_velocity(world.balls().id[next++ % world.ball_count()],
-                               {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)});
-        }
+        if (change == 1) box.add_ball(world);
+        else if (change == 2) world.set_velocity(world.balls().id[next++ % world.ball_count()], box.velocity());
         world.step(kDt);
     });
 }
@@ -224,27 +237,13 @@ BENCHMARK(BM_ChangeEachStep)
     ->MeasureProcessCPUTime();
 
 void BM_Spout(benchmark::State& state) {
-    const auto count = static_cast<std::size_t>(state.range(0));
     const auto mode = state.range(1);
-    scenes::Scene scene = scenes::closed_box(count, 0.1, 5.0);
-    scene.world.threads = 1;
-    World world = scenes::make_world(scene);
+    BusyBox box(static_cast<std::size_t>(state.range(0)));
+    World& world = box.world;
     constexpr double kDt = 1.0 / 60.0, kEvery = kDt / 10;
-    for (int i = 0; i < 30; ++i) world.step(kDt);
-    const double side = scenes::cube_side(count, 0.1, 0.5);
-    std::uint64_t random = 12345;  // a fixed sequence of places and velocities (MMIX's LCG)
-    auto uniform = [&](double lo, double hi) {
-        random = random * 6364136223846793005ULL + 1442695040888963407ULL;
-        return lo + (hi - lo) * static_cast<double>(random >> 11) * 0x1p-53;
-    };
     double due = world.time() + kEvery;
     auto spout = [&](World& w) {
-        for (int tries = 0; tries < 1000; ++tries) {
-            const ballistic::Vec3 p{uniform(1, side - 1), uniform(1, side - 1), uniform(1, side - 1)};
-            if (!w.is_free(p, 0.5)) continue;
-            w.add_ball({p, {uniform(-5, 5), uniform(-5, 5), uniform(-5, 5)}, 0.5, 1.0});
-            break;
-        }
+        box.add_ball(w);
         return due += kEvery;
     };
     run_timed(state, world, kDt, [&] {
