@@ -532,29 +532,38 @@ TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
 }
 
 TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) {
-    // A ball the jam put to sleep at 0 on a support that starts to fall then: the support's
-    // prediction holds a Wake of it at wake_delay, before the support leaves its cell, so the
-    // ball falls too instead of sleeping in the air (the delay keeps a jam from waking and
-    // sleeping again at one instant).
+    // A ball the jam put to sleep at 0 on a support that leaves downwards at speed 1 then: the
+    // support's prediction holds a Wake of it at wake_delay, kept through a fresh prediction
+    // after the support has left the touching gap, so the ball falls too instead of sleeping in
+    // the air (the delay keeps a jam from waking and sleeping again at one instant).
     Predicting w({0, -10, 0});
     w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
-    const std::uint32_t support = w.add({1, 5, 1}, {}), load = w.add({1, 6, 1}, {});
+    const std::uint32_t support = w.add({1, 5, 1}, {0, -1, 0}), load = w.add({1, 6, 1}, {});
     w.sleep.fall_asleep(load, 0.0);
     w.balls.jam[load] = SleepRules::kJamBudget + 1;
     const double delay = w.rules.wake_delay(0.5);
     ASSERT_GT(delay, 0.0);
-    ASSERT_LT(delay, std::sqrt(0.2));  // the support leaves its cell [4, 6) at 5 t² = 1
-    const Pending next = w.predictor.predict(support, 0.0);
+    ASSERT_LT(delay, 0.1);  // the support leaves its cell [4, 6) at t + 5 t² = 1, t > 0.35
+    Pending next = w.predictor.predict(support, 0.0);
     EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.other, load);
+    EXPECT_EQ(next.time, delay);
+    // Predicted afresh half-way (as after a stale event), the gap already open: the Wake stays.
+    ASSERT_GT(0.5 * delay, 4 * w.rules.touch_gap(0.5));
+    next = w.predictor.predict(support, 0.5 * delay);
+    EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.time, delay);
     Outcome out;
     w.response.compute(support, next, out);
     EXPECT_FALSE(w.balls.asleep(load));
-    // Not jammed, the load wakes at once.
-    const std::uint32_t other = w.add({5, 5, 5}, {}), on_other = w.add({5, 6, 5}, {});
+    // Not jammed, a ball wakes at once; jammed at a time beside which the delay rounds away, it
+    // still wakes after the time it fell asleep.
+    const std::uint32_t other = w.add({5, 5, 5}, {0, -1, 0}), on_other = w.add({5, 6, 5}, {});
     w.sleep.fall_asleep(on_other, 0.0);
     EXPECT_EQ(w.predictor.predict(other, 0.0).time, 0.0);
+    w.balls.t[on_other] = 1e20;
+    w.balls.jam[on_other] = SleepRules::kJamBudget + 1;
+    EXPECT_GT(w.rules.wake_time(w.balls, on_other, 1e20), 1e20);
 }
 
 TEST(Sleep, ABallIsStillAfterTenSleepTimesInPlaceWithoutAFastEvent) {

@@ -33,6 +33,9 @@ void EventLoop::select_candidates(Batch::Slab& slab, std::size_t index, std::siz
         }
         c.dense = true;
         for (int i = 0; i < c.n_cells; ++i) c.dense = c.dense && grid_.dense_near(c.cells[i]);
+        // A Wake due later than its prediction may find its support cells away from the ball it
+        // wakes (SleepRules::wake_time): then it ends the batch, as its balls are not neighbours.
+        if (event.kind == Kind::Wake) c.dense = c.dense && grid_.distance(c.cells[0], c.cells[1]) <= 1;
         c.near = slabs_.near_boundary(c.cells[0], grid_);
         c.slab = slabs_.slab_of(c.cells[0]);
     }

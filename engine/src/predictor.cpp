@@ -73,6 +73,11 @@ Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now,
 Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
     Contact contact;
+    // A Wake still due (its sleeping ball unchanged since) stays: a support that has left the
+    // ball the jam put to sleep on it wakes it all the same once the delay has passed.
+    if (const Contact& old = contacts_[i]; old.event.kind == Kind::Wake && old.event.time >= now &&
+                                           !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter)
+        contact = old;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };

@@ -71,7 +71,8 @@ private:
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
-    // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it.
+    // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it (or that rested on it,
+    // for a Wake due later: SleepRules::wake_time()).
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out);
     // The entry of these supports in the table of rests (collision_rules.hpp).
     std::uint32_t rest_for(Supports& supports) {

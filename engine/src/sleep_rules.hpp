@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace ballistic::detail {
 
@@ -40,8 +41,11 @@ public:
     double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
     // When a moving ball under sleeping ball j wakes it: now, unless the jam put j to sleep, and
     // then once j has slept wake_delay (a sleeping ball keeps the time it fell asleep as its t).
+    // Always after the time it fell asleep, however small the delay beside that time.
     double wake_time(const Balls& balls, std::uint32_t j, double now) const {
-        return balls.jam[j] <= kJamBudget ? now : std::max(now, balls.t[j] + wake_delay(balls.radius[j]));
+        if (balls.jam[j] <= kJamBudget) return now;
+        const double slept = balls.t[j];
+        return std::max({now, slept + wake_delay(balls.radius[j]), std::nextafter(slept, std::numeric_limits<double>::infinity())});
     }
     // Does a contact with unit normal n (towards the ball) carry some of its weight?
     bool above(Vec3 n) const { return dot(n, -def_.gravity) > 1e-6 * length(def_.gravity); }
