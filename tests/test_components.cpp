@@ -566,22 +566,6 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     EXPECT_GT(w.rules.wake_time(w.balls, on_other, 1e20), 1e20);
 }
 
-TEST(Sleep, ABallIsStillAfterTenSleepTimesInPlaceWithoutAFastEvent) {
-    Predicting w({0, 0, 0});
-    const std::uint32_t s = w.add({1, 1, 1}, {});
-    const double ten = 10 * w.def.sleep_time;
-    w.balls.hold_still(s, w.balls.position(s), 0.0);
-    EXPECT_FALSE(w.sleep.still(s, 0.5 * ten));
-    EXPECT_TRUE(w.sleep.still(s, ten));
-    // A fast hit at half the time (the ball is back in place after it): the clock starts again.
-    w.balls.quiet_since[s] = 0.5 * ten;
-    EXPECT_FALSE(w.sleep.still(s, ten));
-    EXPECT_TRUE(w.sleep.still(s, 1.5 * ten));
-    // Moved by more than 1 % of its radius: not still.
-    w.balls.set_position(s, {1.006, 1, 1});
-    EXPECT_FALSE(w.sleep.still(s, 2 * ten));
-}
-
 TEST(Sleep, AJamIsACollisionAtTheSameInstantOrAfterATravelBelowRounding) {
     Predicting w({0, -10, 0});
     w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));

@@ -211,8 +211,7 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
 
 bool Sleep::still(std::uint32_t s, double now) const {
     const double drift = length(balls_.position_at(s, now) - balls_.still_at(s));
-    const double since = std::max(balls_.still_since[s], balls_.quiet_since[s]);
-    return drift <= kStillDrift * balls_.radius[s] && now - since >= kStillTimes * def_.sleep_time;
+    return drift <= kStillDrift * balls_.radius[s] && now - balls_.still_since[s] >= kStillTimes * def_.sleep_time;
 }
 
 void Sleep::keep_still(double now, std::span<const std::uint32_t> among) noexcept {

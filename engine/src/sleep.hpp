@@ -86,11 +86,6 @@ public:
     Woken prepare_wake_touching(std::uint32_t slot, double time);
     void commit_wake(const Woken& woken, double time) noexcept;
 
-    // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
-    // sleep_time, without a fast event (or a wake, or a change by the embedder: quiet_since)?
-    // Such a ball stands however its contact forces come out: the collisions hold it.
-    bool still(std::uint32_t slot, double now) const;
-
 private:
     // The entry of the table of rests for the ball asleep on its supports (added if new), and
     // the ball put to sleep with it (never fails).
@@ -102,6 +97,9 @@ private:
     void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
     template <class Fn>  // the balls alone (the cells must be valid; the statics' lists need not)
     void for_each_touching_ball(std::uint32_t slot, double now, Fn&& fn) const;
+    // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
+    // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
+    bool still(std::uint32_t slot, double now) const;
     // After settle(): the awake balls of `among` that may not sleep, or drifted, are still from
     // where they are now (reads `islands_.parent`: kFixed for those that may not sleep).
     void keep_still(double now, std::span<const std::uint32_t> among) noexcept;
