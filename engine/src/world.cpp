@@ -307,7 +307,6 @@ BallId World::add_ball(const BallDef& def) {
 
 std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     Impl& w = *impl_;
-    double largest = 0.0;
     for (std::size_t k = 0; k < defs.size(); ++k) {
         auto field = [k](const char* member) {
             return [k, member] { return "balls[" + std::to_string(k) + "]" + member; };
@@ -328,7 +327,6 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
                 reject(field(".radius")(), "too large for the periodic box: every periodic side must be at least " +
                                               show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
         }
-        largest = std::max(largest, defs[k].radius);
     }
     if (defs.empty()) return {};
     if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
