@@ -256,34 +256,61 @@ TEST(StrongGuarantee, AStepOfParallelBatchesThatFailsStandsAtItsLastEvent) {
     EXPECT_GT(stands(gas(), 0.05, 2), 0);  // and the temperature integral
 }
 
+namespace {
+
+// step(dt) with a pause at `paused` (after the world's time) that adds `ball(world)`, on a world
+// restored from `bytes` with the n-th allocation failing, n = 0, 1, ... until it succeeds:
+// wherever an allocation fails, the world stands consistent at a time of the step, with the
+// ball from the pause's time on, and goes on. Returns how many attempts failed.
+int fails_in_a_pause(const std::string& bytes, int threads, double dt, double paused,
+                     const std::function<BallDef(const World&)>& ball) {
+    const World untouched = restore(bytes, threads);
+    const double start = untouched.time(), end = start + dt;
+    auto step = [&](World& world) {
+        world.step(dt, paused, [&](World& w) {
+            w.add_ball(ball(w));
+            return std::numeric_limits<double>::infinity();
+        });
+    };
+    return fail_each_allocation(bytes, threads, step, [&](World& world, int n) {
+        EXPECT_GE(world.time(), start) << "allocation " << n;
+        EXPECT_LE(world.time(), end) << "allocation " << n;
+        if (world.ball_count() > untouched.ball_count()) {
+            EXPECT_GE(world.time(), paused) << "allocation " << n;
+        }
+        const World copy = restore(save(world), threads);
+        EXPECT_EQ(copy.state_hash(), world.state_hash()) << "allocation " << n;
+        world.step(end + dt - world.time());
+        EXPECT_EQ(world.escaped_count(), 0u) << "allocation " << n;
+        EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+    }, [&](World& world) { EXPECT_EQ(world.ball_count(), untouched.ball_count() + 1); });
+}
+
+}  // namespace
+
 TEST(StrongGuarantee, AStepThatFailsInAPauseStandsConsistent) {
-    // A ball added in a pause of the step, one like the others and one larger than all (the
-    // events are then predicted afresh there): wherever an allocation fails, the world stands
-    // consistent at a time of the step, with the ball from the pause's time on, and goes on.
-    const std::string& bytes = pile();
-    const World untouched = restore(bytes);
-    const double start = untouched.time(), paused = start + 0.1, end = start + 0.2;
-    for (const double radius : {0.5, 0.9}) {
-        auto step = [&](World& world) {
-            world.step(0.2, paused, [&](World& w) {
-                w.add_ball({{1.025, 25, 1.025}, {0, -1, 0}, radius, 1.0});
-                return std::numeric_limits<double>::infinity();
-            });
-        };
-        const int failures = fail_each_allocation(bytes, 1, step, [&](World& world, int n) {
-            EXPECT_GE(world.time(), start) << "allocation " << n;
-            EXPECT_LE(world.time(), end) << "allocation " << n;
-            if (world.ball_count() > untouched.ball_count()) {
-                EXPECT_GE(world.time(), paused) << "allocation " << n;
-            }
-            const World copy = restore(save(world));
-            EXPECT_EQ(copy.state_hash(), world.state_hash()) << "allocation " << n;
-            world.step(end + 0.2 - world.time());
-            EXPECT_EQ(world.escaped_count(), 0u) << "allocation " << n;
-            EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
-        }, [&](World& world) { EXPECT_EQ(world.ball_count(), untouched.ball_count() + 1); });
-        EXPECT_GT(failures, 0) << radius;
-    }
+    // A ball added in a pause, one like the others and one larger than all (the events are then
+    // predicted afresh there), into the pile.
+    const double start = restore(pile()).time();
+    for (const double radius : {0.5, 0.9})
+        EXPECT_GT(fails_in_a_pause(pile(), 1, 0.2, start + 0.1, [radius](const World&) {
+            return BallDef{{1.025, 25, 1.025}, {0, -1, 0}, radius, 1.0};
+        }), 0) << radius;
+}
+
+TEST(StrongGuarantee, AStepOfParallelBatchesThatFailsInAPauseStandsConsistent) {
+    // A small ball added in a pause of the periodic gas on two threads, at the first free place of
+    // a scan between the balls.
+    const std::string bytes = gas();
+    const double start = restore(bytes, 2).time();
+    EXPECT_GT(fails_in_a_pause(bytes, 2, 0.05, start + 0.02, [](const World& w) {
+        for (int k = 0; k < 1728; ++k) {
+            const Vec3 p{1.0 + k % 12, 1.0 + k / 12 % 12, 1.0 + k / 144};
+            if (w.is_free(p, 0.1)) return BallDef{p, {1, 0, 0}, 0.1, 1.0};
+        }
+        ADD_FAILURE() << "no free place";
+        return BallDef{};
+    }), 0);
 }
 
 TEST(StrongGuarantee, ARunThatRunsOutOfMemoryReportsWhereItStands) {
