@@ -231,19 +231,26 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             }
         }
     };
-    if (shared_acceleration) {
-        auto shifts = [&](const std::vector<double>& column) {
-            return imaged ? std::span<const double>(column) : std::span<const double>();
-        };
+    auto shifts = [&](const std::vector<double>& column) {
+        return imaged ? std::span<const double>(column) : std::span<const double>();
+    };
+    // The neighbours lanes.slot[0, count) with the mover's acceleration, gathered by the kernel.
+    auto neighbours = [&](std::size_t count) {
+        if (count == 0) return;
         toi_neighbours_batch_simd({p, v, a, r, now},
                                   {balls_.x, balls_.y, balls_.z, balls_.vx, balls_.vy, balls_.vz, balls_.t, balls_.radius,
-                                   lanes.slot, shifts(lanes.sx), shifts(lanes.sy), shifts(lanes.sz)},
-                                  contact.event.time - now, out);
-        keep(0, n, lanes.slot);
+                                   std::span(lanes.slot).first(count), shifts(lanes.sx), shifts(lanes.sy), shifts(lanes.sz)},
+                                  contact.event.time - now, out.first(count));
+        keep(0, count, lanes.slot);
+    };
+    if (shared_acceleration) {
+        neighbours(n);
     } else {
-        // Neighbours with the mover's acceleration first (quadratics), then the others (quartics:
-        // a ball resting on a plane and a falling one), solved only up to the earliest impact so
-        // far: only the earliest is kept, and a quartic's cost grows with its interval. An awake
+        // Neighbours with the mover's acceleration first (quadratics, gathered by the kernel as
+        // above: their slots and shifts move down to the front), then the others (quartics: a
+        // ball resting on a plane and a falling one, their relative state formed here as lanes
+        // from the back), solved only up to the earliest impact so far: only the earliest is
+        // kept, and a quartic's cost grows with its interval. An awake
         // mover that is stirred (SleepRules::stirred) wakes the sleeping neighbours resting on it
         // now (sleep.cpp), unless it stands still (no velocity, no acceleration: only an event
         // that touches it can move it, and predicts it again); one the jam put to sleep, once it
@@ -257,27 +264,35 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const std::uint32_t j = lanes.slot[k];
             const Rests::Rest& rest = balls_.rests[balls_.rest[j]];
             const Vec3 aj = rest.acceleration;
-            const std::size_t lane = aj == a ? quadratics++ : --quartics;
             // Same operation order as collide_balls(): (p_j − p_i) + image shift.
             const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
-            const Vec3 dp = (balls_.position_at(j, now, aj) - p) + shift;
+            auto dp = [&] { return (balls_.position_at(j, now, aj) - p) + shift; };
             const double sigma = r + balls_.radius[j];
-            lanes.set(lane, dp, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
-            lanes.order[lane] = j;
-            if (wakes && rest.asleep && rules_.resting_on(dp, sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
+            if (aj == a) {
+                lanes.slot[quadratics] = j;
+                if (imaged) {
+                    lanes.sx[quadratics] = shift.x;
+                    lanes.sy[quadratics] = shift.y;
+                    lanes.sz[quadratics] = shift.z;
+                }
+                ++quadratics;
+            } else {
+                --quartics;
+                lanes.set(quartics, dp(), balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
+                lanes.order[quartics] = j;
+            }
+            if (wakes && rest.asleep && rules_.resting_on(dp(), sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
                 lower(contact, {rules_.wake_time(balls_, j, now), j, Kind::Wake}, balls_.counter[j]);
         }
-        auto solve = [&](std::size_t begin, std::size_t end) {
-            if (begin == end) return;
-            auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(begin, end - begin); };
+        neighbours(quadratics);
+        if (quartics < n) {
+            auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(quartics, n - quartics); };
             toi_ball_ball_batch_simd({part(lanes.dpx), part(lanes.dpy), part(lanes.dpz), part(lanes.dvx),
                                       part(lanes.dvy), part(lanes.dvz), part(lanes.dax), part(lanes.day),
                                       part(lanes.daz), part(lanes.sigma)},
-                                     contact.event.time - now, out.subspan(begin, end - begin));
-            keep(begin, end, lanes.order);
-        };
-        solve(0, quadratics);
-        solve(quadratics, n);
+                                     contact.event.time - now, out.subspan(quartics, n - quartics));
+            keep(quartics, n, lanes.order);
+        }
     }
     contacts_[i] = contact;
 }
