@@ -187,7 +187,8 @@ Pending Predictor::crossing(const CellKey& key, const Motion& m, double now) con
 
 void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
                                 Contact& contact) {
-    const auto [p, v, a, r] = m;
+    const Vec3 p = m.p, v = m.v, a = m.a;  // named, not bound: lambdas below capture them
+    const double r = m.r;
     // Two passes: find the neighbours and prefetch their state, then gather it into lanes (the
     // SIMD kernel gathers for itself when every ball falls with the same acceleration).
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
