@@ -286,6 +286,25 @@ World lattice(int threads = 1) {
     return world;
 }
 
+// The lattice set moving: an elastic gas.
+World lattice_gas(int threads) {
+    World world = lattice(threads);
+    for (std::size_t s = 0; s < world.ball_count(); ++s) {
+        const double a = 2.399963 * static_cast<double>(s);
+        world.set_velocity(world.balls().id[s], {5 * std::cos(a), 5 * std::sin(a), 3 * std::cos(3 * a)});
+    }
+    return world;
+}
+
+// Adds the k-th ball fed to the lattice gas (near its top, in rows of 60) if its place is free;
+// returns the kinetic energy it brought (0 when it was not added).
+double feed(World& world, int k, double radius = 0.25) {
+    const Vec3 p{1 + 0.6 * (k % 60), 37, 37.0 - 3.0 * (k / 60)};
+    if (!world.is_free(p, radius)) return 0.0;
+    world.add_ball({p, {0.1 * k, 1, -2}, radius, 1.0});
+    return 0.5 * (0.01 * k * k + 5);
+}
+
 // The ball at `position`, exactly.
 BallId ball_at(const World& world, Vec3 position) {
     const BallView view = world.balls();
@@ -375,19 +394,11 @@ TEST(Embedding, BallsAddedEachStepGiveTheSameBitsForAnyThreadCountAndThroughASna
     // An elastic gas fed one ball a step: the same bits on one and two threads (two slabs), and
     // when the world is saved half-way and restored; kinetic energy is what the balls brought.
     auto run = [](int threads, bool through_snapshot) {
-        World world = lattice(threads);
-        for (std::size_t s = 0; s < world.ball_count(); ++s) {
-            const double a = 2.399963 * static_cast<double>(s);
-            world.set_velocity(world.balls().id[s], {5 * std::cos(a), 5 * std::sin(a), 3 * std::cos(3 * a)});
-        }
+        World world = lattice_gas(threads);
         double brought = world.kinetic_energy();
         for (int k = 0; k < 120; ++k) {
             if (through_snapshot && k == 60) world = test_worlds::restore(test_worlds::save(world), threads);
-            const Vec3 p{1 + 0.6 * (k % 60), 37, 37.0 - 3.0 * (k / 60)};
-            if (world.is_free(p, 0.25)) {
-                world.add_ball({p, {0.1 * k, 1, -2}, 0.25, 1.0});
-                brought += 0.5 * (0.01 * k * k + 5);
-            }
+            brought += feed(world, k);
             world.step(1.0 / 60.0);
             EXPECT_LT(world.max_overlap(), 1e-9);
         }
@@ -466,28 +477,15 @@ TEST(Embedding, BallsAddedInPausesGiveTheSameBitsForAnyThreadCount) {
     // afresh within a step): the same bits on one and two threads, energy what the balls brought,
     // no overlap.
     auto run = [](int threads) {
-        World world = lattice(threads);
-        for (std::size_t s = 0; s < world.ball_count(); ++s) {
-            const double a = 2.399963 * static_cast<double>(s);
-            world.set_velocity(world.balls().id[s], {5 * std::cos(a), 5 * std::sin(a), 3 * std::cos(3 * a)});
-        }
+        World world = lattice_gas(threads);
         double brought = world.kinetic_energy();
         int k = 0;
-        auto feed = [&](World& w) {
-            const Vec3 p{1 + 0.6 * (k % 60), 37, 37.0 - 3.0 * (k / 60)};
-            const double radius = k == 100 ? 0.5 : 0.25;
-            if (w.is_free(p, radius)) {
-                w.add_ball({p, {0.1 * k, 1, -2}, radius, 1.0});
-                brought += 0.5 * (0.01 * k * k + 5);
-            }
-            ++k;
-            return w.time() + 1.0 / 120.0;
-        };
         double next = world.time() + 1.0 / 240.0;
         for (int frame = 0; frame < 45; ++frame) {
             world.step(1.0 / 15.0, next, [&](World& w) {
-                next = feed(w);
-                return next;
+                brought += feed(w, k, k == 100 ? 0.5 : 0.25);
+                ++k;
+                return next = w.time() + 1.0 / 120.0;
             });
             EXPECT_LT(world.max_overlap(), 1e-9);
         }
