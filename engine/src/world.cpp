@@ -548,25 +548,28 @@ void World::set_event_record_limit(std::size_t collisions) {
 void World::Impl::between_steps(const char* call) const {
     if (pausing)
         throw std::logic_error(std::string("world.") + call +
-                               ": not allowed in a pause of a step (only adding balls and the const queries are)");
+                               ": not allowed in a pause of a step (only adding balls and reading single balls are)");
 }
 
 double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
     tested = at;  // the balls enter at `at`: should anything fail from now on, the world stands there
     const std::size_t before = balls.size();
-    const double start = time;  // the step's measurements are sampled at its end, as without pauses
-    pausing = true;
-    time = at;
     double next = 0.0;
-    try {
+    {
+        // While the caller runs, time reads `at`; then the step's start again, however the caller
+        // leaves: the step's measurements are sampled at its end, as without pauses.
+        struct Paused {
+            Impl& w;
+            double start;
+            ~Paused() {
+                w.pausing = false;
+                w.time = start;
+            }
+        } paused{*this, time};
+        pausing = true;
+        time = at;
         next = pause(world);
-    } catch (...) {
-        pausing = false;
-        time = start;
-        throw;
     }
-    pausing = false;
-    time = start;
     if (!(next > at))
         reject("pause", "returned " + show(next) + ", not after the pause at " + show(at) + " (+inf: no more pauses)");
     if (def.sleep_interval > 0.0)
