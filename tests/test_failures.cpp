@@ -163,6 +163,16 @@ TEST(StrongGuarantee, BallCalls) {
 
 namespace {
 
+// After a failed step: the world goes on with nothing lost; a snapshot of it restores, and it
+// steps to `until` without an escape or an overlap.
+void goes_on(World& world, int threads, double until, int n) {
+    const World copy = restore(save(world), threads);
+    EXPECT_EQ(copy.state_hash(), world.state_hash()) << "allocation " << n;
+    world.step(until - world.time());
+    EXPECT_EQ(world.escaped_count(), 0u) << "allocation " << n;
+    EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+}
+
 // step(dt) on a world restored from `bytes` with the n-th allocation failing, n = 0, 1, ...
 // until it succeeds. A failed step must leave the world consistent at the time of its last event,
 // or of the test of sleeping after it (at the step's end once every event is done): where a
@@ -218,12 +228,7 @@ int stands(const std::string& bytes, double dt, int threads) {
             EXPECT_EQ(reached, stopped.time()) << "allocation " << n;
             if (world.state_hash() != stopped.state_hash()) asleep_missing(stopped);  // failed in the test
         }
-        // It goes on, with nothing lost: a snapshot of it restores, and it steps to the end.
-        const World copy = restore(save(world), threads);
-        EXPECT_EQ(copy.state_hash(), world.state_hash());
-        world.step(end + dt - reached);
-        EXPECT_EQ(world.escaped_count(), 0u);
-        EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+        goes_on(world, threads, end + dt, n);
     }, same);
 }
 
@@ -278,11 +283,7 @@ int fails_in_a_pause(const std::string& bytes, int threads, double dt, double pa
         if (world.ball_count() > untouched.ball_count()) {
             EXPECT_GE(world.time(), paused) << "allocation " << n;
         }
-        const World copy = restore(save(world), threads);
-        EXPECT_EQ(copy.state_hash(), world.state_hash()) << "allocation " << n;
-        world.step(end + dt - world.time());
-        EXPECT_EQ(world.escaped_count(), 0u) << "allocation " << n;
-        EXPECT_LT(world.max_overlap(), 1e-9) << "allocation " << n;
+        goes_on(world, threads, end + dt, n);
     }, [&](World& world) { EXPECT_EQ(world.ball_count(), untouched.ball_count() + 1); });
 }
 
