@@ -553,6 +553,18 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     next = w.predictor.predict(support, 0.5 * delay);
     EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.time, delay);
+    // So it does when every ball is predicted afresh (a review of the cells' width, a rebuild):
+    // the contacts are forgotten, the Wake kept. Storage renumbered without the contacts
+    // (a removal) forgets it too.
+    w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, true);
+    EXPECT_EQ(w.contacts[load].event.kind, Kind::None);
+    next = w.predictor.predict(support, 0.5 * delay);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_EQ(next.time, delay);
+    const std::vector<Contact> held = w.contacts;
+    w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, false);
+    EXPECT_NE(w.predictor.predict(support, 0.5 * delay).kind, Kind::Wake);  // asleep in the air
+    w.contacts = held;
     Outcome out;
     w.response.compute(support, next, out);
     EXPECT_FALSE(w.balls.asleep(load));

@@ -198,7 +198,8 @@ void World::Impl::rebuild_events() {
     index_finite();
     sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
     std::vector<Pending> events(balls.size());
-    contacts.assign(balls.size(), detail::Contact{});
+    predictor.forget_contacts(balls.size(), time, contacts_by_slot);
+    contacts_by_slot = true;
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });

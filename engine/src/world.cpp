@@ -448,6 +448,7 @@ void World::remove_ball(BallId id) {
     w.balls.pop();
     w.handles.release(id);
     w.events_valid = false;
+    w.contacts_by_slot = false;
 }
 
 void World::Impl::disturbed(std::uint32_t s, const detail::Sleep::Woken& woken) {

@@ -79,6 +79,9 @@ struct World::Impl {
     // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
     // partner's counter.
     std::vector<detail::Contact> contacts;
+    // Do the contacts still stand by their balls' slots (false once a removal renumbered storage
+    // without them, until every ball is predicted afresh)?
+    bool contacts_by_slot = true;
     detail::SleepRules rules{def};
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
