@@ -553,11 +553,13 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     next = w.predictor.predict(support, 0.5 * delay);
     EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.time, delay);
-    // So it does when every ball is predicted afresh (a review of the cells' width, a rebuild):
-    // the contacts are forgotten, the Wake kept. Storage renumbered without the contacts
-    // (a removal) forgets it too.
+    // So it does when every ball is predicted afresh within a step (a review of the cells'
+    // width, a pause that adds balls): every other contact is forgotten, the Wake kept. Between
+    // steps the Wake is forgotten too.
+    w.contacts[load].event = {1.0, support, Kind::BallBall};
     w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, true);
     EXPECT_EQ(w.contacts[load].event.kind, Kind::None);
+    EXPECT_EQ(w.contacts[support].event.kind, Kind::Wake);
     next = w.predictor.predict(support, 0.5 * delay);
     EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.time, delay);

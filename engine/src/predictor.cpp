@@ -105,9 +105,9 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     return earliest(crossing(key, m, now), contact.event);
 }
 
-void Predictor::forget_contacts(std::size_t balls, double now, bool by_slot) {
+void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) {
     std::vector<Contact> kept(balls);  // allocated first: a failure changes nothing
-    if (by_slot)
+    if (keep_wakes)
         for (std::size_t s = 0; s < std::min(balls, contacts_.size()); ++s)
             if (const Contact& c = contacts_[s]; c.event.kind == Kind::Wake && c.event.time >= now && c.event.other < balls)
                 kept[s] = c;

@@ -33,12 +33,11 @@ public:
     // After crossing into `key` through `face`: only the balls and the capsules and blocks listed
     // in `key` are new (those listed for every cell were tested before).
     Pending predict_entering(std::uint32_t slot, double now, const CellKey& key, int face);
-    // Before every ball is predicted afresh: forgets the contacts of `balls` balls, except a Wake
-    // still due after `now` (predict() keeps it while its sleeping ball is unchanged): a support
-    // that left the ball the jam put to sleep on it within the delay is no longer found under
-    // it, and the ball would sleep on in the air. With `by_slot` false the contacts may name
-    // other balls' slots (storage renumbered without them), and every one is forgotten.
-    void forget_contacts(std::size_t balls, double now, bool by_slot);
+    // Before every ball is predicted afresh: forgets the contacts of `balls` balls, but with
+    // `keep_wakes` not a Wake still due after `now` (predict() keeps it while its sleeping ball
+    // is unchanged): a support that left the ball the jam put to sleep on it within the delay is
+    // no longer found under it, and the ball would sleep on in the air.
+    void forget_contacts(std::size_t balls, double now, bool keep_wakes);
 
     struct Motion {  // a ball at a time
         Vec3 p, v, a;

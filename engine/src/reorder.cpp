@@ -64,28 +64,25 @@ void World::Impl::reorder() {
     cells.configure(grid.min_width(), def.periodic, def.periodic_axes, n);
     fit_grid(cells, keys);
     cells.assign(keys, parallel);
+    if (!events_valid) {  // rebuild_events() comes next
+        move_balls(order, scratch);
+        grid = std::move(cells);
+        return;
+    }
     auto renumber = [&](detail::Pending& e) {
         if (detail::pairwise(e.kind)) e.other = slot_now[e.other];
     };
-    // The contacts move with their balls also when every ball is predicted afresh next: a Wake
-    // still due outlives that (Predictor::forget_contacts). Balls added since the last
-    // predictions have none.
-    const bool by_slot = contacts_by_slot && contacts.size() <= n;
-    std::vector<detail::Contact> moved(by_slot ? n : 0);
-    std::vector<detail::Pending> events(events_valid ? n : 0);
+    std::vector<detail::Contact> moved(n);
+    std::vector<detail::Pending> events(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) {
-            if (by_slot && order[s] < contacts.size()) {
-                moved[s] = contacts[order[s]];
-                renumber(moved[s].event);
-            }
-            if (events_valid) {
-                events[s] = loop.pending(order[s]);
-                renumber(events[s]);
-            }
+            moved[s] = contacts[order[s]];
+            renumber(moved[s].event);
+            events[s] = loop.pending(order[s]);
+            renumber(events[s]);
         }
     });
-    if (events_valid) loop.build(events, cells);  // the last that may fail; the queue takes the new slots
+    loop.build(events, cells);  // the last that may fail; the queue takes the new slots
     move_balls(order, scratch);
     grid = std::move(cells);
     contacts = std::move(moved);

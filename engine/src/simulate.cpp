@@ -190,7 +190,7 @@ void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys
     cells.fit_dense(lo, hi);
 }
 
-void World::Impl::rebuild_events() {
+void World::Impl::rebuild_events(bool within_step) {
     // Each part either completes or leaves what it would change as it was; until the queue is
     // built, events_valid stays false and the world is consistent without them.
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance_awake(s, time);
@@ -198,8 +198,7 @@ void World::Impl::rebuild_events() {
     index_finite();
     sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
     std::vector<Pending> events(balls.size());
-    predictor.forget_contacts(balls.size(), time, contacts_by_slot);
-    contacts_by_slot = true;
+    predictor.forget_contacts(balls.size(), time, within_step);
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });

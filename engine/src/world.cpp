@@ -448,7 +448,6 @@ void World::remove_ball(BallId id) {
     w.balls.pop();
     w.handles.release(id);
     w.events_valid = false;
-    w.contacts_by_slot = false;
 }
 
 void World::Impl::disturbed(std::uint32_t s, const detail::Sleep::Woken& woken) {
@@ -577,7 +576,7 @@ double World::Impl::pause_step(double at, double& tested, const std::function<do
         for (std::size_t s = before; s < balls.size(); ++s) loop.woken.push_back(static_cast<std::uint32_t>(s));
     if (!events_valid) {  // new cells or a larger ball (add_balls): predicted afresh from here
         stand_at(at, true);
-        rebuild_events();
+        rebuild_events(true);
     }
     return next;
 }
@@ -612,7 +611,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         }
         if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
             if (const double width = w.grid_valid ? w.reviewed_cell_width(w.time) : 0.0; width > 0.0) w.cells_wide = width;
-            w.rebuild_events();
+            w.rebuild_events(false);
         }
         w.measurements.begin_step();
         w.begin_settling();
@@ -638,7 +637,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                 if (const double width = w.reviewed_cell_width(now); width > 0.0) {
                     w.stand_at(now, true);
                     w.cells_wide = width;
-                    w.rebuild_events();
+                    w.rebuild_events(true);
                 }
                 continue;
             }

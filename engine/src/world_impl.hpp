@@ -79,9 +79,6 @@ struct World::Impl {
     // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
     // partner's counter.
     std::vector<detail::Contact> contacts;
-    // Do the contacts still stand by their balls' slots (false once a removal renumbered storage
-    // without them, until every ball is predicted afresh)?
-    bool contacts_by_slot = true;
     detail::SleepRules rules{def};
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
@@ -100,7 +97,12 @@ struct World::Impl {
     // Lists the capsules and blocks in the cells (the cells must be valid); after any change of the
     // cells' width or of those statics, before predicting.
     void index_finite();
-    void rebuild_events();  // leaves the world consistent if it fails (events_valid false)
+    // Leaves the world consistent if it fails (events_valid false). `within_step`: a review or a
+    // pause rebuilds, storage is as the contacts were made and no snapshot can have been taken
+    // since, so the Wakes still due are kept (Predictor::forget_contacts); between steps every
+    // contact is forgotten (a removal renumbers storage without them, and a snapshot of a world
+    // whose events are invalid holds none).
+    void rebuild_events(bool within_step);
     // Cells as wide as sparse balls allow (engine/README.md, "Cells as wide as the balls are
     // sparse"): a step looks at how crowded the cells are whenever the world's event count passes
     // a multiple of review_every(), and remakes them wider when balls are far apart, narrower
