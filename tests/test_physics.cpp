@@ -296,6 +296,111 @@ TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
     }
 }
 
+// A crowd of 2025 balls at rest near the origin keeps the cells a diameter wide in a box 10⁴
+// wide; `loners` balls fly far from it at speed 1000. A step expected to cross many cells lets a
+// ball alone in the blocks of cells around it roam: it crosses blocks of up to 8⁶ cells, and the
+// bits are those of short steps, which cross too few cells each to roam.
+namespace {
+
+double& component(Vec3& v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+
+World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravity = {}) {
+    WorldDef def;
+    def.threads = threads;
+    def.parallel_events_min_balls = 0;
+    def.gravity = gravity;
+    World world(def);
+    for (int d = 0; d < 3; ++d) {
+        Vec3 n, low, high;
+        component(n, d) = 1.0;
+        component(low, d) = d == 1 && gravity != Vec3{} ? 0.0 : -5000.0;
+        component(high, d) = 5000.0;
+        world.add_plane({low, n});
+        world.add_plane({high, -n});
+    }
+    std::vector<BallDef> defs;  // one layer, on the floor under gravity
+    for (int i = 0; i < 45; ++i)
+        for (int k = 0; k < 45; ++k) defs.push_back({{i * 0.7, 0.3, k * 0.7}, {}, 0.3, 1.0});
+    defs.insert(defs.end(), loners.begin(), loners.end());
+    world.add_balls(defs);
+    return world;
+}
+
+// The hash, collisions and crossings of `world` stepped `duration` in `steps` equal steps (a
+// power of two: the same times).
+struct Stepped {
+    std::uint64_t hash, collisions, crossings;
+};
+Stepped stepped(World world, double duration, int steps) {
+    for (int k = 0; k < steps; ++k) world.step(duration / steps);
+    EXPECT_LT(world.max_overlap(), 1e-9);
+    EXPECT_EQ(world.escaped_count(), 0u);
+    return {world.state_hash(), world.event_counts().collisions(), world.event_counts().cell_crossings};
+}
+
+}  // namespace
+
+TEST(FreeFlight, ALoneFastBallRoamsInBlocksOfCellsWithTheSameBits) {
+    const BallDef loner{{-3000, 2000, 100}, {600, 800, 0}, 0.3, 1.0};
+    const Stepped roaming = stepped(crowd_and_loners(1, std::span(&loner, 1)), 16.0, 1);
+    const Stepped cells = stepped(crowd_and_loners(1, std::span(&loner, 1)), 16.0, 2048);
+    EXPECT_EQ(roaming.hash, cells.hash);
+    EXPECT_EQ(roaming.collisions, cells.collisions);
+    EXPECT_EQ(roaming.collisions, 2u);  // two walls
+    // 16 000 of flight through cells 0.6 wide: about 37 000 crossings; in blocks, a few dozen.
+    EXPECT_GT(cells.crossings, 30000u);
+    EXPECT_LT(roaming.crossings, 200u);
+}
+
+TEST(FreeFlight, ARoamerMeetsACrowdAsInTheCells) {
+    // One ball flies into the crowd (and stirs it), one roams on far from it; one thread and
+    // several (parallel batches once no ball roams).
+    const BallDef loners[] = {{{3000, 0.5, 3.15}, {-1000, 0, 0}, 0.3, 1.0}, {{-3000, 2000, 100}, {600, 800, 0}, 0.3, 1.0}};
+    const Stepped cells = stepped(crowd_and_loners(1, loners), 8.0, 1024);
+    EXPECT_GT(cells.collisions, 100u);
+    for (const int threads : {1, 2, 3}) {
+        const Stepped roaming = stepped(crowd_and_loners(threads, loners), 8.0, 1);
+        EXPECT_EQ(roaming.hash, cells.hash) << threads << " threads";
+        EXPECT_EQ(roaming.collisions, cells.collisions) << threads << " threads";
+        EXPECT_LT(roaming.crossings, cells.crossings) << threads << " threads";
+    }
+}
+
+TEST(FreeFlight, TwoRoamersMeetHeadOnAtTheirClosedFormTime) {
+    const BallDef loners[] = {{{-4000, 500, 500}, {1000, 0, 0}, 0.3, 1.0}, {{4000, 500, 500}, {-1000, 0, 0}, 0.3, 1.0}};
+    World world = crowd_and_loners(1, loners);
+    world.step(8.0);
+    std::vector<CollisionEvent> meetings;
+    for (const CollisionEvent& e : world.events())
+        if (e.kind == EventKind::BallBall) meetings.push_back(e);
+    ASSERT_EQ(meetings.size(), 1u);
+    EXPECT_NEAR(meetings[0].time, (8000.0 - 0.6) / 2000.0, 1e-12);
+    EXPECT_NEAR(meetings[0].point.x, 0.0, 1e-9);
+    EXPECT_LT(world.event_counts().cell_crossings, 200u);
+    EXPECT_EQ(stepped(crowd_and_loners(1, loners), 8.0, 1024).hash, world.state_hash());
+}
+
+TEST(FreeFlight, ARoamerUnderGravityBouncesAsInTheCells) {
+    // The crowd rests on the floor; the loner flies its parabolas across the room and bounces.
+    const BallDef loner{{-3000, 100, 100}, {1000, 0, 0}, 0.3, 1.0};
+    const Vec3 g{0, -10, 0};
+    const Stepped roaming = stepped(crowd_and_loners(1, std::span(&loner, 1), g), 16.0, 1);
+    const Stepped cells = stepped(crowd_and_loners(1, std::span(&loner, 1), g), 16.0, 2048);
+    EXPECT_EQ(roaming.hash, cells.hash);
+    EXPECT_EQ(roaming.collisions, cells.collisions);
+    EXPECT_GE(roaming.collisions, 2u);  // the floor, once or twice, and a wall
+    EXPECT_LT(roaming.crossings * 20, cells.crossings);
+}
+
+TEST(FreeFlight, APauseBringsRoamersBackToTheirCells) {
+    // A pause adding nothing changes no bit: the roamers come back to their cells for it and the
+    // step goes on in them.
+    const BallDef loner{{-3000, 2000, 100}, {600, 800, 0}, 0.3, 1.0};
+    World paused = crowd_and_loners(1, std::span(&loner, 1));
+    paused.step(16.0, 8.0, [](World&) { return std::numeric_limits<double>::infinity(); });
+    EXPECT_EQ(paused.state_hash(), stepped(crowd_and_loners(1, std::span(&loner, 1)), 16.0, 1).hash);
+}
+
 TEST(Floor, ThousandElasticBouncesKeepHeightAndPeriod) {
     const double g = 9.81, h = 2.0, r = 0.25;
     World world(with_gravity(g));

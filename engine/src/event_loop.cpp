@@ -43,7 +43,9 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         const std::uint64_t done = processed - first;
         if (budget != 0 && done >= budget) return End::Budget;
         if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
-        if (batched && (budget == 0 || budget - done > largest_batch) && run_batch(end)) continue;
+        // While balls roam, every crossing reads and writes the counts of blocks: serially.
+        if (batched && !response_.roaming() && (budget == 0 || budget - done > largest_batch) && run_batch(end))
+            continue;
         try {
             response_.compute(s, event, single);
             record(single);
@@ -54,6 +56,9 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         // A failure from here on leaves the queue to be rebuilt (World::step).
         for (int k = 0; k < single.n_requeue; ++k)
             requeue(single.requeue[static_cast<std::size_t>(k)], single.next[static_cast<std::size_t>(k)]);
+        if (single.crossing && response_.roaming())
+            response_.crowd_roamers(s, single.new_key, single.time,
+                                    [&](std::uint32_t r, const Pending& next) { requeue(r, next); });
     }
     return End::Reached;
 }

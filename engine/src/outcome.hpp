@@ -48,13 +48,15 @@ struct Outcome {
     double overlap = 0.0;  // overlap met at the collision
     bool crossing = false;
     CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
+    bool counted = false;      // balls roam: the crossing moved the ball's count (Roaming)
+    int old_level = 0;         // the crossing ball's roaming level before
     double time = 0.0;  // of the event
     static constexpr std::uint32_t kNoBall = ~0u;
     std::uint32_t woken = kNoBall;  // the sleeping ball the event woke (at most one)
     void clear() {  // what the next event reads; the rest is written before it is read
         n_saved = n_requeue = 0;
         woken = kNoBall;
-        collided = crossing = false;
+        collided = crossing = counted = false;
         virial = overlap = 0.0;
     }
 };

@@ -78,31 +78,40 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     if (const Contact& old = contacts_[i]; old.event.kind == Kind::Wake && old.event.time >= now &&
                                            !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter)
         contact = old;
+    // A sleeping ball stands still: only awake balls can meet it.
+    const bool still = !shared_gravity() && balls_.asleep(i);
+    predict_infinite(i, now, m, still, contact);
+    // A roamer is alone in the blocks around its own, and no capsules or blocks are near (Roaming).
+    if (const int level = roaming_ ? roaming_->level(i) : 0; level > 0) {
+        contacts_[i] = contact;
+        return earliest(crossing(key, m, now, level), contact.event);
+    }
+    if (!still && statics_.has_finite()) {
+        predict_finite(now, m, key, true, contact);
+        predict_leaving(now, m, balls_.supports(i), contact);
+    }
+    predict_balls(i, now, m, key, Grid::kAllNear, contact);
+    return earliest(crossing(key, m, now), contact.event);
+}
+
+void Predictor::predict_infinite(std::uint32_t i, double now, const Motion& m, bool still, Contact& contact) const {
+    if (still) return;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
-    // A sleeping ball stands still: only awake balls can meet it.
-    const bool still = !shared_gravity() && balls_.asleep(i);
     const Supports& sup = balls_.supports(i);
     const std::vector<PlaneDef>& planes = statics_.planes();
-    const std::vector<CylinderDef>& cylinders = statics_.cylinders();
-    for (std::uint32_t k = 0; k < planes.size() && !still; ++k) {
+    for (std::uint32_t k = 0; k < planes.size(); ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
         consider(toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.event.time - now),
                  Kind::BallPlane, k);
     }
-    for (std::uint32_t k = 0; k < cylinders.size() && !still; ++k) {
-        const CylinderDef& c = cylinders[k];
+    for (std::uint32_t k = 0; k < statics_.cylinders().size(); ++k) {
+        const CylinderDef& c = statics_.cylinders()[k];
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
-    if (!still && statics_.has_finite()) {
-        predict_finite(now, m, key, true, contact);
-        predict_leaving(now, m, sup, contact);
-    }
-    predict_balls(i, now, m, key, Grid::kAllNear, contact);
-    return earliest(crossing(key, m, now), contact.event);
 }
 
 void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) {
@@ -119,6 +128,17 @@ Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& 
     Contact contact = contacts_[i];
     if (statics_.has_finite()) predict_finite(now, m, key, false, contact);
     predict_balls(i, now, m, key, Grid::layer_beyond(face), contact);
+    return earliest(crossing(key, m, now), contact.event);
+}
+
+Pending Predictor::roam(std::uint32_t i, double now, const CellKey& key, int level) const {
+    return earliest(crossing(key, motion(i, now), now, level), contacts_[i].event);
+}
+
+Pending Predictor::predict_around(std::uint32_t i, double now, const CellKey& key) {
+    const Motion m = motion(i, now);
+    Contact contact = contacts_[i];
+    predict_balls(i, now, m, key, Grid::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
 
@@ -158,7 +178,7 @@ Predictor::Motion Predictor::motion(std::uint32_t i, double now) const {
     return {balls_.position_at(i, now, a), balls_.velocity_at(i, now, a), a, balls_.radius[i]};
 }
 
-Pending Predictor::crossing(const CellKey& key, const Motion& m, double now) const {
+Pending Predictor::crossing(const CellKey& key, const Motion& m, double now, int level) const {
     // The earliest crossing, ties to the lowest face (faces come in ascending order), kept in
     // two scalars: a Pending copied per face made a chain of stores and loads. As earlier() with
     // the empty Pending to start from: a crossing at +inf is taken, one at NaN never.
@@ -173,8 +193,12 @@ Pending Predictor::crossing(const CellKey& key, const Motion& m, double now) con
         first = sooner ? t : first;
         first_face = sooner ? face : first_face;
     };
+    // The cells (of the block, for a roamer) along each axis: from `low` to `low + side`.
+    const int shift = 3 * level;
+    const std::int64_t side = std::int64_t{1} << shift;
     for (int d = 0; d < 3; ++d) {
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
+        const std::int64_t low = (key[d] >> shift) << shift;
         if (ad == 0.0) {
             // Without acceleration along the axis only the face ahead can close (the gap to the
             // other is linear and opening, or constant when the ball stands still along the
@@ -183,12 +207,12 @@ Pending Predictor::crossing(const CellKey& key, const Motion& m, double now) con
             // becomes −0, which first_closing_quadratic() treats as +0: closed).
             if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
             const int up = vd > 0.0;
-            const double gap = (grid_.bound(d, key[d] + up) - x) * static_cast<double>(2 * up - 1);
+            const double gap = (grid_.bound(d, low + up * side) - x) * static_cast<double>(2 * up - 1);
             consider(2 * d + up, gap, -std::abs(vd), 0.0);
             continue;
         }
-        consider(2 * d, x - grid_.bound(d, key[d]), vd, 0.5 * ad);
-        consider(2 * d + 1, grid_.bound(d, key[d] + 1) - x, -vd, -0.5 * ad);
+        consider(2 * d, x - grid_.bound(d, low), vd, 0.5 * ad);
+        consider(2 * d + 1, grid_.bound(d, low + side) - x, -vd, -0.5 * ad);
     }
     if (first_face < 0) return {};
     return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};

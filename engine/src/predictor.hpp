@@ -13,6 +13,7 @@
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "outcome.hpp"
+#include "roaming.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
 
@@ -33,6 +34,13 @@ public:
     // After crossing into `key` through `face`: only the balls and the capsules and blocks listed
     // in `key` are new (those listed for every cell were tested before).
     Pending predict_entering(std::uint32_t slot, double now, const CellKey& key, int face);
+    // A ball whose trajectory has not changed since its contact was found, and which has no ball
+    // near but those in the 27 cells around `key` (a roamer coming down to the cells): the
+    // contact kept, the balls of those cells tested.
+    Pending predict_around(std::uint32_t slot, double now, const CellKey& key);
+    // A roamer of `level` whose trajectory has not changed since its contact was found (alone,
+    // it has no ball to meet): the contact kept, the crossing out of its block.
+    Pending roam(std::uint32_t slot, double now, const CellKey& key, int level) const;
     // Before every ball is predicted afresh: forgets the contacts of `balls` balls, but with
     // `keep_wakes` not a Wake still due after `now` (predict() keeps it while its sleeping ball
     // is unchanged): a support that left the ball the jam put to sleep on it within the delay is
@@ -51,9 +59,16 @@ public:
         return def_.gravity == Vec3{} ||
                !(statics_.flat() || sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()));
     }
-    Pending crossing(const CellKey& key, const Motion& m, double now) const;
+    // The ball's next crossing out of its cell, or with `level` > 0 out of the block of that
+    // level holding its cell (Roaming).
+    Pending crossing(const CellKey& key, const Motion& m, double now, int level = 0) const;
+    // Balls roam as `roaming` says (World::Impl's; none without).
+    void roam_with(const Roaming* roaming) { roaming_ = roaming; }
 
 private:
+    // Lowers `contact` to the earliest collision with the planes (but those it rests on) and the
+    // cylinders; none for a sleeping ball, which stands still.
+    void predict_infinite(std::uint32_t slot, double now, const Motion& m, bool still, Contact& contact) const;
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
     // with `everywhere`, those listed for every cell).
     void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
@@ -71,6 +86,7 @@ private:
     const Statics& statics_;
     std::vector<Contact>& contacts_;
     const SleepRules& rules_;
+    const Roaming* roaming_ = nullptr;
 };
 
 }  // namespace ballistic::detail

@@ -59,6 +59,10 @@ void Response::save(std::uint32_t s, Outcome& out) const {
 
 void Response::undo(const Outcome& out) {
     if (out.crossing) grid_.move(out.saved[0].slot, out.old_key);
+    if (out.counted) {  // serially, while balls roam
+        roaming_->moved(out.new_key, out.old_key);
+        roaming_->set_level(out.saved[0].slot, out.old_level);
+    }
     for (int k = out.n_saved; k-- > 0;) {
         const Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
         balls_.set_position(old.slot, old.position);
@@ -97,18 +101,62 @@ Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
 }
 
 void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
+    if (roaming() && roaming_->level(i) > 0) return roam_on(i, face, now, out);
     save(i, out);
     Vec3 shift;
     out.old_key = grid_.key(i);
     out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
     grid_.move(i, out.new_key);  // as it was if it fails
     out.crossing = true;
+    if (roaming()) {
+        roaming_->moved(out.old_key, out.new_key);
+        out.counted = true;
+        out.old_level = 0;
+        // Into another block, alone: it roams from here.
+        if (!(Roaming::block(out.old_key, 1) == Roaming::block(out.new_key, 1)) && !balls_.asleep(i) &&
+            roaming_->roamers().size() < Roaming::kMostRoamers) {
+            if (const int level = roaming_->free_level(out.new_key); level > 0) {
+                roaming_->set_level(i, level);
+                out.queue(i, predictor_.roam(i, now, out.new_key, level));
+                return;
+            }
+        }
+    }
     if (shift == Vec3{}) {
         out.queue(i, predictor_.predict_entering(i, now, out.new_key, static_cast<int>(face)));
     } else {  // a periodic wrap: the contact was found from the other side of the box
         balls_.set_position(i, balls_.position(i) + shift);
         out.queue(i, predictor_.predict(i, now, out.new_key));
     }
+}
+
+void Response::roam_on(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
+    save(i, out);
+    const int level = roaming_->level(i);
+    out.old_key = grid_.key(i);
+    out.new_key = Roaming::entered(out.old_key, static_cast<int>(face), level, grid_.key_of(predictor_.motion(i, now).p));
+    grid_.move(i, out.new_key);  // as it was if it fails
+    out.crossing = true;
+    roaming_->moved(out.old_key, out.new_key);
+    out.counted = true;
+    out.old_level = level;
+    out.queue(i, roam_or_land(i, now, out.new_key));
+}
+
+Pending Response::roam_or_land(std::uint32_t i, double now, const CellKey& key) {
+    // Its trajectory has not changed: its contact with the statics stays, as at a crossing of a
+    // cell, and so do the bits of the events it holds.
+    const int level = roaming_->free_level(key);
+    roaming_->set_level(i, level);
+    return level > 0 ? predictor_.roam(i, now, key, level) : predictor_.predict_around(i, now, key);
+}
+
+Pending Response::land(std::uint32_t r, double now) {
+    const CellKey from = grid_.key(r);
+    const CellKey to = Roaming::within(from, roaming_->level(r), grid_.key_of(predictor_.motion(r, now).p));
+    grid_.move(r, to);
+    roaming_->moved(from, to);
+    return roam_or_land(r, now, to);
 }
 
 bool Response::meet(std::uint32_t i, double now, Outcome& out) {

@@ -39,6 +39,27 @@ public:
     // on; rounding noise into them is removed.
     void release_supports(std::uint32_t slot);
 
+    // Balls roam as `roaming` says (World::Impl's; none without): its counts follow every crossing.
+    void roam_with(Roaming* roaming) { roaming_ = roaming; }
+    bool roaming() const { return roaming_ && roaming_->active(); }
+    // After ball `mover` crossed into `cell` at `now` (committed): every other roamer now sharing
+    // the 27 blocks around its own with it comes down to the level at which it is alone, or to the
+    // cells; requeue(slot, event) takes its new pending event.
+    template <class Requeue>
+    void crowd_roamers(std::uint32_t mover, const CellKey& cell, double now, Requeue&& requeue) {
+        std::uint32_t crowded[Roaming::kMostRoamers];
+        std::size_t n = 0;
+        for (const std::uint32_t r : roaming_->roamers()) {
+            const int level = roaming_->level(r);
+            if (r != mover && grid_.distance(Roaming::block(grid_.key(r), level), Roaming::block(cell, level)) <= 1)
+                crowded[n++] = r;
+        }
+        for (std::size_t k = 0; k < n; ++k) requeue(crowded[k], land(crowded[k], now));
+    }
+    // A roamer brought to the cell of its position at `now` (within its block), at the level at
+    // which it is alone there; returns its next event.
+    Pending land(std::uint32_t slot, double now);
+
 private:
     void save(std::uint32_t slot, Outcome& out) const;
     // A collision's first touch of ball i: saved and brought to `now`; true if the collision is
@@ -71,6 +92,12 @@ private:
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
+    // A roamer leaving the block of its level through `face`: it enters the next block and roams
+    // on at the level at which it is alone there, or comes down to the cells.
+    void roam_on(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
+    // A roamer in cell `key` at `now`: its level where it is (Roaming::free_level), and its next
+    // event.
+    Pending roam_or_land(std::uint32_t i, double now, const CellKey& key);
     // A Wake event: awake ball `s` wakes sleeping ball `k` resting on it (or that rested on it,
     // for a Wake due later: SleepRules::wake_time()).
     void wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out);
@@ -84,6 +111,7 @@ private:
     Grid& grid_;
     const Statics& statics_;
     std::vector<Contact>& contacts_;
+    Roaming* roaming_ = nullptr;
     Predictor& predictor_;
     Sleep& sleep_;
 };

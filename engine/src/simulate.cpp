@@ -268,3 +268,51 @@ void World::Impl::wake_all() {
 }
 
 }  // namespace ballistic
+
+// ---------------------------------------------------------------------------------------------
+// Lone balls that roam (roaming.hpp)
+
+namespace ballistic {
+
+void World::Impl::start_roaming(double dt) {
+    using detail::Roaming;
+    const std::size_t n = balls.size();
+    // Blocks tile space outside a periodic box; capsules and blocks are found through the cells.
+    if (!events_valid || !grid_valid || def.periodic || statics.has_finite() || n <= 16) return;
+    // The cells the awake balls would cross in the step, at most: counting the balls in blocks is
+    // worth it when they are many.
+    const double width = grid.min_width();
+    const double cells = parallel.reduce(n, 0.0, [&](std::size_t begin, std::size_t end) {
+        double sum = 0.0;
+        for (std::size_t s = begin; s < end; ++s) {
+            if (balls.asleep(s)) continue;
+            sum += (length(balls.velocity(s)) * dt + 0.5 * length(balls.acceleration(s)) * dt * dt) / width;
+        }
+        return sum;
+    }, std::plus<>());
+    if (!(cells >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
+    roaming.count(grid, n);  // a failure ends the step, which clears the counts
+    for (std::uint32_t s = 0; s < n && roaming.roamers().size() < Roaming::kMostRoamers; ++s) {
+        if (balls.asleep(s)) continue;
+        const int level = roaming.free_level(grid.key(s));
+        if (level == 0) continue;
+        roaming.set_level(s, level);
+        loop.requeue(s, predictor.roam(s, time, grid.key(s), level));
+    }
+    if (roaming.roamers().empty()) roaming.clear();
+}
+
+void World::Impl::stop_roaming(double at) {
+    if (events_valid)
+        while (!roaming.roamers().empty()) {
+            const std::uint32_t r = roaming.roamers().front();
+            const detail::CellKey key =
+                detail::Roaming::within(grid.key(r), roaming.level(r), grid.key_of(predictor.motion(r, at).p));
+            grid.move(r, key);
+            roaming.set_level(r, 0);
+            loop.requeue(r, predictor.predict_around(r, at, key));
+        }
+    roaming.clear();
+}
+
+}  // namespace ballistic

@@ -552,6 +552,7 @@ void World::Impl::between_steps(const char* call) const {
 }
 
 double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
+    stop_roaming(at);  // the caller may look at balls, and balls it adds are not counted
     tested = at;  // the balls enter at `at`: should anything fail from now on, the world stands there
     const std::size_t before = balls.size();
     double next = 0.0;
@@ -617,6 +618,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         w.begin_settling();
         const std::uint64_t budget = w.def.step_event_budget;
         double test = w.next_settle(w.time);
+        w.start_roaming(dt);
         for (;;) {  // to the step's end, the budget, the next review of the cells' width, test of sleeping or pause
             const double until = std::min({end, test, paused});
             const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
@@ -635,6 +637,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                 if (budget != 0 && w.loop.processed - events_before >= budget) break;
                 const double now = std::max(w.time, w.loop.last_processed);
                 if (const double width = w.reviewed_cell_width(now); width > 0.0) {
+                    w.stop_roaming(now);
                     w.stand_at(now, true);
                     w.cells_wide = width;
                     w.rebuild_events(true);
@@ -655,8 +658,10 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                 break;
             }
         }
+        w.stop_roaming(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         if (all_done) sleeping = w.finish_step(end);
     } catch (...) {
+        w.roaming.clear();
         // Out of memory (or the embedder's task system failed): every part above either
         // completes or changes nothing, and a failed event is undone, so the world stands
         // consistent at the time of its last event or test of sleeping (at the step's end once

@@ -14,6 +14,7 @@
 #include "parallel.hpp"
 #include "predictor.hpp"
 #include "response.hpp"
+#include "roaming.hpp"
 #include "sleep.hpp"
 #include "sleep_rules.hpp"
 #include "statics.hpp"
@@ -43,6 +44,8 @@ struct World::Impl {
         : def(d), time(d.time), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
         balls.rests.reset(d.gravity);
         measurements.window_start = d.time;
+        predictor.roam_with(&roaming);
+        response.roam_with(&roaming);
     }
 
     WorldDef def;
@@ -80,6 +83,14 @@ struct World::Impl {
     // partner's counter.
     std::vector<detail::Contact> contacts;
     detail::SleepRules rules{def};
+    // Lone balls roaming in blocks of cells within a step (roaming.hpp).
+    detail::Roaming roaming;
+    // A step of `dt` expected to cross many cells lets the balls alone in the blocks around them
+    // roam (Roaming::worth), before its first event.
+    void start_roaming(double dt);
+    // Brings every roamer back to its cell at `at` (a step's end, a pause, a stop), its next event
+    // predicted there; `events_valid` false: nothing to predict, the events are rebuilt anyway.
+    void stop_roaming(double at);
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
     detail::Response response{def, balls, grid, statics, contacts, predictor, sleep};
