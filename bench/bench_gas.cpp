@@ -29,6 +29,8 @@
 // to 12 s and 5 s more. Counters: events (the first 10 s), asleep at 10 s, and settled (events
 // per ball per simulated second from 12 to 17 s: a settled pile should cost nothing).
 // BM_SleepingBed: 10⁵ and 10⁶ balls asleep on a floor: the cost of a step without events.
+// BM_LoneBalls: four fast balls far from a crowd at rest, in long steps (they roam in blocks of
+// cells) and in short ones (they cross every cell).
 //
 // Counters: coll/s and ns/coll (from World::event_counts().collisions() across the timed steps;
 // ns/coll is printed in seconds, "850n" is 850 ns), cells/coll (bookkeeping events per
@@ -474,6 +476,56 @@ void BM_SleepingBed(benchmark::State& state) {
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SleepingBed)->ArgName("side")->Arg(316)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A crowd of 10⁴ balls at rest on the floor of a room 10⁴ wide keeps the cells a diameter wide;
+// four balls fly across the room at speed 1000 and bounce off its walls and floor. One thread,
+// 16 time units a repetition from a fresh room: in one step (mode 0), long enough that the lone
+// balls roam in blocks of cells, or in 16 steps of 1 (mode 1), each expected to cross fewer
+// than eight cells per ball, too few to count the balls: the lone balls cross every cell. The
+// same collisions either way. Counter crossings: per repetition.
+void BM_LoneBalls(benchmark::State& state) {
+    const bool short_steps = state.range(0) == 1;
+    auto room = [] {
+        ballistic::WorldDef def;
+        def.gravity = {0, -10, 0};
+        def.threads = 1;
+        World world(def);
+        for (int d = 0; d < 3; ++d) {
+            ballistic::Vec3 n, low, high;
+            (d == 0 ? n.x : d == 1 ? n.y : n.z) = 1.0;
+            (d == 0 ? low.x : d == 1 ? low.y : low.z) = d == 1 ? 0.0 : -5000.0;
+            (d == 0 ? high.x : d == 1 ? high.y : high.z) = 5000.0;
+            world.add_plane({low, n});
+            world.add_plane({high, -n});
+        }
+        std::vector<ballistic::BallDef> balls;
+        for (int i = 0; i < 100; ++i)
+            for (int k = 0; k < 100; ++k) balls.push_back({{i * 0.7, 0.3, k * 0.7}, {}, 0.3, 1.0});
+        for (int b = 0; b < 4; ++b)
+            balls.push_back({{-3000.0 + 1500 * b, 200.0 + 100 * b, -2000.0 + 1000 * b},
+                             {800.0, 0.0, b % 2 ? 600.0 : -600.0}, 0.3, 1.0});
+        world.add_balls(balls);
+        world.step(1.0 / 1024);  // the crowd settles on the floor
+        return world;
+    };
+    // Each repetition from a fresh room (untimed): given long enough, a lone ball hits the crowd.
+    constexpr double kTime = 16.0;
+    double crossings = 0.0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        World world = room();
+        const std::uint64_t before = world.event_counts().cell_crossings;
+        state.ResumeTiming();
+        if (short_steps)
+            for (int k = 0; k < 16; ++k) world.step(kTime / 16);
+        else
+            world.step(kTime);
+        crossings += static_cast<double>(world.event_counts().cell_crossings - before);
+    }
+    state.counters["crossings"] = crossings / static_cast<double>(state.iterations());
+    state.SetLabel(short_steps ? "16 steps" : "one step");
+}
+BENCHMARK(BM_LoneBalls)->ArgName("short_steps")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

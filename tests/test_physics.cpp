@@ -304,10 +304,12 @@ namespace {
 
 double& component(Vec3& v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
 
-World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravity = {}) {
+// With `batches`, a world large enough for parallel batches: the counting ends once no ball
+// roams; otherwise it goes on, and a ball may start to roam again.
+World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravity = {}, bool batches = false) {
     WorldDef def;
     def.threads = threads;
-    def.parallel_events_min_balls = 0;
+    if (batches) def.parallel_events_min_balls = 0;
     def.gravity = gravity;
     World world(def);
     for (int d = 0; d < 3; ++d) {
@@ -353,13 +355,13 @@ TEST(FreeFlight, ALoneFastBallRoamsInBlocksOfCellsWithTheSameBits) {
 }
 
 TEST(FreeFlight, ARoamerMeetsACrowdAsInTheCells) {
-    // One ball flies into the crowd (and stirs it), one roams on far from it; one thread and
-    // several (parallel batches once no ball roams).
-    const BallDef loners[] = {{{3000, 0.5, 3.15}, {-1000, 0, 0}, 0.3, 1.0}, {{-3000, 2000, 100}, {600, 800, 0}, 0.3, 1.0}};
-    const Stepped cells = stepped(crowd_and_loners(1, loners), 8.0, 1024);
+    // A ball flies into the crowd and stirs it; one thread and several (parallel batches once it
+    // no longer roams).
+    const BallDef loner{{3000, 0.5, 3.15}, {-1000, 0, 0}, 0.3, 1.0};
+    const Stepped cells = stepped(crowd_and_loners(1, std::span(&loner, 1), {}, true), 16.0, 2048);
     EXPECT_GT(cells.collisions, 100u);
     for (const int threads : {1, 2, 3}) {
-        const Stepped roaming = stepped(crowd_and_loners(threads, loners), 8.0, 1);
+        const Stepped roaming = stepped(crowd_and_loners(threads, std::span(&loner, 1), {}, true), 16.0, 1);
         EXPECT_EQ(roaming.hash, cells.hash) << threads << " threads";
         EXPECT_EQ(roaming.collisions, cells.collisions) << threads << " threads";
         EXPECT_LT(roaming.crossings, cells.crossings) << threads << " threads";
@@ -392,13 +394,48 @@ TEST(FreeFlight, ARoamerUnderGravityBouncesAsInTheCells) {
     EXPECT_LT(roaming.crossings * 20, cells.crossings);
 }
 
-TEST(FreeFlight, APauseBringsRoamersBackToTheirCells) {
-    // A pause adding nothing changes no bit: the roamers come back to their cells for it and the
-    // step goes on in them.
+TEST(FreeFlight, APauseAddingNothingChangesNoBitWhileBallsRoam) {
+    // 20 pairs of balls 40 apart, 150 between pairs, each pair closing at 10 to 1000: they roam,
+    // come down as they near and meet. A pause that adds nothing leaves them roaming.
+    std::vector<BallDef> loners;
+    for (int k = 0; k < 20; ++k) {
+        const Vec3 centre{200.0 + 150 * (k % 5), 1000.0 + 150 * (k / 5), 0.0};
+        const double speed = 5.0 + 26.0 * k;
+        loners.push_back({centre - Vec3{20, 0, 0}, {speed, 0.01 * k, 0}, 0.3, 1.0});
+        loners.push_back({centre + Vec3{20, 0.1, 0}, {-speed, 0, 0.02 * k}, 0.3, 1.0});
+    }
+    const auto forever = [](World&) { return std::numeric_limits<double>::infinity(); };
+    World straight = crowd_and_loners(1, loners);
+    straight.step(8.0);
+    EXPECT_EQ(straight.event_counts().ball_ball, 20u);
+    EXPECT_LT(straight.event_counts().cell_crossings * 4, stepped(crowd_and_loners(1, loners), 8.0, 1024).crossings);
+    for (const int threads : {1, 2}) {
+        World paused = crowd_and_loners(threads, loners);
+        paused.step(8.0, 0.0625, forever);
+        EXPECT_EQ(paused.state_hash(), straight.state_hash()) << threads << " threads";
+    }
+}
+
+TEST(FreeFlight, APauseSeesRoamersWhereTheyAre) {
+    // In a pause the roaming ball is where its flight has taken it, however far it is from the
+    // cell it last crossed into: no room there, and a ball added in its way is hit.
     const BallDef loner{{-3000, 2000, 100}, {600, 800, 0}, 0.3, 1.0};
-    World paused = crowd_and_loners(1, std::span(&loner, 1));
-    paused.step(16.0, 8.0, [](World&) { return std::numeric_limits<double>::infinity(); });
-    EXPECT_EQ(paused.state_hash(), stepped(crowd_and_loners(1, std::span(&loner, 1)), 16.0, 1).hash);
+    World world = crowd_and_loners(1, std::span(&loner, 1));
+    const BallId id = world.balls().id.back();
+    Vec3 ahead;
+    world.step(16.0, 8.0, [&](World& w) {
+        const BallState s = w.ball(id);
+        EXPECT_FALSE(w.is_free(s.position + Vec3{0.1, 0, 0}, 0.3));
+        ahead = s.position + s.velocity * (50.0 / length(s.velocity));
+        w.add_ball({ahead, {}, 0.3, 1.0});
+        return std::numeric_limits<double>::infinity();
+    });
+    std::vector<CollisionEvent> meetings;
+    for (const CollisionEvent& e : world.events())
+        if (e.kind == EventKind::BallBall) meetings.push_back(e);
+    ASSERT_EQ(meetings.size(), 1u);
+    EXPECT_NEAR(meetings[0].time, 8.0 + (50.0 - 0.6) / 1000.0, 1e-12);
+    EXPECT_LT(world.max_overlap(), 1e-9);
 }
 
 TEST(Floor, ThousandElasticBouncesKeepHeightAndPeriod) {

@@ -56,9 +56,11 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         // A failure from here on leaves the queue to be rebuilt (World::step).
         for (int k = 0; k < single.n_requeue; ++k)
             requeue(single.requeue[static_cast<std::size_t>(k)], single.next[static_cast<std::size_t>(k)]);
-        if (single.crossing && response_.roaming())
+        if (single.crossing && response_.roaming()) {
             response_.crowd_roamers(s, single.new_key, single.time,
                                     [&](std::uint32_t r, const Pending& next) { requeue(r, next); });
+            response_.settle_roaming();
+        }
     }
     return End::Reached;
 }

@@ -59,6 +59,7 @@ public:
     // A roamer brought to the cell of its position at `now` (within its block), at the level at
     // which it is alone there; returns its next event.
     Pending land(std::uint32_t slot, double now);
+    void settle_roaming() { roaming_->settle(); }
 
 private:
     void save(std::uint32_t slot, Outcome& out) const;

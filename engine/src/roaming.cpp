@@ -2,12 +2,15 @@
 #include "roaming.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 namespace ballistic::detail {
 
-void Roaming::count(const Grid& grid, std::size_t balls) {
+void Roaming::count(const Grid& grid, std::size_t balls, bool keep) {
     level_.assign(balls, 0);
+    roamers_.reserve(kMostRoamers);
     active_ = true;  // before counting: should it fail, clear() empties what it counted
+    keep_ = keep;
     // Storage is sorted along a Morton curve of the cells: runs of balls share their blocks, and
     // a run costs one update of the counts per level.
     for (int l = 1; l < kLevels; ++l) {
@@ -23,6 +26,12 @@ void Roaming::count(const Grid& grid, std::size_t balls) {
     }
 }
 
+void Roaming::added(const Grid& grid, std::size_t first, std::size_t balls) {
+    level_.resize(balls, 0);
+    for (std::size_t s = first; s < balls; ++s)
+        for (int l = 1; l < kLevels; ++l) ++counts_[static_cast<std::size_t>(l)][block(grid.key(static_cast<std::uint32_t>(s)), l)];
+}
+
 void Roaming::moved(const CellKey& from, const CellKey& to) {
     for (int l = 1; l < kLevels; ++l) {
         const CellKey a = block(from, l), b = block(to, l);
@@ -30,7 +39,8 @@ void Roaming::moved(const CellKey& from, const CellKey& to) {
         Counts& counts = counts_[static_cast<std::size_t>(l)];
         ++counts[b];  // first: a failure to allocate leaves the old count
         const auto it = counts.find(a);
-        if (--it->second == 0) counts.erase(it);
+        assert(it != counts.end() && it->second > 0);
+        --it->second;
     }
 }
 
@@ -72,9 +82,8 @@ void Roaming::set_level(std::uint32_t slot, int level) {
 void Roaming::clear() {
     for (std::uint32_t s : roamers_) level_[s] = 0;
     roamers_.clear();
-    roamers_.reserve(kMostRoamers);
     for (Counts& counts : counts_) counts.clear();
-    active_ = false;
+    active_ = keep_ = false;
 }
 
 CellKey Roaming::within(const CellKey& cell, int level, const CellKey& at) {

@@ -47,15 +47,24 @@ public:
     int level(std::uint32_t slot) const { return active() ? level_[slot] : 0; }
     std::span<const std::uint32_t> roamers() const { return roamers_; }
 
-    // Counts `balls` balls in the blocks of their cells (Grid::key()), after clear().
-    void count(const Grid& grid, std::size_t balls);
-    // A ball counted in `from` now lives in `to`.
+    // Counts `balls` balls in the blocks of their cells (Grid::key()), after clear(). With `keep`,
+    // the counting goes on once no ball roams (a ball may start to roam again at a crossing);
+    // without, it ends then (settle()), and parallel batches with it.
+    void count(const Grid& grid, std::size_t balls, bool keep);
+    // Balls added in slots from `first` on (in a pause), counted in their cells.
+    void added(const Grid& grid, std::size_t first, std::size_t balls);
+    // A ball counted in `from` now lives in `to`. Blocks left empty keep their entries until
+    // clear(), so that moving back (Response::undo) allocates nothing.
     void moved(const CellKey& from, const CellKey& to);
+    // After an event: ends the counting when no ball roams and it is not kept.
+    void settle() {
+        if (active_ && !keep_ && roamers_.empty()) clear();
+    }
     // The highest level at which the 27 blocks around `cell`'s hold one ball (the one in `cell`),
     // with the blocks within the cells' range; 0 if none.
     int free_level(const CellKey& cell) const;
     void set_level(std::uint32_t slot, int level);
-    // No ball roams and nothing is counted.
+    // No ball roams and nothing is counted. Allocates nothing.
     void clear();
 
     // The cell a roamer of level `level` in `cell` enters through face `face` of its block: the
@@ -77,7 +86,7 @@ private:
     std::array<Counts, kLevels> counts_;  // per level (0 unused): balls per block
     std::vector<std::uint8_t> level_;     // per slot, while balls roam
     std::vector<std::uint32_t> roamers_;  // in the order they started roaming
-    bool active_ = false;
+    bool active_ = false, keep_ = false;
 };
 
 }  // namespace ballistic::detail

@@ -291,7 +291,9 @@ void World::Impl::start_roaming(double dt) {
         return sum;
     }, std::plus<>());
     if (!(cells >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
-    roaming.count(grid, n);  // a failure ends the step, which clears the counts
+    // Worlds too small for parallel batches keep counting once no ball roams (a ball may start
+    // to roam again); larger ones go back to batches then.
+    roaming.count(grid, n, n < def.parallel_events_min_balls);  // a failure ends the step, which clears it
     for (std::uint32_t s = 0; s < n && roaming.roamers().size() < Roaming::kMostRoamers; ++s) {
         if (balls.asleep(s)) continue;
         const int level = roaming.free_level(grid.key(s));
@@ -303,16 +305,23 @@ void World::Impl::start_roaming(double dt) {
 }
 
 void World::Impl::stop_roaming(double at) {
-    if (events_valid)
-        while (!roaming.roamers().empty()) {
-            const std::uint32_t r = roaming.roamers().front();
-            const detail::CellKey key =
-                detail::Roaming::within(grid.key(r), roaming.level(r), grid.key_of(predictor.motion(r, at).p));
-            grid.move(r, key);
-            roaming.set_level(r, 0);
-            loop.requeue(r, predictor.predict_around(r, at, key));
-        }
+    while (!roaming.roamers().empty()) {
+        const std::uint32_t r = roaming.roamers().front();
+        const detail::CellKey key =
+            detail::Roaming::within(grid.key(r), roaming.level(r), grid.key_of(predictor.motion(r, at).p));
+        grid.move(r, key);
+        roaming.set_level(r, 0);
+        if (events_valid) loop.requeue(r, predictor.predict_around(r, at, key));
+    }
     roaming.clear();
+}
+
+void World::Impl::roaming_added(std::uint32_t first) {
+    if (!roaming.active() || !events_valid) return;
+    roaming.added(grid, first, balls.size());
+    for (std::uint32_t s = first; s < balls.size(); ++s)
+        response.crowd_roamers(s, grid.key(s), time, [&](std::uint32_t r, const detail::Pending& next) { loop.requeue(r, next); });
+    roaming.settle();
 }
 
 }  // namespace ballistic

@@ -100,6 +100,9 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
         for (std::uint32_t j = 0; j < below && found.empty(); ++j) check(j);
     } else {
         grid.for_each_within(grid.key_of(p), static_cast<std::int64_t>(cells), check);
+        // Roamers (in a pause) are listed where they last crossed into their blocks.
+        if (roaming.active())
+            for (const std::uint32_t j : roaming.roamers()) check(j);
     }
     return found;
 }
@@ -428,6 +431,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     // are listed in the cells a largest ball's reach around them): the events are rebuilt.
     if (regrid || w.max_radius > old_max_radius) w.events_valid = false;
     else w.predict_changed({}, first_slot);
+    w.roaming_added(first_slot);  // in a pause while balls roam
     return ids;
 }
 
@@ -552,7 +556,6 @@ void World::Impl::between_steps(const char* call) const {
 }
 
 double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
-    stop_roaming(at);  // the caller may look at balls, and balls it adds are not counted
     tested = at;  // the balls enter at `at`: should anything fail from now on, the world stands there
     const std::size_t before = balls.size();
     double next = 0.0;
@@ -576,6 +579,7 @@ double World::Impl::pause_step(double at, double& tested, const std::function<do
     if (def.sleep_interval > 0.0)
         for (std::size_t s = before; s < balls.size(); ++s) loop.woken.push_back(static_cast<std::uint32_t>(s));
     if (!events_valid) {  // new cells or a larger ball (add_balls): predicted afresh from here
+        roaming.clear();  // the cells are made afresh, from where every ball is
         stand_at(at, true);
         rebuild_events(true);
     }
@@ -661,14 +665,20 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         w.stop_roaming(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         if (all_done) sleeping = w.finish_step(end);
     } catch (...) {
-        w.roaming.clear();
         // Out of memory (or the embedder's task system failed): every part above either
         // completes or changes nothing, and a failed event is undone, so the world stands
         // consistent at the time of its last event or test of sleeping (at the step's end once
         // every event is done); the queue is rebuilt at the next step.
         const double reached = all_done ? end : std::max({w.time, w.loop.last_processed, tested});
-        w.stand_at(reached, true);
         w.events_valid = false;
+        // Roamers are listed where they last crossed into their blocks: to their cells, for the
+        // queries between steps (a second failure here leaves them so until the next step).
+        try {
+            w.stop_roaming(reached);
+        } catch (...) {
+            w.roaming.clear();
+        }
+        w.stand_at(reached, true);
         throw;
     }
     if (!all_done) {

@@ -88,9 +88,12 @@ struct World::Impl {
     // A step of `dt` expected to cross many cells lets the balls alone in the blocks around them
     // roam (Roaming::worth), before its first event.
     void start_roaming(double dt);
-    // Brings every roamer back to its cell at `at` (a step's end, a pause, a stop), its next event
-    // predicted there; `events_valid` false: nothing to predict, the events are rebuilt anyway.
+    // Brings every roamer back to its cell at `at` (a step's end, a stop, a failure), its next
+    // event predicted there unless the events are to be rebuilt (`events_valid` false).
     void stop_roaming(double at);
+    // Balls added in a pause (slots from `first` on) while balls roam: counted, and the roamers
+    // whose blocks they crowd brought down.
+    void roaming_added(std::uint32_t first);
     detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
     detail::Sleep sleep{def, balls, grid, statics, rules};
     detail::Response response{def, balls, grid, statics, contacts, predictor, sleep};
