@@ -78,40 +78,38 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     if (const Contact& old = contacts_[i]; old.event.kind == Kind::Wake && old.event.time >= now &&
                                            !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter)
         contact = old;
-    // A sleeping ball stands still: only awake balls can meet it.
-    const bool still = !shared_gravity() && balls_.asleep(i);
-    predict_infinite(i, now, m, still, contact);
-    // A roamer is alone in the blocks around its own, and no capsules or blocks are near (Roaming).
-    if (const int level = roaming_ ? roaming_->level(i) : 0; level > 0) {
-        contacts_[i] = contact;
-        return earliest(crossing(key, m, now, level), contact.event);
-    }
-    if (!still && statics_.has_finite()) {
-        predict_finite(now, m, key, true, contact);
-        predict_leaving(now, m, balls_.supports(i), contact);
-    }
-    predict_balls(i, now, m, key, Grid::kAllNear, contact);
-    return earliest(crossing(key, m, now), contact.event);
-}
-
-void Predictor::predict_infinite(std::uint32_t i, double now, const Motion& m, bool still, Contact& contact) const {
-    if (still) return;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
     };
+    // A sleeping ball stands still: only awake balls can meet it.
+    const bool still = !shared_gravity() && balls_.asleep(i);
     const Supports& sup = balls_.supports(i);
     const std::vector<PlaneDef>& planes = statics_.planes();
-    for (std::uint32_t k = 0; k < planes.size(); ++k) {
+    const std::vector<CylinderDef>& cylinders = statics_.cylinders();
+    for (std::uint32_t k = 0; k < planes.size() && !still; ++k) {
         if (std::find(sup.begin(), sup.end(), static_cast<std::int32_t>(k)) != sup.end()) continue;
         const PlaneDef& plane = planes[k];
         consider(toi_ball_plane(m.p, m.v, m.a, m.r, plane.point, plane.normal, contact.event.time - now),
                  Kind::BallPlane, k);
     }
-    for (std::uint32_t k = 0; k < statics_.cylinders().size(); ++k) {
-        const CylinderDef& c = statics_.cylinders()[k];
+    for (std::uint32_t k = 0; k < cylinders.size() && !still; ++k) {
+        const CylinderDef& c = cylinders[k];
         consider(toi_ball_cylinder(m.p, m.v, m.a, m.r, c.point, c.axis, c.radius, contact.event.time - now),
                  Kind::BallCylinder, k);
     }
+    // A roamer is alone in the blocks around its own, and no capsules or blocks are near (Roaming).
+    if (roaming_ && roaming_->active()) [[unlikely]] {
+        if (const int level = roaming_->level(i); level > 0) {
+            contacts_[i] = contact;
+            return earliest(crossing(key, m, now, level), contact.event);
+        }
+    }
+    if (!still && statics_.has_finite()) {
+        predict_finite(now, m, key, true, contact);
+        predict_leaving(now, m, sup, contact);
+    }
+    predict_balls(i, now, m, key, Grid::kAllNear, contact);
+    return earliest(crossing(key, m, now), contact.event);
 }
 
 void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) {
@@ -179,6 +177,11 @@ Predictor::Motion Predictor::motion(std::uint32_t i, double now) const {
 }
 
 Pending Predictor::crossing(const CellKey& key, const Motion& m, double now, int level) const {
+    return level == 0 ? crossing_of<false>(key, m, now, 0) : crossing_of<true>(key, m, now, level);
+}
+
+template <bool Block>
+Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, int level) const {
     // The earliest crossing, ties to the lowest face (faces come in ascending order), kept in
     // two scalars: a Pending copied per face made a chain of stores and loads. As earlier() with
     // the empty Pending to start from: a crossing at +inf is taken, one at NaN never.
@@ -194,11 +197,11 @@ Pending Predictor::crossing(const CellKey& key, const Motion& m, double now, int
         first_face = sooner ? face : first_face;
     };
     // The cells (of the block, for a roamer) along each axis: from `low` to `low + side`.
-    const int shift = 3 * level;
-    const std::int64_t side = std::int64_t{1} << shift;
+    const int shift = Block ? 3 * level : 0;
+    const std::int64_t side = Block ? std::int64_t{1} << shift : 1;
     for (int d = 0; d < 3; ++d) {
         const double x = axis(m.p, d), vd = axis(m.v, d), ad = axis(m.a, d);
-        const std::int64_t low = (key[d] >> shift) << shift;
+        const std::int64_t low = Block ? (key[d] >> shift) << shift : key[d];
         if (ad == 0.0) {
             // Without acceleration along the axis only the face ahead can close (the gap to the
             // other is linear and opening, or constant when the ball stands still along the

@@ -66,9 +66,8 @@ public:
     void roam_with(const Roaming* roaming) { roaming_ = roaming; }
 
 private:
-    // Lowers `contact` to the earliest collision with the planes (but those it rests on) and the
-    // cylinders; none for a sleeping ball, which stands still.
-    void predict_infinite(std::uint32_t slot, double now, const Motion& m, bool still, Contact& contact) const;
+    template <bool Block>
+    Pending crossing_of(const CellKey& key, const Motion& m, double now, int level) const;
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
     // with `everywhere`, those listed for every cell).
     void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;

@@ -101,14 +101,16 @@ Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
 }
 
 void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
-    if (roaming() && roaming_->level(i) > 0) return roam_on(i, face, now, out);
+    const bool counting = roaming();
+    if (counting && roaming_->level(i) > 0) [[unlikely]]
+        return roam_on(i, face, now, out);
     save(i, out);
     Vec3 shift;
     out.old_key = grid_.key(i);
     out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
     grid_.move(i, out.new_key);  // as it was if it fails
     out.crossing = true;
-    if (roaming()) {
+    if (counting) [[unlikely]] {
         roaming_->moved(out.old_key, out.new_key);
         out.counted = true;
         out.old_level = 0;
