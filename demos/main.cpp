@@ -6,8 +6,8 @@
 //   ballistic render SCENE.json [...]  PNG frames, no window (renderer builds only)
 //   ballistic view SCENE.json [...]    the interactive window (renderer builds only)
 //
-// Exit status: 0 success, 2 bad input (scene, options), 130 interrupted (SIGINT or SIGTERM: the
-// statistics and state written are complete, for the time reached), 1 anything else.
+// Exit status: 0 success, 2 bad input (scene, options), 130 interrupted (SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT: the statistics and state written are complete, for the time reached), 1 anything else.
 #include <ballistic/scene/scene.hpp>
 #include <ballistic/version.hpp>
 #ifdef BALLISTIC_WITH_RENDERER
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <new>
 #include <cerrno>
 #include <csignal>
 #include <chrono>
@@ -108,6 +109,10 @@ void check_options(const RunOptions& options) {
                                                                    {"--checkpoint", &options.checkpoint},
                                                                    {"--trajectory", &options.trajectory}};
     auto canonical = [](const std::string& path) { return std::filesystem::weakly_canonical(std::filesystem::absolute(path)); };
+    for (const auto& [flag, path] : outputs)
+        if (!path->empty() && canonical(*path) == canonical(options.scene_path))
+            throw BadInput(std::string(flag) + " names the " + (options.resume ? "checkpoint" : "scene") + " file " +
+                           *path + " that the run reads (an output needs a file of its own)");
     for (std::size_t a = 0; a < std::size(outputs); ++a)
         for (std::size_t b = a + 1; b < std::size(outputs); ++b)
             if (!outputs[a].second->empty() && !outputs[b].second->empty() &&
@@ -119,23 +124,33 @@ void check_options(const RunOptions& options) {
 // An output file written atomically: the text goes to a temporary file beside it, created
 // before the simulation (a bad path fails in a second, not after a long run), which replaces the
 // file only once complete. A failed or interrupted write leaves no partial file behind.
+// A path that names a device or a pipe (/dev/null, a FIFO) is written straight through: it is
+// not a file to replace. A symbolic link is followed: the file it names is replaced, the link
+// stays.
 class AtomicOutput {
 public:
-    AtomicOutput(std::filesystem::path path, const char* what)
-        : path_(std::move(path)),
-          temporary_(path_.string() + ".tmp-" + std::to_string(::getpid())),
-          what_(what) {
-        if (std::filesystem::is_directory(path_)) {  // before the temporary file exists
+    AtomicOutput(std::filesystem::path path, const char* what) : path_(std::move(path)), what_(what) {
+        std::error_code error;
+        const std::filesystem::file_status status = std::filesystem::status(path_, error);  // follows links
+        if (std::filesystem::is_directory(status)) {  // before the temporary file exists
             errno = EISDIR;
             fail("cannot write");
         }
-        file_.open(temporary_, std::ios::binary | std::ios::trunc);
+        through_ = std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+        // The file a link names, through links to links (as many as the system follows).
+        for (int hops = 0; !through_ && hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(path_, error)); ++hops) {
+            const std::filesystem::path target = std::filesystem::read_symlink(path_, error);
+            if (error) break;
+            path_ = target.is_absolute() ? target : path_.parent_path() / target;
+        }
+        temporary_ = through_ ? path_ : std::filesystem::path(path_.string() + ".tmp-" + std::to_string(::getpid()));
+        file_.open(temporary_, std::ios::binary | (through_ ? std::ios::out : std::ios::trunc | std::ios::out));
         if (!file_) fail("cannot write");
     }
     AtomicOutput(const AtomicOutput&) = delete;
     AtomicOutput& operator=(const AtomicOutput&) = delete;
     ~AtomicOutput() {
-        if (!committed_) {
+        if (!committed_ && !through_) {
             std::error_code ignored;
             std::filesystem::remove(temporary_, ignored);
         }
@@ -148,9 +163,15 @@ public:
         file_ << text;
         if (!file_) fail("writing failed for");
     }
+    // For text written as it is made; commit() finds a failure.
+    std::ostream& stream() { return file_; }
     void commit() {
         file_.close();
         if (!file_) fail("writing failed for");
+        if (through_) {
+            committed_ = true;
+            return;
+        }
         std::error_code error;
         std::filesystem::rename(temporary_, path_, error);
         if (error) {
@@ -168,6 +189,7 @@ private:
     std::filesystem::path path_, temporary_;
     std::string what_;
     std::ofstream file_;
+    bool through_ = false;  // a device or a pipe, written straight
     bool committed_ = false;
 };
 
@@ -220,7 +242,8 @@ private:
     bool shown_any_ = false;
 };
 
-// Set by SIGINT and SIGTERM: the run stops at the next event and reports what it reached.
+// Set by SIGINT, SIGTERM, SIGHUP and SIGQUIT: the run stops at the next event and reports what it
+// reached.
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler stores into it");
 extern "C" void request_stop(int) { g_stop.store(true, std::memory_order_relaxed); }
@@ -274,7 +297,17 @@ int run_file(const RunOptions& options) {
     // From here on a signal stops the run cleanly (one during loading stops it at time zero).
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
+    std::signal(SIGHUP, request_stop);  // the terminal closed
+    std::signal(SIGQUIT, request_stop);
     scene::Scene loaded = load(options);
+    // Frames of 1/60 must advance the world's time (doubles near 10¹⁵ are 0.125 apart).
+    if (const double t = loaded.world.time(); !((t + scene::kFrame) - t >= 0.5 * scene::kFrame)) {
+        std::ostringstream message;
+        message << (options.resume ? options.scene_path + ": the checkpoint's time " : std::string("time: "))
+                << std::setprecision(17) << t
+                << " is too large in magnitude for frames of 1/60 to advance it (keep it within about 10^12)";
+        throw BadInput(message.str());
+    }
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
     std::optional<AtomicOutput> state_file = open_output(options.state, "state");
     std::optional<AtomicOutput> checkpoint_file = open_output(options.checkpoint, "checkpoint");
@@ -285,7 +318,7 @@ int run_file(const RunOptions& options) {
     std::uint64_t frame = 0;
     double sampled = -INFINITY;
     auto sample = [&](const ballistic::World& world) {
-        trajectory_file->append(scene::extxyz_frame(world, loaded.balls));
+        scene::write_extxyz_frame(trajectory_file->stream(), world, loaded.balls);
         sampled = world.time();
     };
     if (trajectory_file) sample(loaded.world);
@@ -296,23 +329,39 @@ int run_file(const RunOptions& options) {
     };
     const scene::RunStats stats = scene::run_scene(loaded, options.duration, control, options.equilibrate);
     progress.done();
-    if (trajectory_file) {
-        if (sampled != loaded.world.time()) sample(loaded.world);  // the end, when off the sample grid
-        trajectory_file->commit();
-    }
+    // The statistics first (they are small); then each other output, written as it is made (a
+    // state of millions of balls never has to fit in memory as text). One that fails is reported
+    // and the others are still written.
     const std::string stats_text = scene::stats_json(stats);
     if (stats_file) {
         stats_file->commit(stats_text);
     } else {
         write(std::cout, stats_text, "standard output");
     }
-    if (state_file) state_file->commit(scene::state_json(loaded.world, loaded.balls, loaded.emitters));
-    if (checkpoint_file) {
-        std::ostringstream snapshot;
-        loaded.world.save(snapshot);
-        snapshot << scene::emitters_json(loaded.world, loaded.emitters);
-        checkpoint_file->commit(std::move(snapshot).str());
-    }
+    bool written = true;
+    auto output = [&](std::optional<AtomicOutput>& file, const char* what, auto&& make) {
+        if (!file) return;
+        try {
+            make(file->stream());
+            file->commit();
+        } catch (const std::bad_alloc&) {
+            std::cerr << "ballistic: out of memory writing the " << what << " file; it is not written\n";
+            written = false;
+        } catch (const std::exception& error) {
+            std::cerr << "ballistic: " << error.what() << "\n";
+            written = false;
+        }
+        file.reset();  // a file not committed is removed
+    };
+    output(trajectory_file, "trajectory", [&](std::ostream&) {
+        if (sampled != loaded.world.time()) sample(loaded.world);  // the end, when off the sample grid
+    });
+    output(state_file, "state", [&](std::ostream& out) { scene::write_state_json(out, loaded.world, loaded.balls, loaded.emitters); });
+    output(checkpoint_file, "checkpoint", [&](std::ostream& out) {
+        loaded.world.save(out);
+        out << scene::emitters_json(loaded.world, loaded.emitters);
+    });
+    if (!written) return kExitFailure;
     if (stats.interrupted) {
         const bool signal = stats.stop_reason == "signal";
         std::cerr << "ballistic: " << (signal ? "interrupted" : stats.stop_reason) << "; stopped at time " << stats.time
@@ -338,7 +387,7 @@ int run_default([[maybe_unused]] bool window) {
     std::cout << scene::summary_text(stats);
 #ifdef BALLISTIC_WITH_RENDERER
     // No display: a picture of the final state instead of the window.
-    ballistic::demo::write_demo_picture(lesson.world, "ballistic-demo.png");
+    if (!ballistic::demo::write_demo_picture(lesson.world, "ballistic-demo.png")) return kExitFailure;
 #endif
     return 0;
 }
@@ -390,8 +439,14 @@ int main(int argc, char** argv) {
                             "Write a snapshot of the whole world to this file at the end (also when interrupted), "
                             "for `ballistic resume`");
         command->add_option("--event-budget", options.event_budget,
-                            "Events the run may process; reached, it stops there with complete outputs and exit 1 "
-                            "(default: none; every step is also bounded by 10^9 events)");
+                            "Events the run may process (1 to 10^18); reached, it stops there with complete outputs and exit 1 "
+                            "(default: none; every step is also bounded by 10^9 events)")
+            ->check([](const std::string& text) -> std::string {
+                const bool digits = !text.empty() && text.size() <= 19 &&
+                                    std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+                if (digits && std::stoull(text) >= 1 && std::stoull(text) <= 1'000'000'000'000'000'000ull) return {};
+                return "must be a whole number of events from 1 to 10^18 (leave it out for none), got " + text.substr(0, 40);
+            });
         command->add_option("--memory-limit", options.memory_limit_gib,
                             "GiB the balls may take, estimated before anything is allocated (default 16)");
         command->add_option("--equilibrate", options.equilibrate,
@@ -455,6 +510,9 @@ int main(int argc, char** argv) {
     } catch (const BadInput& error) {
         std::cerr << "ballistic: " << error.what() << "\n";
         return kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "ballistic: out of memory (lower --memory-limit, or give the program more memory)\n";
+        return kExitFailure;
     } catch (const std::exception& error) {
         std::cerr << "ballistic: " << error.what() << "\n";
         return kExitFailure;

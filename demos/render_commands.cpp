@@ -201,29 +201,30 @@ int view_command(const ViewOptions& options) {
 
 bool display_available() { return render::display_available(); }
 
-void write_demo_picture(const World& world, const std::string& path) {
+bool write_demo_picture(const World& world, const std::string& path) {
     auto gpu = render::Gpu::create(gpu_options(false));
     if (!gpu) {
         std::cout << "picture           none: no Vulkan rendering here (" << gpu.error().message() << ")\n";
-        return;
+        return true;
     }
     auto renderer = render::OffscreenRenderer::create(*gpu, 1280, 720);
     if (!renderer) {
         std::cout << "picture           none: " << renderer.error().message() << "\n";
-        return;
+        return true;
     }
     const render::Framing framing = render::frame_world(world);
     auto image = renderer->render(world, framing.orbit.camera(framing.near, framing.far), render::FrameStyle{});
     if (!image) {
         std::cout << "picture           none: " << image.error().message() << "\n";
-        return;
+        return true;
     }
     if (auto s = render::write_png(*image, path); !s) {
-        std::cout << "picture           none: " << s.error().message() << "\n";
-        return;
+        std::cerr << "ballistic: cannot write the picture " << path << ": " << s.error().message() << "\n";
+        return false;
     }
     std::cout << "picture           " << path << " (1280x720, " << gpu->device_name() << ")\n";
     validation_clean(gpu->validation_messages(), false);
+    return true;
 }
 
 }  // namespace ballistic::demo

@@ -51,8 +51,9 @@ int view_command(const ViewOptions& options);
 // Default demo: true when a display is there (the window then opened on the lesson scene).
 bool display_available();
 int view_scene(scene::Scene& scene, const ViewOptions& options);
-// Writes the world's current state, framed whole, to a PNG; prints what happened. Never fails
-// the program: without a Vulkan device it says so and returns.
-void write_demo_picture(const World& world, const std::string& path);
+// Writes the world's current state, framed whole, to a PNG; prints what happened. Without a
+// Vulkan device it says so and returns true; false (with a message) when the file cannot be
+// written.
+bool write_demo_picture(const World& world, const std::string& path);
 
 }  // namespace ballistic::demo

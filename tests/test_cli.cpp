@@ -339,6 +339,7 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
     const fs::path huge = write("huge.json", R"({"gravity": [0, -1e308, 0], "balls": []})");
     const fs::path many = write("many.json", R"({"generate": [{"count": 1000000000, "radius": 0.5, "min": [0, 0, 0],
         "max": [1e4, 1e4, 1e4], "speed": 1}]})");
+    const fs::path late = write("late.json", R"({"time": 1e16, "balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
     struct Case {
         std::string args;
         std::string says;
@@ -355,6 +356,10 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         {"run " + good.string() + " --duration 1e300", "more than the limit of 3e+09 frames per run"},
         {"run " + good.string() + " --stats " + path("out.json").string() + " --state " + (dir_ / "." / "out.json").string(),
          "--stats and --state name the same file"},
+        {"run " + good.string() + " --state " + good.string(), "--state names the scene file " + good.string()},
+        {"run " + good.string() + " --event-budget 0", "--event-budget: must be a whole number of events from 1 to 10^18"},
+        {"run " + good.string() + " --event-budget -1", "got -1"},
+        {"run " + late.string(), "time: 10000000000000000 is too large in magnitude for frames of 1/60"},
     };
     for (const Case& c : cases) {
         const Result result = run(c.args);
@@ -362,6 +367,19 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         EXPECT_NE(result.err.find(c.says), std::string::npos) << c.args << "\n" << result.err;
     }
     EXPECT_FALSE(fs::exists(path("out.json")));
+    EXPECT_EQ(read_file(good), R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
+}
+
+// A device or a pipe is written straight through, a symbolic link followed: the file it names
+// is replaced and the link stays.
+TEST_F(Cli, OutputsThroughLinksAndDevices) {
+    const fs::path scene = write("box.json", kBoxGas);
+    fs::create_symlink("target.json", path("link.json"));
+    ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats " + path("link.json").string()).exit_code, 0);
+    EXPECT_TRUE(fs::is_symlink(path("link.json")));
+    EXPECT_TRUE(json::parse(read_file(path("target.json"))).contains("state_hash"));
+    ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats /dev/null").exit_code, 0);
+    EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
 TEST_F(Cli, AHugeUnknownKeyIsNotEchoedWhole) {

@@ -1019,6 +1019,12 @@ void read_emitters(Scene& scene, std::string_view text) {
 }
 
 std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters) {
+    std::ostringstream out;
+    write_state_json(out, world, balls, emitters);
+    return std::move(out).str();
+}
+
+void write_state_json(std::ostream& out, const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters) {
     const WorldDef& def = world.def();
     ordered document = {{"time", world.time()},
                         {"gravity", vec_json(def.gravity)},
@@ -1036,7 +1042,7 @@ std::string state_json(const World& world, std::span<const BallId> balls, std::s
             document["periodic"]["axes"] = {def.periodic_axes[0], def.periodic_axes[1], def.periodic_axes[2]};
     }
     ordered planes = ordered::array(), cylinders = ordered::array(), capsules = ordered::array(),
-            blocks = ordered::array(), list = ordered::array();
+            blocks = ordered::array();
     for (std::uint32_t k = 0; k < world.plane_count(); ++k)
         planes.push_back({{"point", vec_json(world.plane(k).point)}, {"normal", vec_json(world.plane(k).normal)}});
     for (std::uint32_t k = 0; k < world.cylinder_count(); ++k) {
@@ -1049,22 +1055,39 @@ std::string state_json(const World& world, std::span<const BallId> balls, std::s
     }
     for (std::uint32_t k = 0; k < world.block_count(); ++k)
         blocks.push_back({{"min", vec_json(world.block(k).min)}, {"max", vec_json(world.block(k).max)}});
-    for (const BallId id : balls) {
-        const BallState ball = world.ball(id);
-        list.push_back(ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
-                               {"radius", ball.radius}, {"mass", ball.mass}});
-    }
     document["planes"] = std::move(planes);
     document["cylinders"] = std::move(cylinders);
     if (!capsules.empty()) document["capsules"] = std::move(capsules);
     if (!blocks.empty()) document["blocks"] = std::move(blocks);
-    document["balls"] = std::move(list);
-    if (!emitters.empty()) document["emitters"] = emitter_list(emitters);
-    return document.dump() + "\n";
+    // The balls, however many, are written one by one (the bytes of one document's dump()): the
+    // text of millions never has to fit in memory at once.
+    std::string head = document.dump();
+    head.pop_back();  // its closing brace
+    out << head << ",\"balls\":[";
+    std::string chunk;
+    for (std::size_t k = 0; k < balls.size(); ++k) {
+        const BallState ball = world.ball(balls[k]);
+        if (k > 0) chunk += ',';
+        chunk += ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
+                         {"radius", ball.radius}, {"mass", ball.mass}}.dump();
+        if (chunk.size() >= (1u << 20)) {
+            out << chunk;
+            chunk.clear();
+        }
+    }
+    out << chunk << ']';
+    if (!emitters.empty()) out << ",\"emitters\":" << emitter_list(emitters).dump();
+    out << "}\n";
 }
 
 std::string extxyz_frame(const World& world, std::span<const BallId> balls) {
-    // Shortest text that reads back as the same double.
+    std::ostringstream out;
+    write_extxyz_frame(out, world, balls);
+    return std::move(out).str();
+}
+
+void write_extxyz_frame(std::ostream& out, const World& world, std::span<const BallId> balls) {
+    // Shortest text that reads back as the same double; written in chunks of about a megabyte.
     std::string text;
     auto number = [&text](double v, char after) {
         std::array<char, 32> digits{};
@@ -1094,8 +1117,12 @@ std::string extxyz_frame(const World& world, std::span<const BallId> balls) {
         for (const double v : {b.position.x, b.position.y, b.position.z, b.velocity.x, b.velocity.y, b.velocity.z})
             number(v, ' ');
         number(b.radius, '\n');
+        if (text.size() >= (1u << 20)) {
+            out << text;
+            text.clear();
+        }
     }
-    return text;
+    out << text;
 }
 
 std::string summary_text(const RunStats& stats) {

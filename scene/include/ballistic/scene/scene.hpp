@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -154,6 +155,10 @@ std::string stats_json(const RunStats& stats);
 // snapshot, World::save: a scene holds no pending events and no sleep history.)
 // With `emitters`, their definitions and progress too.
 std::string state_json(const World& world, std::span<const BallId> balls, std::span<const Emitter> emitters = {});
+// The same text written to `out` as it is made, in pieces of about a megabyte: millions of balls
+// need no room for the whole text.
+void write_state_json(std::ostream& out, const World& world, std::span<const BallId> balls,
+                      std::span<const Emitter> emitters = {});
 // The emitters alone, {"emitters": [...], "state_hash": "0x…", "checksum": "0x…"} (the list as a
 // scene file has it, the state hash of the world they belong to, and a checksum of both), and
 // read back into a scene restored from a snapshot of that world (a checkpoint keeps them after
@@ -165,6 +170,7 @@ void read_emitters(Scene& scene, std::string_view text);
 // the periodic box as Lattice (pbc "T T T") or pbc "F F F", and one line per ball of `balls`:
 // species X, position, velocity, radius, at full round-trip precision.
 std::string extxyz_frame(const World& world, std::span<const BallId> balls);
+void write_extxyz_frame(std::ostream& out, const World& world, std::span<const BallId> balls);  // the same, written as made
 // A few human-readable lines.
 std::string summary_text(const RunStats& stats);
 
