@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <new>
 #include <cerrno>
 #include <csignal>
@@ -69,10 +70,16 @@ struct BadInput : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// A value as the user gave it: the shortest text that reads back as the same double.
+std::string shown(double value) {
+    std::array<char, 32> digits{};
+    return std::string(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr);
+}
+
 void check_options(const RunOptions& options) {
     if (!std::isfinite(options.duration) || options.duration <= 0.0) {
         std::ostringstream message;
-        message << "--duration: must be a finite number > 0, got " << options.duration;
+        message << "--duration: must be a finite number > 0, got " << shown(options.duration);
         throw BadInput(message.str());
     }
     if (options.threads < 0 || options.threads > ballistic::kMaxThreads) {
@@ -81,12 +88,12 @@ void check_options(const RunOptions& options) {
     }
     if (!(options.memory_limit_gib > 0.0 && options.memory_limit_gib <= kMaxMemoryGib)) {
         std::ostringstream message;
-        message << "--memory-limit: must be a number of GiB in (0, " << kMaxMemoryGib << "], got " << options.memory_limit_gib;
+        message << "--memory-limit: must be a number of GiB in (0, " << shown(kMaxMemoryGib) << "], got " << shown(options.memory_limit_gib);
         throw BadInput(message.str());
     }
     if (options.duration / scene::kFrame > kMaxFrames) {
         std::ostringstream message;
-        message << "--duration: " << options.duration << " is " << options.duration / scene::kFrame
+        message << "--duration: " << shown(options.duration) << " is " << shown(options.duration / scene::kFrame)
                 << " frames of 1/60, more than the limit of " << kMaxFrames << " frames per run";
         throw BadInput(message.str());
     }
@@ -94,14 +101,14 @@ void check_options(const RunOptions& options) {
         options.equilibrate / scene::kFrame > kMaxFrames) {
         std::ostringstream message;
         message << "--equilibrate: must be a finite time >= 0 of at most " << kMaxFrames << " frames, got "
-                << options.equilibrate;
+                << shown(options.equilibrate);
         throw BadInput(message.str());
     }
     // Samples fall on frame ends: a trajectory never changes where the steps end (nor the bits).
     const double frames = std::round(options.every / scene::kFrame);
     if (!(frames >= 1.0 && frames <= kMaxFrames && std::abs(frames * scene::kFrame - options.every) <= 1e-9 * scene::kFrame)) {
         std::ostringstream message;
-        message << "--every: must be a whole number of frames of 1/60 (1/60, 0.1, 0.5, 1, ...), got " << options.every;
+        message << "--every: must be a whole number of frames of 1/60 (1/60, 0.1, 0.5, 1, ...), got " << shown(options.every);
         throw BadInput(message.str());
     }
     const std::pair<const char*, const std::string*> outputs[] = {{"--stats", &options.stats},
@@ -465,7 +472,8 @@ int main(int argc, char** argv) {
     CLI::App* render = app.add_subcommand("render", "Draw a scene offscreen (no window) into PNG frames");
     render->add_option("scene", render_options.scene_path, "Scene file (JSON, see README.md)")->required();
     render->add_option("--out", render_options.out_dir, "Directory for frame_NNNNN.png (created)")->required();
-    render->add_option("--frames", render_options.frames, "Frames to simulate, 1/60 each (default 60)");
+    render->add_option("--frames", render_options.frames,
+                       "Frames, 1/60 apart: the first at the scene's start, then N - 1 simulated (default 60)");
     render->add_option("--every", render_options.every, "Write every K-th frame, and the last (default 1)");
     render->add_option("--size", render_options.size, "Image size WxH (default 1280x720)");
     render->add_option("--color", render_options.color, "Colour balls by id or speed (default id)");

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace ballistic::demo {
@@ -49,9 +50,12 @@ render::Camera camera_for(const World& world, const CameraOptions& options) {
     render::Camera camera = framing.orbit.camera(framing.near, framing.far);
     if (!options.eye.empty()) camera.eye = parse_point(options.eye, "--eye");
     if (!options.target.empty()) camera.target = parse_point(options.target, "--target");
-    if (options.fov != 0.0) {
-        if (!(options.fov > 0.0 && options.fov < 180.0))
-            throw std::invalid_argument("--fov: must be in (0, 180) degrees, got " + std::to_string(options.fov));
+    if (!std::isnan(options.fov)) {
+        if (!(options.fov > 0.0 && options.fov < 180.0)) {
+            std::ostringstream message;
+            message << "--fov: must be in (0, 180) degrees, got " << options.fov;
+            throw std::invalid_argument(message.str());
+        }
         camera.fov_y_degrees = options.fov;
     }
     const double distance = length(camera.eye - camera.target);
@@ -113,17 +117,17 @@ int render_command(const RenderOptions& options) {
     if (options.every < 1) throw std::invalid_argument("--every: must be >= 1, got " + std::to_string(options.every));
     if (options.threads < 0) throw std::invalid_argument("--threads: must be >= 0, got " + std::to_string(options.threads));
     scene::Scene loaded = load(options.scene_path, options.threads);
-    std::error_code error;
-    fs::create_directories(options.out_dir, error);
-    if (error) throw std::runtime_error("cannot create output directory " + options.out_dir + ": " + error.message());
+    World& world = loaded.world;
+    const render::Camera camera = camera_for(world, options.camera);  // bad camera options before any file
 
     auto gpu = render::Gpu::create(gpu_options(options.validate));
     if (!gpu) throw std::runtime_error("no Vulkan rendering: " + gpu.error().message());
     auto renderer = render::OffscreenRenderer::create(*gpu, size.width, size.height);
     if (!renderer) throw std::runtime_error(renderer.error().message());
+    std::error_code error;
+    fs::create_directories(options.out_dir, error);
+    if (error) throw std::runtime_error("cannot create output directory " + options.out_dir + ": " + error.message());
 
-    World& world = loaded.world;
-    const render::Camera camera = camera_for(world, options.camera);
     render::FrameStyle style;
     style.color = color;
     style.explosions = options.explosions;

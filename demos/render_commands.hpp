@@ -2,6 +2,9 @@
 // ballistic::renderer (built only with BALLISTIC_BUILD_RENDERER).
 #pragma once
 
+#include <cmath>
+#include <limits>
+
 #include <ballistic/scene/scene.hpp>
 
 #include <string>
@@ -11,8 +14,8 @@ namespace ballistic::demo {
 // Where the camera stands: each empty or zero field keeps what framing the whole scene gives.
 struct CameraOptions {
     std::string eye, target;    // "X,Y,Z"
-    double fov = 0.0;           // vertical field of view in degrees
-    bool given() const { return !eye.empty() || !target.empty() || fov != 0.0; }
+    double fov = std::numeric_limits<double>::quiet_NaN();  // vertical field of view in degrees; NaN: not given
+    bool given() const { return !eye.empty() || !target.empty() || !std::isnan(fov); }
 };
 
 struct RenderOptions {

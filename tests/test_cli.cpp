@@ -382,6 +382,17 @@ TEST_F(Cli, OutputsThroughLinksAndDevices) {
     EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
+TEST_F(Cli, ControlCharactersAndHugeNumbersAreShownEscapedAndCut) {
+    const Result nul = run("run " + write("nul_key.json", R"({"balls": [{"po\u0000s": 1}]})").string());
+    EXPECT_EQ(nul.exit_code, 2);
+    EXPECT_NE(nul.err.find("balls[0].po\\u0000s: unknown key"), std::string::npos) << nul.err;
+    const Result escape = run("run " + write("escape_key.json", R"({"\u001b[31mred": 1})").string());
+    EXPECT_EQ(escape.err.find('\x1b'), std::string::npos) << escape.err;
+    const Result digits = run("run " + write("digits.json", "{\"time\": " + std::string(1 << 20, '1') + "}").string());
+    EXPECT_EQ(digits.exit_code, 2);
+    EXPECT_LT(digits.err.size(), 1000u) << digits.err.substr(0, 300);
+}
+
 TEST_F(Cli, AHugeUnknownKeyIsNotEchoedWhole) {
     const fs::path scene = write("key.json", "{\"" + std::string(1 << 20, 'k') + "\": 1}");
     const Result result = run("run " + scene.string());

@@ -39,11 +39,28 @@ std::string format(const char* pattern, double value) {
 }
 
 // A key as error messages name it: a long one cut short, so that a huge key is not echoed whole.
-std::string shown_key(std::string_view key) {
-    constexpr std::size_t kLimit = 64;
-    if (key.size() <= kLimit) return std::string(key);
-    return std::string(key.substr(0, kLimit - 16)) + "...(" + std::to_string(key.size()) + " bytes)";
+// Text from the file as a message shows it: control characters escaped as JSON writes them
+// (\u0000: a NUL would end the message), cut to about `limit` bytes with the full length given.
+std::string shown_text(std::string_view text, std::size_t limit) {
+    const std::size_t size = text.size();
+    if (size > limit) text = text.substr(0, limit - 16);
+    std::string out;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f) {
+            constexpr char kHex[] = "0123456789abcdef";
+            out += "\\u00";
+            out += kHex[byte >> 4];
+            out += kHex[byte & 15];
+        } else {
+            out += c;
+        }
+    }
+    if (size > limit) out += "...(" + std::to_string(size) + " bytes)";
+    return out;
 }
+
+std::string shown_key(std::string_view key) { return shown_text(key, 64); }
 
 std::string join(const std::string& path, std::string_view key) {
     return path.empty() ? shown_key(key) : path + "." + shown_key(key);
@@ -187,7 +204,7 @@ std::string syntax_explanation(const std::string& message) {
             start = colon + 2;
         }
     }
-    return message.substr(start);
+    return shown_text(std::string_view(message).substr(start), 200);
 }
 
 [[noreturn]] void fail_syntax(std::string_view text, std::size_t position, const std::string& message) {
