@@ -205,6 +205,15 @@ TEST(Validation, Statics) {
     expect_rejected(world, [&] { world.add_cylinder({{0, 0, 0}, {0, 0, 1}, 4.5}); }, "cylinders[0]", {"overlaps", "0.5"});
 }
 
+TEST(Validation, PlanesAndCylindersAreAtMost4096Together) {
+    // Every prediction tests each of them: a million planes made an event cost seconds.
+    World world;
+    for (int k = 0; k < 4000; ++k) world.add_plane({{0, -1.0 - k, 0}, {0, 1, 0}});
+    for (int k = 0; k < 96; ++k) world.add_cylinder({{100.0 + 10 * k, 0, 0}, {0, 1, 0}, 1.0});
+    expect_rejected(world, [&] { world.add_plane({{0, -5000, 0}, {0, 1, 0}}); }, "planes[4000]", {"4096", "planes and cylinders"});
+    expect_rejected(world, [&] { world.add_cylinder({{-50, 0, 0}, {0, 1, 0}, 1.0}); }, "cylinders[96]", {"4096"});
+}
+
 TEST(Validation, PeriodicBox) {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {10, 10, 10}};

@@ -64,6 +64,8 @@ inline double clearance(const BlockDef& b, Vec3 p, double r) {
 // The most capsules, and the most blocks, a world holds (as many as a snapshot reads back); their
 // indices then fit the codes below.
 inline constexpr std::size_t kMostFinite = std::size_t{1} << 20;
+// The most planes and cylinders together: every prediction tests each of them.
+inline constexpr std::size_t kMostInfinite = std::size_t{1} << 12;
 
 // What a ball rests on (Supports, balls.hpp): a plane by its index (≥ 0), or a block's face, coded
 // −2 − (6 block + face) with face = 2 axis + 1 for the upper face (−1 is kNoSupport: nothing).

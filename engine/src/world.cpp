@@ -169,6 +169,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
     impl_->between_steps("add_plane");
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
+    w.room_for_infinite(field);
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
         reject(field + ".normal", show(def.normal) + " crosses the periodic axis " + "xyz"[d] +
                                       ": a plane of a periodic world must be parallel to every axis that wraps");
@@ -180,11 +181,19 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
     impl_->between_steps("add_cylinder");
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
+    w.room_for_infinite(field);
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
         reject(field + ".axis", show(def.axis) + " is not along the periodic axis " + "xyz"[d] +
                                     ": a column of a periodic world must lie along the one axis that wraps");
     return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
                         w.cylinder_handles, w.cylinder_ids);
+}
+
+void World::Impl::room_for_infinite(const std::string& field) const {
+    if (statics.planes().size() + statics.cylinders().size() >= detail::kMostInfinite)
+        reject(field, "a world holds at most " + std::to_string(detail::kMostInfinite) +
+                          " planes and cylinders together (every prediction tests each of them); capsules and "
+                          "blocks, found through the cells, may be many more");
 }
 
 template <class Def, class Id>

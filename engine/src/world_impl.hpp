@@ -166,6 +166,8 @@ struct World::Impl {
     // A failure (out of memory) leaves the queue to be rebuilt at the next step.
     void predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept;
     // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
+    // Refuses a plane or cylinder (`field`) beyond kMostInfinite of both together.
+    void room_for_infinite(const std::string& field) const;
     // periodic world and beyond kMostFinite of the kind, then add_static().
     template <class Def, class Id>
     Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
