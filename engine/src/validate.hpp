@@ -63,7 +63,9 @@ void require_non_negative(const Name& field, double value) {
 
 inline void require_nonzero(const std::string& field, Vec3 v) {
     require_finite(field, v);
-    if (!(length(v) > 0.0)) reject(field, "must not be the zero vector, got " + show(v));
+    if (!(length(v) > 0.0))
+        reject(field, "must give a direction: not the zero vector, nor so short that its squared length underflows "
+                      "(below about 1e-154), got " + show(v));
 }
 
 // A box's corners are checked as "<field>.min" and "<field>.max"; their order is reported under
