@@ -115,7 +115,11 @@ void check_options(const RunOptions& options) {
                                                                    {"--state", &options.state},
                                                                    {"--checkpoint", &options.checkpoint},
                                                                    {"--trajectory", &options.trajectory}};
-    auto canonical = [](const std::string& path) { return std::filesystem::weakly_canonical(std::filesystem::absolute(path)); };
+    auto canonical = [](const std::string& path) {  // a path that cannot be resolved (a pipe's fd) as written
+        std::error_code error;
+        std::filesystem::path resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path, error), error);
+        return error ? std::filesystem::absolute(path, error).lexically_normal() : resolved;
+    };
     for (const auto& [flag, path] : outputs)
         if (!path->empty() && canonical(*path) == canonical(options.scene_path))
             throw BadInput(std::string(flag) + " names the " + (options.resume ? "checkpoint" : "scene") + " file " +
@@ -144,14 +148,24 @@ public:
             fail("cannot write");
         }
         through_ = std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
-        // The file a link names, through links to links (as many as the system follows).
-        for (int hops = 0; !through_ && hops < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(path_, error)); ++hops) {
+        // The file a link names, through links to links (as many as the system follows). A path
+        // through /proc or /dev/fd (/dev/stdout) names an open file of this process: written
+        // straight through, never replaced.
+        const std::filesystem::path given = path_;
+        for (int hops = 0; !through_ && hops < 40; ++hops) {
+            const std::string text = path_.lexically_normal().string();
+            if (text.starts_with("/proc/") || text.starts_with("/dev/fd/")) {
+                through_ = true;
+                path_ = given;
+                break;
+            }
+            if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path_, error))) break;
             const std::filesystem::path target = std::filesystem::read_symlink(path_, error);
             if (error) break;
             path_ = target.is_absolute() ? target : path_.parent_path() / target;
         }
         temporary_ = through_ ? path_ : std::filesystem::path(path_.string() + ".tmp-" + std::to_string(::getpid()));
-        file_.open(temporary_, std::ios::binary | (through_ ? std::ios::out : std::ios::trunc | std::ios::out));
+        file_.open(temporary_, std::ios::binary | (through_ ? std::ios::app : std::ios::trunc | std::ios::out));
         if (!file_) fail("cannot write");
     }
     AtomicOutput(const AtomicOutput&) = delete;
@@ -170,8 +184,12 @@ public:
         file_ << text;
         if (!file_) fail("writing failed for");
     }
-    // For text written as it is made; commit() finds a failure.
+    // For text written as it is made; after a piece, noted() keeps the reason of a first failure
+    // for commit() to report.
     std::ostream& stream() { return file_; }
+    void noted() {
+        if (!file_ && failure_ == 0) failure_ = errno;
+    }
     void commit() {
         file_.close();
         if (!file_) fail("writing failed for");
@@ -191,12 +209,13 @@ public:
 private:
     [[noreturn]] void fail(const char* doing) const {
         throw std::runtime_error(std::string(doing) + " " + what_ + " file " + path_.string() + ": " +
-                                 std::strerror(errno));
+                                 std::strerror(failure_ != 0 ? failure_ : errno));
     }
     std::filesystem::path path_, temporary_;
     std::string what_;
     std::ofstream file_;
     bool through_ = false;  // a device or a pipe, written straight
+    int failure_ = 0;       // errno of the first failed piece
     bool committed_ = false;
 };
 
@@ -302,18 +321,25 @@ scene::Scene load(const RunOptions& options) {
 int run_file(const RunOptions& options) {
     check_options(options);
     // From here on a signal stops the run cleanly (one during loading stops it at time zero).
+    // SIGINT and SIGTERM always stop the run (also one started in the background by a script,
+    // which ignores SIGINT); SIGHUP and SIGQUIT unless the run was started ignoring them (nohup).
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    std::signal(SIGHUP, request_stop);  // the terminal closed
-    std::signal(SIGQUIT, request_stop);
+    for (const int signal : {SIGHUP, SIGQUIT}) {
+        struct sigaction current {};
+        if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler != SIG_IGN) std::signal(signal, request_stop);
+    }
+    // A reader that goes away (a pipe closed) fails the write, which is reported, instead of
+    // killing the run.
+    std::signal(SIGPIPE, SIG_IGN);
     scene::Scene loaded = load(options);
-    // Frames of 1/60 must advance the world's time (doubles near 10¹⁵ are 0.125 apart).
-    if (const double t = loaded.world.time(); !((t + scene::kFrame) - t >= 0.5 * scene::kFrame)) {
-        std::ostringstream message;
-        message << (options.resume ? options.scene_path + ": the checkpoint's time " : std::string("time: "))
-                << std::setprecision(17) << t
-                << " is too large in magnitude for frames of 1/60 to advance it (keep it within about 10^12)";
-        throw BadInput(message.str());
+    // Frames of 1/60 must advance the world's time, from the start to the end of the run: within
+    // 2⁴⁰ (about 1.1e12) doubles are at most 1/68 of a frame apart (near 10¹⁵, 0.125).
+    if (const double t = loaded.world.time(), last = t + options.equilibrate + options.duration;
+        !(std::abs(t) <= 0x1p40 && std::abs(last) <= 0x1p40)) {
+        throw BadInput((options.resume ? options.scene_path + ": the checkpoint's time " : std::string("time: ")) +
+                       shown(t) + (std::abs(t) <= 0x1p40 ? " and --duration " + shown(options.duration) + " reach " + shown(last) : std::string()) +
+                       ", beyond 2^40 (about 1.1e12) in magnitude: frames of 1/60 cannot advance the time there");
     }
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
     std::optional<AtomicOutput> state_file = open_output(options.state, "state");
@@ -326,6 +352,7 @@ int run_file(const RunOptions& options) {
     double sampled = -INFINITY;
     auto sample = [&](const ballistic::World& world) {
         scene::write_extxyz_frame(trajectory_file->stream(), world, loaded.balls);
+        trajectory_file->noted();
         sampled = world.time();
     };
     if (trajectory_file) sample(loaded.world);
@@ -339,43 +366,44 @@ int run_file(const RunOptions& options) {
     // The statistics first (they are small); then each other output, written as it is made (a
     // state of millions of balls never has to fit in memory as text). One that fails is reported
     // and the others are still written.
-    const std::string stats_text = scene::stats_json(stats);
-    if (stats_file) {
-        stats_file->commit(stats_text);
-    } else {
-        write(std::cout, stats_text, "standard output");
-    }
     bool written = true;
-    auto output = [&](std::optional<AtomicOutput>& file, const char* what, auto&& make) {
-        if (!file) return;
+    auto attempt = [&](const char* what, auto&& write_it) {
         try {
-            make(file->stream());
-            file->commit();
+            write_it();
         } catch (const std::bad_alloc&) {
-            std::cerr << "ballistic: out of memory writing the " << what << " file; it is not written\n";
+            std::cerr << "ballistic: out of memory writing the " << what << "; it is not written\n";
             written = false;
         } catch (const std::exception& error) {
             std::cerr << "ballistic: " << error.what() << "\n";
             written = false;
         }
+    };
+    auto output = [&](std::optional<AtomicOutput>& file, const char* what, auto&& make) {
+        if (!file) return;
+        attempt(what, [&] {
+            make(file->stream());
+            file->commit();
+        });
         file.reset();  // a file not committed is removed
     };
-    output(trajectory_file, "trajectory", [&](std::ostream&) {
+    const std::string stats_text = scene::stats_json(stats);
+    if (stats_file) output(stats_file, "stats file", [&](std::ostream& out) { out << stats_text; });
+    else attempt("statistics", [&] { write(std::cout, stats_text, "standard output"); });
+    output(trajectory_file, "trajectory file", [&](std::ostream&) {
         if (sampled != loaded.world.time()) sample(loaded.world);  // the end, when off the sample grid
     });
-    output(state_file, "state", [&](std::ostream& out) { scene::write_state_json(out, loaded.world, loaded.balls, loaded.emitters); });
-    output(checkpoint_file, "checkpoint", [&](std::ostream& out) {
+    output(state_file, "state file", [&](std::ostream& out) { scene::write_state_json(out, loaded.world, loaded.balls, loaded.emitters); });
+    output(checkpoint_file, "checkpoint file", [&](std::ostream& out) {
         loaded.world.save(out);
         out << scene::emitters_json(loaded.world, loaded.emitters);
     });
-    if (!written) return kExitFailure;
     if (stats.interrupted) {
         const bool signal = stats.stop_reason == "signal";
         std::cerr << "ballistic: " << (signal ? "interrupted" : stats.stop_reason) << "; stopped at time " << stats.time
                   << ", the statistics and state are for that time\n";
-        return signal ? kExitInterrupted : kExitFailure;
+        return signal && written ? kExitInterrupted : kExitFailure;
     }
-    return 0;
+    return written ? 0 : kExitFailure;
 }
 
 // The lesson scene: in a window when asked for one (`ballistic demo`) and a display exists,
@@ -449,7 +477,8 @@ int main(int argc, char** argv) {
                             "Events the run may process (1 to 10^18); reached, it stops there with complete outputs and exit 1 "
                             "(default: none; every step is also bounded by 10^9 events)")
             ->check([](const std::string& text) -> std::string {
-                const bool digits = !text.empty() && text.size() <= 19 &&
+                // No leading zero: CLI11 would read the number as octal.
+                const bool digits = !text.empty() && text.size() <= 19 && text[0] != '0' &&
                                     std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
                 if (digits && std::stoull(text) >= 1 && std::stoull(text) <= 1'000'000'000'000'000'000ull) return {};
                 return "must be a whole number of events from 1 to 10^18 (leave it out for none), got " + text.substr(0, 40);

@@ -5,11 +5,11 @@
 #include <ballistic/render/viewer.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 namespace ballistic::demo {
@@ -50,13 +50,13 @@ render::Camera camera_for(const World& world, const CameraOptions& options) {
     render::Camera camera = framing.orbit.camera(framing.near, framing.far);
     if (!options.eye.empty()) camera.eye = parse_point(options.eye, "--eye");
     if (!options.target.empty()) camera.target = parse_point(options.target, "--target");
-    if (!std::isnan(options.fov)) {
-        if (!(options.fov > 0.0 && options.fov < 180.0)) {
-            std::ostringstream message;
-            message << "--fov: must be in (0, 180) degrees, got " << options.fov;
-            throw std::invalid_argument(message.str());
-        }
-        camera.fov_y_degrees = options.fov;
+    if (!options.fov.empty()) {
+        double fov = 0.0;
+        const char* end = options.fov.data() + options.fov.size();
+        const auto [stop, error] = std::from_chars(options.fov.data(), end, fov);
+        if (error != std::errc{} || stop != end || !(fov > 0.0 && fov < 180.0))
+            throw std::invalid_argument("--fov: must be a number of degrees in (0, 180), got " + options.fov.substr(0, 40));
+        camera.fov_y_degrees = fov;
     }
     const double distance = length(camera.eye - camera.target);
     if (!(distance > 0.0)) {

@@ -2,9 +2,6 @@
 // ballistic::renderer (built only with BALLISTIC_BUILD_RENDERER).
 #pragma once
 
-#include <cmath>
-#include <limits>
-
 #include <ballistic/scene/scene.hpp>
 
 #include <string>
@@ -14,8 +11,8 @@ namespace ballistic::demo {
 // Where the camera stands: each empty or zero field keeps what framing the whole scene gives.
 struct CameraOptions {
     std::string eye, target;    // "X,Y,Z"
-    double fov = std::numeric_limits<double>::quiet_NaN();  // vertical field of view in degrees; NaN: not given
-    bool given() const { return !eye.empty() || !target.empty() || !std::isnan(fov); }
+    std::string fov;            // vertical field of view in degrees, as given
+    bool given() const { return !eye.empty() || !target.empty() || !fov.empty(); }
 };
 
 struct RenderOptions {

@@ -359,7 +359,8 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         {"run " + good.string() + " --state " + good.string(), "--state names the scene file " + good.string()},
         {"run " + good.string() + " --event-budget 0", "--event-budget: must be a whole number of events from 1 to 10^18"},
         {"run " + good.string() + " --event-budget -1", "got -1"},
-        {"run " + late.string(), "time: 10000000000000000 is too large in magnitude for frames of 1/60"},
+        {"run " + late.string(), "time: 1e+16, beyond 2^40 (about 1.1e12) in magnitude"},
+        {"run " + good.string() + " --event-budget 010", "got 010"},
     };
     for (const Case& c : cases) {
         const Result result = run(c.args);
