@@ -74,7 +74,7 @@ int Roaming::free_level(const CellKey& cell) const {
 void Roaming::set_level(std::uint32_t slot, int level) {
     const int was = level_[slot];
     if (was == level) return;
-    if (was == 0) roamers_.push_back(slot);  // capacity reserved by clear()
+    if (was == 0) roamers_.push_back(slot);  // capacity reserved by count()
     if (level == 0) roamers_.erase(std::find(roamers_.begin(), roamers_.end(), slot));
     level_[slot] = static_cast<std::uint8_t>(level);
 }

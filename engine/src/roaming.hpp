@@ -3,7 +3,7 @@
 // several sizes").
 //
 // One cell width serves the whole world, and a crowd keeps it a diameter wide. A step expected to
-// cross many cells (worth()) counts the balls in blocks of 8^l cells along each axis, at each
+// cross many cells (World::Impl::start_roaming) counts the balls in blocks of 8^l cells along each axis, at each
 // level l = 1 … kLevels − 1; a ball alone in the 27 blocks around its own at some level roams at
 // the highest such level: its crossings are those of its block, and it is predicted against the
 // statics alone, as no other ball can reach it before it leaves the block. The counts follow every
@@ -43,8 +43,9 @@ public:
 
     // Are the balls counted (from count() to clear(), within a step)? Then balls roam or may.
     bool active() const { return active_; }
-    // The level a ball roams at; 0: it lives in the cells.
-    int level(std::uint32_t slot) const { return active() ? level_[slot] : 0; }
+    // The level a ball roams at; 0: it lives in the cells (as a ball added in a pause does
+    // before added() counts it).
+    int level(std::uint32_t slot) const { return active() && slot < level_.size() ? level_[slot] : 0; }
     std::span<const std::uint32_t> roamers() const { return roamers_; }
 
     // Counts `balls` balls in the blocks of their cells (Grid::key()), after clear(). With `keep`,
