@@ -176,21 +176,14 @@ public:
             std::filesystem::remove(temporary_, ignored);
         }
     }
-    void commit(const std::string& text) {
-        append(text);
-        commit();
-    }
-    void append(const std::string& text) {
-        file_ << text;
-        if (!file_) fail("writing failed for");
-    }
-    // For text written as it is made; after a piece, noted() keeps the reason of a first failure
-    // for commit() to report.
+    // The text goes here as it is made; after a piece, noted() keeps the reason of a first
+    // failure for commit() to report.
     std::ostream& stream() { return file_; }
     void noted() {
         if (!file_ && failure_ == 0) failure_ = errno;
     }
     void commit() {
+        noted();
         file_.close();
         if (!file_) fail("writing failed for");
         if (through_) {
