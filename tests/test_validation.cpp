@@ -82,7 +82,13 @@ TEST(Validation, Balls) {
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, 0.0}); }, "balls[0].mass", {"0"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, kNaN}); }, "balls[0].mass", {"nan"});
     expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1.0, 1e-310}); }, "balls[0].mass", {"out of range"});
-    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1e-200, 1.0}); }, "balls[0].radius", {"out of range"});
+    expect_rejected(world, [&] { world.add_ball({{5, 5, 0}, {}, 1e-200, 1.0}); }, "balls[0].radius", {"too small", "1.5e-154"});
+    // A ball the doubles where it is cannot resolve: two of radius 0.5 at ±1e30 met fully
+    // overlapped.
+    expect_rejected(world, [&] { world.add_ball({{1e30, 0, 0}, {-1e30, 0, 0}, 0.5, 1.0}); }, "balls[0].radius",
+                    {"smaller than the doubles there resolve", "2^-40"});
+    const BallId far = world.add_ball({{0, 1e12, 0}, {}, 1.0, 1.0});
+    expect_rejected(world, [&] { world.set_position(far, {0, 1e13, 0}); }, "ball.position", {"2^-40"});
     // Overlaps: another ball, the plane, the cylinder.
     expect_rejected(world, [&] { world.add_ball({{1.5, 5, 0}, {}, 1.0, 1.0}); }, "balls[0].position",
                     {"overlaps the ball", "0.5"});

@@ -189,6 +189,14 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
                         w.cylinder_handles, w.cylinder_ids);
 }
 
+void World::Impl::require_resolved(const std::string& field, Vec3 position, double radius) {
+    const double far = std::max({std::abs(position.x), std::abs(position.y), std::abs(position.z)});
+    if (!(radius >= kResolved * far))
+        reject(field, "a ball of radius " + show(radius) + " at " + show(position) +
+                          " is smaller than the doubles there resolve: the radius must be at least 2^-40 (about "
+                          "9.1e-13) of the largest coordinate, so that contacts are not left to rounding");
+}
+
 void World::Impl::room_for_infinite(const std::string& field) const {
     if (statics.planes().size() + statics.cylinders().size() >= detail::kMostInfinite)
         reject(field, "a world holds at most " + std::to_string(detail::kMostInfinite) +
@@ -328,9 +336,12 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         require_positive(field(".radius"), defs[k].radius);
         require_positive(field(".mass"), defs[k].mass);
         // Inverse masses and squared radii must stay ordinary doubles.
-        if (!std::isnormal(1.0 / defs[k].mass) || !std::isnormal(defs[k].radius * defs[k].radius))
-            reject(field(std::isnormal(1.0 / defs[k].mass) ? ".radius" : ".mass")(),
-                   "is out of range, got " + show(std::isnormal(1.0 / defs[k].mass) ? defs[k].radius : defs[k].mass));
+        if (!std::isnormal(1.0 / defs[k].mass))
+            reject(field(".mass")(), "is out of range (its inverse must be a normal double), got " + show(defs[k].mass));
+        if (!std::isnormal(defs[k].radius * defs[k].radius))
+            reject(field(".radius")(), "is too small (its square must be a normal double: at least about 1.5e-154), got " +
+                                          show(defs[k].radius));
+        w.require_resolved(field(".radius")(), defs[k].position, defs[k].radius);
         if (w.def.periodic) {
             const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
@@ -496,6 +507,7 @@ void World::set_position(BallId id, Vec3 position) {
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.position", position);
+    w.require_resolved("ball.position", position, w.balls.radius[s]);
     const std::string found = w.conflict(position, w.balls.radius[s], UINT32_MAX,
                                          static_cast<std::uint32_t>(w.balls.size()), w.max_radius,
                                          w.statics.finite_near_points(w.balls.radius[s]).get(), s);
