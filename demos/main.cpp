@@ -191,6 +191,9 @@ public:
             return;
         }
         std::error_code error;
+        // A file replaced keeps its permissions (a private 0600 file stays private).
+        if (const auto old = std::filesystem::status(path_, error); std::filesystem::is_regular_file(old))
+            std::filesystem::permissions(temporary_, old.permissions(), error);
         std::filesystem::rename(temporary_, path_, error);
         if (error) {
             errno = error.value();

@@ -381,6 +381,11 @@ TEST_F(Cli, OutputsThroughLinksAndDevices) {
     EXPECT_TRUE(json::parse(read_file(path("target.json"))).contains("state_hash"));
     ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats /dev/null").exit_code, 0);
     EXPECT_TRUE(fs::is_character_file("/dev/null"));
+    // A file replaced keeps its permissions.
+    const fs::path kept = write("private.json", "old");
+    fs::permissions(kept, fs::perms::owner_read | fs::perms::owner_write);
+    ASSERT_EQ(run("run " + scene.string() + " --duration 0.1 --stats " + kept.string()).exit_code, 0);
+    EXPECT_EQ(fs::status(kept).permissions(), fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST_F(Cli, ControlCharactersAndHugeNumbersAreShownEscapedAndCut) {
