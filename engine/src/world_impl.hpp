@@ -85,11 +85,12 @@ struct World::Impl {
     detail::SleepRules rules{def};
     // Lone balls roaming in blocks of cells within a step (roaming.hpp).
     detail::Roaming roaming;
-    // A step of `dt` expected to cross many cells lets the balls alone in the blocks around them
-    // roam (Roaming::worth), before its first event.
+    // A step of `dt` expected to cross at least Roaming::kCrossingsPerBall cells per ball lets the
+    // balls alone in the blocks around them roam, before its first event.
     void start_roaming(double dt);
-    // Brings every roamer back to its cell at `at` (a step's end, a stop, a failure), its next
-    // event predicted there unless the events are to be rebuilt (`events_valid` false).
+    // Brings every roamer back to its cell at `at` (a step's end, a stop, a failure, a rebuild
+    // within the step), its next event predicted there unless the events are to be rebuilt
+    // (`events_valid` false).
     void stop_roaming(double at);
     // Balls added in a pause (slots from `first` on) while balls roam: counted, and the roamers
     // whose blocks they crowd brought down.
@@ -165,13 +166,13 @@ struct World::Impl {
     // rule reads the counts alone, so a restored snapshot decides as the world it was taken from.
     // A failure (out of memory) leaves the queue to be rebuilt at the next step.
     void predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept;
-    // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
     // A ball's radius must be at least kResolved of its largest coordinate (then 2¹² doubles per
     // radius there): a smaller one leaves its contacts to rounding.
     static constexpr double kResolved = 0x1p-40;
     static void require_resolved(const std::string& field, Vec3 position, double radius);
     // Refuses a plane or cylinder (`field`) beyond kMostInfinite of both together.
     void room_for_infinite(const std::string& field) const;
+    // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
     // periodic world and beyond kMostFinite of the kind, then add_static().
     template <class Def, class Id>
     Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
