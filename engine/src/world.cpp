@@ -600,7 +600,7 @@ double World::Impl::pause_step(double at, double& tested, const std::function<do
     if (def.sleep_interval > 0.0)
         for (std::size_t s = before; s < balls.size(); ++s) loop.woken.push_back(static_cast<std::uint32_t>(s));
     if (!events_valid) {  // new cells or a larger ball (add_balls): predicted afresh from here
-        roaming.clear();  // the cells are made afresh, from where every ball is
+        stop_roaming(at);  // in their cells, should the rebuild fail
         stand_at(at, true);
         rebuild_events(true);
     }
