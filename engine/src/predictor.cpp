@@ -122,11 +122,7 @@ void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) 
 }
 
 Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
-    const Motion m = motion(i, now);
-    Contact contact = contacts_[i];
-    if (statics_.has_finite()) predict_finite(now, m, key, false, contact);
-    predict_balls(i, now, m, key, Grid::layer_beyond(face), contact);
-    return earliest(crossing(key, m, now), contact.event);
+    return predict_kept(i, now, key, Grid::layer_beyond(face));
 }
 
 Pending Predictor::roam(std::uint32_t i, double now, const CellKey& key, int level) const {
@@ -134,9 +130,14 @@ Pending Predictor::roam(std::uint32_t i, double now, const CellKey& key, int lev
 }
 
 Pending Predictor::predict_around(std::uint32_t i, double now, const CellKey& key) {
+    return predict_kept(i, now, key, Grid::kAllNear);
+}
+
+Pending Predictor::predict_kept(std::uint32_t i, double now, const CellKey& key, std::uint32_t cells) {
     const Motion m = motion(i, now);
     Contact contact = contacts_[i];
-    predict_balls(i, now, m, key, Grid::kAllNear, contact);
+    if (statics_.has_finite()) predict_finite(now, m, key, false, contact);
+    predict_balls(i, now, m, key, cells, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
 

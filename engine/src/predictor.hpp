@@ -68,6 +68,9 @@ public:
 private:
     template <bool Block>
     Pending crossing_of(const CellKey& key, const Motion& m, double now, int level) const;
+    // The ball's contact kept (its trajectory unchanged), the capsules and blocks listed in `key`
+    // and the balls of `cells` around it tested (Grid::for_each_near).
+    Pending predict_kept(std::uint32_t slot, double now, const CellKey& key, std::uint32_t cells);
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
     // with `everywhere`, those listed for every cell).
     void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
