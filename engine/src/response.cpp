@@ -154,8 +154,7 @@ Pending Response::roam_or_land(std::uint32_t i, double now, const CellKey& key) 
 }
 
 Pending Response::land(std::uint32_t r, double now) {
-    const CellKey from = grid_.key(r);
-    const CellKey to = Roaming::within(from, roaming_->level(r), grid_.key_of(predictor_.motion(r, now).p));
+    const CellKey from = grid_.key(r), to = roamer_cell(r, now);
     grid_.move(r, to);
     roaming_->moved(from, to);
     return roam_or_land(r, now, to);

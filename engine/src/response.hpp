@@ -60,6 +60,11 @@ public:
     // which it is alone there; returns its next event.
     Pending land(std::uint32_t slot, double now);
     void settle_roaming() { roaming_->settle(); }
+    // The cell of a roamer's position at `now`, kept within its block (its listed cell is where it
+    // last crossed into that block).
+    CellKey roamer_cell(std::uint32_t slot, double now) const {
+        return Roaming::within(grid_.key(slot), roaming_->level(slot), grid_.key_of(predictor_.motion(slot, now).p));
+    }
 
 private:
     void save(std::uint32_t slot, Outcome& out) const;

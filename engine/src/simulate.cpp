@@ -303,8 +303,7 @@ void World::Impl::start_roaming(double dt) {
 void World::Impl::stop_roaming(double at) {
     while (!roaming.roamers().empty()) {
         const std::uint32_t r = roaming.roamers().front();
-        const detail::CellKey key =
-            detail::Roaming::within(grid.key(r), roaming.level(r), grid.key_of(predictor.motion(r, at).p));
+        const detail::CellKey key = response.roamer_cell(r, at);
         grid.move(r, key);
         roaming.set_level(r, 0);
         if (events_valid) loop.requeue(r, predictor.predict_around(r, at, key));
