@@ -26,14 +26,15 @@ WorldDef with_gravity(double g, double e = 1.0) {
 }
 
 // A closed cube [0, side]³ of six inward planes.
-void add_box(World& world, double side) {
-    world.add_plane({{0, 0, 0}, {1, 0, 0}});
-    world.add_plane({{side, 0, 0}, {-1, 0, 0}});
-    world.add_plane({{0, 0, 0}, {0, 1, 0}});
-    world.add_plane({{0, side, 0}, {0, -1, 0}});
-    world.add_plane({{0, 0, 0}, {0, 0, 1}});
-    world.add_plane({{0, 0, side}, {0, 0, -1}});
+void add_box(World& world, Vec3 low, Vec3 high) {
+    world.add_plane({{low.x, 0, 0}, {1, 0, 0}});
+    world.add_plane({{high.x, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, low.y, 0}, {0, 1, 0}});
+    world.add_plane({{0, high.y, 0}, {0, -1, 0}});
+    world.add_plane({{0, 0, low.z}, {0, 0, 1}});
+    world.add_plane({{0, 0, high.z}, {0, 0, -1}});
 }
+void add_box(World& world, double side) { add_box(world, {0, 0, 0}, {side, side, side}); }
 
 // `count` balls of radius 0.5 at `speed` in random directions inside that cube.
 World boxed_balls(const WorldDef& def, double side, std::size_t count, double speed, std::uint64_t seed = 1) {
@@ -302,8 +303,6 @@ TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
 // bits are those of short steps, which cross too few cells each to roam.
 namespace {
 
-double& component(Vec3& v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
-
 // With `batches`, a world large enough for parallel batches: the counting ends once no ball
 // roams; otherwise it goes on, and a ball may start to roam again.
 World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravity = {}, bool batches = false) {
@@ -312,14 +311,7 @@ World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravit
     if (batches) def.parallel_events_min_balls = 0;
     def.gravity = gravity;
     World world(def);
-    for (int d = 0; d < 3; ++d) {
-        Vec3 n, low, high;
-        component(n, d) = 1.0;
-        component(low, d) = d == 1 && gravity != Vec3{} ? 0.0 : -5000.0;
-        component(high, d) = 5000.0;
-        world.add_plane({low, n});
-        world.add_plane({high, -n});
-    }
+    add_box(world, {-5000, gravity != Vec3{} ? 0.0 : -5000.0, -5000}, {5000, 5000, 5000});
     std::vector<BallDef> defs;  // one layer, on the floor under gravity
     for (int i = 0; i < 45; ++i)
         for (int k = 0; k < 45; ++k) defs.push_back({{i * 0.7, 0.3, k * 0.7}, {}, 0.3, 1.0});
