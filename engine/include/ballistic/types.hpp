@@ -100,9 +100,15 @@ struct WorldDef {
     // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
     // plane its acceleration pushes it into this slowly settles on it and slides. This is what
     // bounds the work of resting contact and inelastic collapse (see engine/README.md): a ball
-    // resting on an awake ball bounces about |g| / (2 rest_speed) times a second until it sleeps.
-    // Keep it below sleep_speed, so that such a ball is quiet. (unit: length/time; must be > 0)
-    double rest_speed = 1e-2;
+    // resting on an awake ball bounces about |g| / (2 rest_speed) times a second until it sleeps
+    // (98 times under |g| = 9.81), rising rest_speed² / (2 |g|) (0.13 thousandths of a length
+    // unit). It trades events against the smallest impacts that dissipate: smaller makes slow
+    // contacts lose energy down to gentler impacts and costs proportionally more events while a
+    // pile settles (in `demos/scenes/pile.json`, 0.03 costs 1.2–1.35 times the events of 0.05;
+    // the former defaults, 0.01 with sleep_speed 0.05, 2.5 times the events and 1.8 times the
+    // time). Keep it well below sleep_speed, so that such a ball is quiet (both at 0.05 cost
+    // pile.json 1.7 times the events). (unit: length/time; must be > 0)
+    double rest_speed = 0.05;
     // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
     // restitution below one, a ball is quiet once it has been slower than sleep_speed at each of
     // its last sleep_events events (by default its last one), or at each of its events for
@@ -128,8 +134,12 @@ struct WorldDef {
     // planes, capsules or blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
-    // ball); 0 switches sleeping off. (unit: length/time; >= 0)
-    double sleep_speed = 0.05;
+    // ball: a ball dropped from sleep_speed² / (2 |g|), 0.5 thousandths of a length unit under
+    // |g| = 9.81, onto a sleeping pile does not wake it); 0 switches sleeping off. Both
+    // defaults are set for balls of radius about 0.1 to 1 under |g| ≈ 10 (the scenes in
+    // demos/scenes); at other scales, scale both with the square root of |g| times the radius.
+    // (unit: length/time; >= 0)
+    double sleep_speed = 0.1;
     // How long a ball must have been slow to be quiet (unit: time; >= 0) ...
     double sleep_time = 0.1;
     // ... or after how many slow events in a row (>= 1). The default, 1, makes a ball quiet at an
@@ -146,21 +156,23 @@ struct WorldDef {
     // decides when slow balls may stop. 0 (the default) is frictionless: only a jammed pile
     // stands, and a ball off-centre on another slides off. A frictionless pile on a floor whose
     // lowest layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor,
-    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 puts all its 2000
-    // balls to sleep by 10 s (5.4 M events; `friction` 0.5 instead: by 5.5 s, 1.4 M events). A world with `friction` stands
-    // with at least that coefficient: the friction that holds balls in motion holds them at
-    // rest. (dimensionless; >= 0)
+    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 lets it stand, but
+    // its frictionless motion keeps it creeping for seconds, where `friction` 0.5 stops it (see
+    // engine/README.md, "Why friction"). A world with `friction` stands with at least that
+    // coefficient: the friction that holds balls in motion holds them at rest. (dimensionless;
+    // >= 0)
     double sleep_friction = 0.0;
     // How often the cluster test of sleeping runs within a step: at the multiples of this
     // interval (of the world's time) that follow an event, over the balls awake when the step
     // began and those woken since, once the events since the last test number an eighth of those
     // balls; the end of every step tests every awake ball. So a pile settles at about the same
     // pace for any step longer than the interval: a ball pressed on an awake ball bounces every
-    // 2 rest_speed / |g| (2 ms under |g| = 9.81) and chatters until a test finds its cluster
+    // 2 rest_speed / |g| (10 ms under |g| = 9.81) and chatters until a test finds its cluster
     // standing. Shorter tests more often, which costs more than it saves below about a
     // millisecond; 0 tests at the ends of steps alone (as before this setting: the same bits).
-    // `demos/scenes/pile.json` stepped at 60 Hz costs 1.41 M collisions with 0 and 0.49 M with the
-    // default. (unit: time; >= 0; default 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
+    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.33 M collisions with 0 and 0.20 M with the
+    // default (2⁻⁷ and 2⁻⁸: 0.25 and 0.22 M, in about the same time). (unit: time; >= 0; default
+    // 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
     double sleep_interval = 0x1p-9;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
     // queue entry, cells and handle, with room for the table of rests): add_balls() and
