@@ -2,6 +2,7 @@
 #include "islands.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace ballistic::detail {
 namespace {
@@ -10,7 +11,13 @@ namespace {
 // fraction of its weight, found within this many sweeps.
 constexpr double kBalance = 1e-2;
 constexpr int kBalanceSweeps = 200;
-// holds() gives up when kStallSweeps sweeps leave more than kStall of the squared residual.
+// A member whose unbalanced force stays above this fraction of its weight when the sweeps stall
+// is clearly unbalanced: balanced() may give up on it early.
+constexpr double kClearly = 0.1;
+// carry_down() sweeps over each member's own supports this many times.
+constexpr int kCarrySweeps = 8;
+// holds(), and balanced() when told to give up, stop when kStallSweeps sweeps leave more than
+// kStall of the squared residual.
 constexpr int kStallSweeps = 8;
 constexpr double kStall = 0.99;
 
@@ -63,7 +70,8 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
 }
 
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                       const std::vector<double>& inv_mass, Vec3 gravity, double friction) {
+                       const std::vector<double>& inv_mass, Vec3 gravity, double friction, bool warm,
+                       bool give_up) {
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     Islands& is = *this;
@@ -77,9 +85,24 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
         // and its residual never counts (unbalanced()).
         is.weight[k] = !is.still.empty() && is.still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
     }
-    is.force.assign(touching.size(), 0.0);
-    is.holding.assign(touching.size(), Vec3{});
-    for (int sweep = 0; sweep < kBalanceSweeps; ++sweep) {
+    if (warm) {  // the unbalanced forces the given contact forces leave
+        for (std::size_t k = 0; k < touching.size(); ++k) {
+            const IslandContact& ct = touching[k];
+            const Vec3 f = ct.n * is.force[k] + is.holding[k];
+            if (ct.b == kFixed) {
+                is.residual[is.local[ct.a]] += f;
+            } else {
+                is.residual[is.local[ct.a]] -= f;
+                is.residual[is.local[ct.b]] += f;
+            }
+        }
+    } else {
+        is.force.assign(touching.size(), 0.0);
+        is.holding.assign(touching.size(), Vec3{});
+    }
+    is.gave_up = false;
+    double before = std::numeric_limits<double>::infinity();  // the weighted squared residual
+    for (int sweep = 1; sweep <= kBalanceSweeps; ++sweep) {
         for (std::size_t k = 0; k < touching.size(); ++k) {
             const IslandContact& ct = touching[k];
             Vec3& ra = is.residual[is.local[ct.a]];
@@ -103,15 +126,69 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
                 }
             }
         }
+        ++is.sweeps;
         bool settled = true;
         for (std::size_t k = 0; k < members.size() && settled; ++k) settled = !unbalanced(k);
         if (settled) return true;
+        if (give_up && sweep % kStallSweeps == 0) {
+            double now = 0.0;
+            bool clearly = false;
+            for (std::size_t k = 0; k < members.size(); ++k) {
+                now += dot(is.residual[k], is.residual[k]) * is.weight[k];
+                clearly = clearly || clearly_unbalanced(k);
+            }
+            if (clearly && now > kStall * before) {
+                is.gave_up = true;
+                return false;
+            }
+            before = now;
+        }
     }
     return false;
 }
 
-bool Islands::unbalanced(std::size_t k) const {
-    return !(dot(residual[k], residual[k]) * weight[k] <= kBalance * kBalance);
+void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                         const std::vector<double>& inv_mass, Vec3 gravity) {
+    force.assign(touching.size(), 0.0);
+    holding.assign(touching.size(), Vec3{});
+    if (height.empty()) return;
+    const std::size_t m = members.size();
+    rows(m, first_contact, by_contact, [&](auto&& fn) {
+        for (std::size_t c = 0; c < touching.size(); ++c) {
+            fn(local[touching[c].a], static_cast<std::uint32_t>(c));
+            if (touching[c].b != kFixed) fn(local[touching[c].b], static_cast<std::uint32_t>(c));
+        }
+    });
+    residual.resize(m);
+    for (std::size_t k = 0; k < m; ++k) residual[k] = gravity / inv_mass[members[k]];
+    for (const std::uint32_t slot : by_height) {
+        const std::uint32_t k = local[slot];
+        if (k >= m || members[k] != slot) continue;  // set aside: no longer a member
+        // The push a contact gives member k: along n when k is its b (or its b is fixed), along
+        // -n when k is its a and b is a member. Only the contacts that push k up take its load,
+        // and only k's pass sets them (for the member on their other side they push down).
+        const auto begin = by_contact.begin() + first_contact[k], end = by_contact.begin() + first_contact[k + 1];
+        auto push_on = [&](const IslandContact& ct) { return ct.b != kFixed && local[ct.a] == k ? -ct.n : ct.n; };
+        auto lifts = [&](std::uint32_t c) { return dot(push_on(touching[c]), gravity) < 0.0; };
+        Vec3 none{};
+        for (int sweep = 0; sweep < kCarrySweeps; ++sweep)
+            for (auto c = begin; c != end; ++c)
+                if (lifts(*c)) push_and_hold(residual[k], push_on(touching[*c]), force[*c], none, 0.0);
+        // What it passed on loads the members under it.
+        for (auto c = begin; c != end; ++c) {
+            const IslandContact& ct = touching[*c];
+            if (ct.b == kFixed || !lifts(*c)) continue;
+            residual[local[ct.a] == k ? local[ct.b] : local[ct.a]] -= push_on(ct) * force[*c];
+        }
+    }
+}
+
+bool Islands::unbalanced(std::size_t k) const { return unbalanced_by(k, kBalance); }
+
+bool Islands::clearly_unbalanced(std::size_t k) const { return unbalanced_by(k, kClearly); }
+
+bool Islands::unbalanced_by(std::size_t k, double fraction) const {
+    return !(dot(residual[k], residual[k]) * weight[k] <= fraction * fraction);
 }
 
 }  // namespace ballistic::detail

@@ -4,6 +4,7 @@
 
 #include <ballistic/vec3.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -31,6 +32,7 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction);
 // Scratch kept between steps, sized by the slot count.
 struct Islands {
     std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
+    std::vector<double> height;         // per slot: along -gravity, for carry_down() (none: no guess)
     bool clean = false;                 // `parent` is kFixed for every slot (between settles)
     std::vector<std::uint32_t> local;   // per slot: index among its island's members
     std::vector<std::uint32_t> candidates;
@@ -44,6 +46,8 @@ struct Islands {
     std::vector<char> lifted;           // per member: on a moving ball (on_moving())
     std::vector<std::uint32_t> first_resting, resting, stack;
     std::vector<std::uint32_t> kept, kept_next;           // stand(): the members still in the balance
+    std::vector<std::uint32_t> first_contact, by_contact;  // carry_down(): contacts per member
+    std::vector<std::uint32_t> by_height;                  // stand(): its members' slots, highest first
     std::vector<IslandContact> kept_contacts, contacts_next;
     std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
 
@@ -55,28 +59,61 @@ struct Islands {
     // whose `local` index is set; masses from `inv_mass`) by weighted projected Gauss–Seidel, a
     // bounded number of sweeps: each contact pushes (normal force >= 0) and, with `friction` > 0,
     // holds along its tangent plane with at most `friction` times its normal force (Coulomb's
-    // cone). True if every member's unbalanced force is within 1 % of its weight.
+    // cone). True if every member's unbalanced force is within 1 % of its weight. `warm`: start
+    // from the forces in `force` and `holding` (one per contact: carry_down()) instead of none.
+    // `give_up`:
+    // return false early, setting `gave_up`, once the sweeps have stopped reducing the
+    // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0);
-    // After balanced(): is member k's unbalanced force above 1 % of its weight? A member that
-    // `still` marks never is (its weight counts 0): collisions hold it where it is.
+                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool warm = false,
+                  bool give_up = false);
+    // A first guess of the contact forces for balanced(warm): sets `force` and `holding` (one
+    // per contact) to none and then, when `height` (per slot) is set, lets each member, from the
+    // highest down (in the order of `by_height`, which may hold other slots too), pass what is
+    // unbalanced on it, its weight and the pushes of the members
+    // above, to the contacts that push it up (`holding` stays zero). A column or a regular pile
+    // is then balanced at once; projected Gauss–Seidel alone spreads a weight down one contact
+    // per sweep, and a column of 12 balls was not balanced in 200 sweeps.
+    void carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                    const std::vector<double>& inv_mass, Vec3 gravity);
+    bool gave_up = false;
+    std::uint64_t sweeps = 0;  // every sweep of every solve: the work of the balance
+    // After balanced(): is member k's unbalanced force above 1 % of its weight? Above 10 %? A
+    // member that `still` marks never is (its weight counts 0): collisions hold it where it is.
     bool unbalanced(std::size_t k) const;
+    bool clearly_unbalanced(std::size_t k) const;
+    bool unbalanced_by(std::size_t k, double fraction) const;
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
-    // (balanced()); when it is not, the members left unbalanced and every member resting on them
-    // (on_moving()) stay awake and the balance is solved again for the rest, at most kStandRounds
-    // times. Of a balanced part, the members on a moving ball and those resting on them stay
-    // awake (on_moving()); the rest stands. Contacts with a member that stays awake carry nothing.
-    static constexpr int kStandRounds = 4;
+    // (balanced(), from carry_down()'s guess); when it is not, the members left unbalanced and
+    // every member resting on them (on_moving()) stay awake and the balance is solved again for
+    // the rest, from a new guess. A solve that has stopped making progress while some members
+    // are clearly unbalanced ends there, and only those (and the members resting on them) are
+    // set aside; one that runs its sweeps out sets aside every member left unbalanced. No solve
+    // starts once kStandSweeps sweeps have run, nor after kRounds solves; then nothing of the
+    // cluster stands. Of a balanced part, the members on a moving ball and those resting on them
+    // stay awake (on_moving()); the rest stands. Contacts with a member that stays awake carry
+    // nothing.
+    static constexpr std::uint64_t kStandSweeps = 1000;
+    static constexpr int kRounds = 16;
     template <class Above>
     void stand(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                const std::vector<double>& inv_mass, Vec3 gravity, double friction, Above&& above) {
         kept.assign(members.begin(), members.end());
         kept_contacts.assign(touching.begin(), touching.end());
-        for (int round = 0;; ++round) {
-            if (balanced(kept, kept_contacts, inv_mass, gravity, friction)) break;
-            if (round == kStandRounds) return;
-            for (std::size_t k = 0; k < kept.size(); ++k)
-                if (unbalanced(k)) disturbed[kept[k]] = 1;  // never a still one: balanced() passed them
+        const std::uint64_t start = sweeps;
+        by_height.clear();
+        if (!height.empty()) {  // the members from the highest down, ties by slot (the same order on every run)
+            by_height.assign(members.begin(), members.end());
+            std::sort(by_height.begin(), by_height.end(), [&](std::uint32_t x, std::uint32_t y) {
+                return height[x] != height[y] ? height[x] > height[y] : x < y;
+            });
+        }
+        for (int round = 1;; ++round) {
+            carry_down(kept, kept_contacts, inv_mass, gravity);
+            if (balanced(kept, kept_contacts, inv_mass, gravity, friction, true, true)) break;
+            if (sweeps - start >= kStandSweeps || round == kRounds) return;
+            for (std::size_t k = 0; k < kept.size(); ++k)  // never a still one: balanced() passed them
+                if (gave_up ? clearly_unbalanced(k) : unbalanced(k)) disturbed[kept[k]] = 1;
             on_moving(kept, kept_contacts, above);
             kept_next.clear();
             contacts_next.clear();
@@ -95,6 +132,17 @@ struct Islands {
         for (std::size_t k = 0; k < kept.size(); ++k)
             if (!lifted[k]) asleep_now.push_back(kept[k]);
     }
+    // Compressed rows: `first` (m + 1 offsets) and `items`, from the pairs (row, item) that
+    // each(fn) hands to fn(row, item), in its order within a row; `each` is called twice.
+    template <class Each>
+    void rows(std::size_t m, std::vector<std::uint32_t>& first, std::vector<std::uint32_t>& items, Each&& each) {
+        first.assign(m + 1, 0);
+        each([&](std::uint32_t row, std::uint32_t) { ++first[row + 1]; });
+        for (std::size_t k = 0; k < m; ++k) first[k + 1] += first[k];
+        items.resize(first[m]);
+        stack.assign(first.begin(), first.end() - 1);  // fill cursors
+        each([&](std::uint32_t row, std::uint32_t item) { items[stack[row]++] = item; });
+    }
     // Sets `lifted` for each member that `disturbed` marks (it rests on a moving ball)
     // and each member resting, through other members, on one of those; `above(n)`: does a contact
     // pushing along n push upwards? A walk over the members resting on each member: linear in the
@@ -104,8 +152,7 @@ struct Islands {
                    Above&& above) {
         const std::size_t m = members.size();
         lifted.assign(m, 0);
-        // For each member, the members resting on it (compressed rows over the contacts).
-        first_resting.assign(m + 1, 0);
+        // For each member, the members resting on it.
         auto for_each_resting = [&](auto&& fn) {  // fn(lower, upper), local indices
             for (const IslandContact& ct : touching) {
                 if (ct.b == kFixed) continue;
@@ -113,11 +160,7 @@ struct Islands {
                 else if (above(-ct.n)) fn(local[ct.b], local[ct.a]);
             }
         };
-        for_each_resting([&](std::uint32_t lower, std::uint32_t) { ++first_resting[lower + 1]; });
-        for (std::size_t k = 0; k < m; ++k) first_resting[k + 1] += first_resting[k];
-        resting.resize(first_resting[m]);
-        stack.assign(first_resting.begin(), first_resting.end() - 1);  // fill cursors
-        for_each_resting([&](std::uint32_t lower, std::uint32_t upper) { resting[stack[lower]++] = upper; });
+        rows(m, first_resting, resting, for_each_resting);
         stack.clear();
         for (std::size_t k = 0; k < m; ++k) {
             if (!disturbed[members[k]]) continue;

@@ -136,10 +136,12 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
     is.still.resize(n);
     is.disturbed.resize(n);
     is.local.resize(n);
+    is.height.resize(n);
     is.candidates.clear();
     for (const std::uint32_t s : among) {
         if (!may_sleep(s, now)) continue;
         is.parent[s] = s;
+        is.height[s] = -dot(balls_.position_at(s, now), def_.gravity);
         is.still[s] = 0;
         is.disturbed[s] = 0;
         is.candidates.push_back(s);
