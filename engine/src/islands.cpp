@@ -160,7 +160,8 @@ void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const
         }
     });
     residual.resize(m);
-    for (std::size_t k = 0; k < m; ++k) residual[k] = gravity / inv_mass[members[k]];
+    for (std::size_t k = 0; k < m; ++k)  // a still member charges its weight to nobody
+        residual[k] = !still.empty() && still[members[k]] ? Vec3{} : gravity / inv_mass[members[k]];
     for (const std::uint32_t slot : by_height) {
         const std::uint32_t k = local[slot];
         if (k >= m || members[k] != slot) continue;  // set aside: no longer a member

@@ -61,8 +61,7 @@ struct Islands {
     // holds along its tangent plane with at most `friction` times its normal force (Coulomb's
     // cone). True if every member's unbalanced force is within 1 % of its weight. `warm`: start
     // from the forces in `force` and `holding` (one per contact: carry_down()) instead of none.
-    // `give_up`:
-    // return false early, setting `gave_up`, once the sweeps have stopped reducing the
+    // `give_up`: return false early, setting `gave_up`, once the sweeps have stopped reducing the
     // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool warm = false,
@@ -70,10 +69,10 @@ struct Islands {
     // A first guess of the contact forces for balanced(warm): sets `force` and `holding` (one
     // per contact) to none and then, when `height` (per slot) is set, lets each member, from the
     // highest down (in the order of `by_height`, which may hold other slots too), pass what is
-    // unbalanced on it, its weight and the pushes of the members
-    // above, to the contacts that push it up (`holding` stays zero). A column or a regular pile
-    // is then balanced at once; projected Gauss–Seidel alone spreads a weight down one contact
-    // per sweep, and a column of 12 balls was not balanced in 200 sweeps.
+    // unbalanced on it, its weight (none for a `still` member, as in balanced()) and the pushes
+    // of the members above, to the contacts that push it up (`holding` stays zero). A column or
+    // a regular pile is then balanced at once; projected Gauss–Seidel alone spreads a weight
+    // down one contact per sweep, and a column of 12 balls was not balanced in 200 sweeps.
     void carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                     const std::vector<double>& inv_mass, Vec3 gravity);
     bool gave_up = false;

@@ -105,7 +105,7 @@ struct WorldDef {
     // unit). It trades events against the smallest impacts that dissipate: smaller makes slow
     // contacts lose energy down to gentler impacts and costs proportionally more events while a
     // pile settles (in `demos/scenes/pile.json`, 0.03 costs 1.2–1.35 times the events of 0.05;
-    // the former defaults, 0.01 with sleep_speed 0.05, 2.5 times the events and 1.8 times the
+    // the former defaults, 0.01 with sleep_speed 0.05, 2.7 times the events and 2.8 times the
     // time). Keep it well below sleep_speed, so that such a ball is quiet (both at 0.05 cost
     // pile.json 1.7 times the events). (unit: length/time; must be > 0)
     double rest_speed = 0.05;
@@ -170,8 +170,8 @@ struct WorldDef {
     // 2 rest_speed / |g| (10 ms under |g| = 9.81) and chatters until a test finds its cluster
     // standing. Shorter tests more often, which costs more than it saves below about a
     // millisecond; 0 tests at the ends of steps alone (as before this setting: the same bits).
-    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.33 M collisions with 0 and 0.20 M with the
-    // default (2⁻⁷ and 2⁻⁸: 0.25 and 0.22 M, in about the same time). (unit: time; >= 0; default
+    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.32 M collisions with 0 and 0.19 M with the
+    // default (2⁻⁸ and 2⁻⁷: 0.21 and 0.23 M, in about the same time). (unit: time; >= 0; default
     // 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
     double sleep_interval = 0x1p-9;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
