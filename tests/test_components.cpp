@@ -249,7 +249,27 @@ bool balanced(std::size_t n, const std::vector<IslandContact>& contacts, double 
     std::vector<std::uint32_t> members(n);
     for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
     const std::vector<double> inv_mass(n, 1.0);
+    islands.carry_down(members, contacts, inv_mass, {0, -9.81, 0});  // no heights: no forces to start from
     return islands.balanced(members, contacts, inv_mass, {0, -9.81, 0}, friction);
+}
+
+// stand() over `n` unit masses, frictionless, at these heights (none: no first guess of the
+// forces), with the members `disturbed` marks on a moving ball and those `still` marks held;
+// the members that stand, and the sweeps it took.
+std::pair<std::vector<std::uint32_t>, std::uint64_t> stand_all(std::size_t n, const std::vector<IslandContact>& contacts,
+                                                               std::vector<double> heights = {},
+                                                               std::vector<char> disturbed = {},
+                                                               std::vector<char> still = {}) {
+    Islands islands;
+    islands.height = std::move(heights);
+    islands.local.resize(n);
+    islands.disturbed = disturbed.empty() ? std::vector<char>(n, 0) : std::move(disturbed);
+    islands.still = std::move(still);
+    std::vector<std::uint32_t> members(n);
+    for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
+    islands.stand(members, contacts, std::vector<double>(n, 1.0), {0, -9.81, 0}, 0.0,
+                  [](Vec3 push) { return push.y > 1e-6; });
+    return {islands.asleep_now, islands.sweeps};
 }
 }  // namespace
 
@@ -274,20 +294,11 @@ TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
     // top (it slides off, and pushes 0 along the floor), 3 on 2. The cluster does not balance; 1
     // stands on its own, and 0, 2 and 3 (resting on the unbalanced ones) stay awake.
     const Vec3 up{0, 1, 0}, tilted{std::sin(0.9), std::cos(0.9), 0};
-    auto standing = [&](std::size_t n, const std::vector<IslandContact>& contacts, std::vector<char> disturbed = {},
-                        std::vector<char> still = {}) {
-        Islands islands;
-        islands.local.resize(n);
-        islands.disturbed = disturbed.empty() ? std::vector<char>(n, 0) : disturbed;
-        islands.still = still;
-        // 0 and 1 on the floor, 2 on 0, 3 on 2: each round starts from carry_down()'s guess, in
-        // which a still member passes no weight down either.
-        islands.height = {0.0, 0.0, 1.0, 2.0};
-        std::vector<std::uint32_t> members(n);
-        for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
-        islands.stand(members, contacts, std::vector<double>(n, 1.0), {0, -9.81, 0}, 0.0,
-                      [](Vec3 push) { return push.y > 1e-6; });
-        return islands.asleep_now;
+    // 0 and 1 on the floor, 2 on 0, 3 on 2: each round starts from carry_down()'s guess, in which
+    // a still member passes no weight down either.
+    auto standing = [](std::size_t n, const std::vector<IslandContact>& contacts, std::vector<char> disturbed = {},
+                       std::vector<char> still = {}) {
+        return stand_all(n, contacts, {0.0, 0.0, 1.0, 2.0}, std::move(disturbed), std::move(still)).first;
     };
     using Slots = std::vector<std::uint32_t>;
     EXPECT_EQ(standing(4, {{0, kFixed, up}, {1, kFixed, up}, {0, 1, Vec3{1, 0, 0}}, {0, 2, tilted}, {2, 3, up}}),
@@ -310,23 +321,6 @@ TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
     // Nothing holds two balls side by side in the air: none stands, in bounded rounds.
     EXPECT_TRUE(standing(2, {{0, 1, Vec3{1, 0, 0}}}).empty());
 }
-
-namespace {
-// stand() over `n` unit masses, frictionless, at these heights (none: no first guess of the
-// forces); the members that stand, and the sweeps it took.
-std::pair<std::vector<std::uint32_t>, std::uint64_t> stand_all(std::size_t n, const std::vector<IslandContact>& contacts,
-                                                               std::vector<double> heights = {}) {
-    Islands islands;
-    islands.height = std::move(heights);
-    islands.local.resize(n);
-    islands.disturbed.assign(n, 0);
-    std::vector<std::uint32_t> members(n);
-    for (std::uint32_t k = 0; k < n; ++k) members[k] = islands.local[k] = k;
-    islands.stand(members, contacts, std::vector<double>(n, 1.0), {0, -9.81, 0}, 0.0,
-                  [](Vec3 push) { return push.y > 1e-6; });
-    return {islands.asleep_now, islands.sweeps};
-}
-}  // namespace
 
 TEST(Islands, AClearlyUnbalancedBallIsSetAsideWithoutRunningTheSweepsOut) {
     // A row of 40 balls side by side on a floor, and one more on the last, 0.9 rad off its top:

@@ -70,8 +70,7 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
 }
 
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                       const std::vector<double>& inv_mass, Vec3 gravity, double friction, bool warm,
-                       bool give_up) {
+                       const std::vector<double>& inv_mass, Vec3 gravity, double friction, bool give_up) {
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     Islands& is = *this;
@@ -85,20 +84,15 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
         // and its residual never counts (unbalanced()).
         is.weight[k] = !is.still.empty() && is.still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
     }
-    if (warm) {  // the unbalanced forces the given contact forces leave
-        for (std::size_t k = 0; k < touching.size(); ++k) {
-            const IslandContact& ct = touching[k];
-            const Vec3 f = ct.n * is.force[k] + is.holding[k];
-            if (ct.b == kFixed) {
-                is.residual[is.local[ct.a]] += f;
-            } else {
-                is.residual[is.local[ct.a]] -= f;
-                is.residual[is.local[ct.b]] += f;
-            }
+    for (std::size_t k = 0; k < touching.size(); ++k) {  // what the given contact forces leave
+        const IslandContact& ct = touching[k];
+        const Vec3 f = ct.n * is.force[k] + is.holding[k];
+        if (ct.b == kFixed) {
+            is.residual[is.local[ct.a]] += f;
+        } else {
+            is.residual[is.local[ct.a]] -= f;
+            is.residual[is.local[ct.b]] += f;
         }
-    } else {
-        is.force.assign(touching.size(), 0.0);
-        is.holding.assign(touching.size(), Vec3{});
     }
     is.gave_up = false;
     double before = std::numeric_limits<double>::infinity();  // the weighted squared residual

@@ -59,14 +59,13 @@ struct Islands {
     // whose `local` index is set; masses from `inv_mass`) by weighted projected Gauss–Seidel, a
     // bounded number of sweeps: each contact pushes (normal force >= 0) and, with `friction` > 0,
     // holds along its tangent plane with at most `friction` times its normal force (Coulomb's
-    // cone). True if every member's unbalanced force is within 1 % of its weight. `warm`: start
-    // from the forces in `force` and `holding` (one per contact: carry_down()) instead of none.
+    // cone). True if every member's unbalanced force is within 1 % of its weight. The sweeps
+    // start from the forces in `force` and `holding` (one per contact, set by carry_down()).
     // `give_up`: return false early, setting `gave_up`, once the sweeps have stopped reducing the
     // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool warm = false,
-                  bool give_up = false);
-    // A first guess of the contact forces for balanced(warm): sets `force` and `holding` (one
+                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool give_up = false);
+    // A first guess of the contact forces for balanced(): sets `force` and `holding` (one
     // per contact) to none and then, when `height` (per slot) is set, lets each member, from the
     // highest down (in the order of `by_height`, which may hold other slots too), pass what is
     // unbalanced on it, its weight (none for a `still` member, as in balanced()) and the pushes
@@ -109,7 +108,7 @@ struct Islands {
         }
         for (int round = 1;; ++round) {
             carry_down(kept, kept_contacts, inv_mass, gravity);
-            if (balanced(kept, kept_contacts, inv_mass, gravity, friction, true, true)) break;
+            if (balanced(kept, kept_contacts, inv_mass, gravity, friction, true)) break;
             if (sweeps - start >= kStandSweeps || round == kRounds) return;
             for (std::size_t k = 0; k < kept.size(); ++k)  // never a still one: balanced() passed them
                 if (gave_up ? clearly_unbalanced(k) : unbalanced(k)) disturbed[kept[k]] = 1;
