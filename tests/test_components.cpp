@@ -2,6 +2,7 @@
 // equilibrium test, the predictor, the response, the event loop and sleeping, each against its invariants and
 // closed forms.
 #include "balls.hpp"
+#include "collision_rules.hpp"
 #include "event_loop.hpp"
 #include "grid.hpp"
 #include "handles.hpp"
@@ -400,6 +401,84 @@ struct Predicting {
     }
 };
 
+TEST(CollisionRules, ASlowContactWithASleepingBallLeavesItAtLeastAtRoundingSpeed) {
+    // Perfectly inelastic, but an approach of 10⁻³⁵ beside a velocity of 10⁻¹⁹ would survive its
+    // own removal: it leaves at 10⁻⁹ rest_speed, which rounding cannot undo.
+    EXPECT_EQ(separation_speed(1e-35, false, 0.5, 0.05, true), kLeastLeaving * 0.05);
+    EXPECT_EQ(separation_speed(0.01, false, 0.5, 0.05, true), kLeastLeaving * 0.05);
+    EXPECT_EQ(separation_speed(0.01, true, 0.5, 0.05, true), 0.05);   // pressed: rest_speed
+    EXPECT_EQ(separation_speed(0.2, false, 0.5, 0.05, true), 0.1);    // fast: e u
+    EXPECT_EQ(separation_speed(1e-35, false, 0.5, 0.05), 1e-35);      // between awake balls: elastic
+}
+
+TEST(CollisionRules, LeavingEveryImmovableContactAtOnce) {
+    const Vec3 up{0, 1, 0};
+    const double none[5] = {0, 0, 0, 0, 0};
+    // Already leaving: unchanged. One contact: the normal part into it removed.
+    {
+        const Vec3 n[1] = {up};
+        EXPECT_EQ(leaving({1, 2, 3}, n, none, 1), (Vec3{1, 2, 3}));
+        EXPECT_EQ(leaving({1, -2, 3}, n, none, 1), (Vec3{1, 0, 3}));
+    }
+    // Sliding on the floor into a ball above its side (normal (−0.6, −0.8, 0) towards the ball):
+    // stopping into the ball alone would push it into the floor; into both, only the part along
+    // both (z) is left.
+    {
+        const Vec3 n[2] = {up, {-0.6, -0.8, 0}};
+        const Vec3 w = leaving({0.04, 0, 0.12}, n, none, 2);
+        EXPECT_NEAR(w.x, 0.0, 1e-16);
+        EXPECT_NEAR(w.y, 0.0, 1e-16);
+        EXPECT_EQ(w.z, 0.12);
+    }
+    // A corner of three walls, one of them hit and left at 0.05.
+    {
+        const Vec3 n[3] = {{1, 0, 0}, up, {0, 0, 1}};
+        const double speed[3] = {0, 0.05, 0};
+        const Vec3 w = leaving({-1, -2, -3}, n, speed, 3);
+        EXPECT_NEAR(w.x, 0.0, 1e-15);
+        EXPECT_NEAR(w.y, 0.05, 1e-15);
+        EXPECT_NEAR(w.z, 0.0, 1e-15);
+    }
+    // Wedged between nearly opposite bodies, leaving one at 0.05 takes a speed of 5 along the
+    // other: v is kept (the one collision's answer), never sped up.
+    {
+        const Vec3 n[2] = {up, normalize(Vec3{0.01, -1, 0})};
+        const double speed[2] = {0.05, 0};
+        EXPECT_EQ(leaving({0, 0.05, 0}, n, speed, 2), (Vec3{0, 0.05, 0}));
+    }
+    // Random contacts on one side (a ball's supports), speeds and velocities: the answer is the
+    // nearest velocity that leaves every contact at its speed, as Dykstra's alternating
+    // projections find it after many rounds, and no faster than v by more than the speeds.
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform(0.0, 0.05);
+    for (int trial = 0; trial < 500; ++trial) {
+        const std::size_t m = 1 + static_cast<std::size_t>(trial % 3);
+        Vec3 n[3];
+        double speed[3];
+        for (std::size_t k = 0; k < m; ++k) {
+            do n[k] = normalize(Vec3{normal(rng), normal(rng), normal(rng)});
+            while (n[k].y < 0.3);
+            speed[k] = trial % 2 ? uniform(rng) : 0.0;
+        }
+        const Vec3 v{normal(rng), normal(rng), normal(rng)};
+        const Vec3 w = leaving(v, n, speed, m);
+        Vec3 x = v, fix[3] = {};
+        for (int round = 0; round < 20000; ++round) {
+            for (std::size_t k = 0; k < m; ++k) {
+                const Vec3 y = x + fix[k];
+                const double short_by = speed[k] - dot(y, n[k]);
+                const Vec3 p = short_by > 0.0 ? y + n[k] * short_by : y;
+                fix[k] = y - p;
+                x = p;
+            }
+        }
+        for (std::size_t k = 0; k < m; ++k) ASSERT_GE(dot(w, n[k]), speed[k] - 1e-12) << "trial " << trial;
+        ASSERT_NEAR(length(w - v), length(x - v), 1e-9) << "trial " << trial;
+        ASSERT_LE(length(w), length(v) + 0.05 + 1e-12) << "trial " << trial;
+    }
+}
+
 TEST(Islands, FrictionHoldsWithinItsCone) {
     // On one fixed contact tilted 0.3 rad: held by friction when tan 0.3 <= friction. Below, the
     // unbalanced force is W (sin 0.3 − friction cos 0.3): 3 % of the weight at 0.9 tan 0.3,
@@ -633,11 +712,16 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     Outcome out;
     w.response.compute(support, next, out);
     EXPECT_FALSE(w.balls.asleep(load));
-    // Not jammed, a ball wakes at once; jammed at a time beside which the delay rounds away, it
-    // still wakes after the time it fell asleep.
+    // Not jammed, a ball wakes once its support has moved away by the touching gap: here when
+    // 1 τ + 5 τ² = touch_gap; jammed at a time beside which the delay rounds away, it still wakes
+    // after the time it fell asleep.
     const std::uint32_t other = w.add({5, 5, 5}, {0, -1, 0}), on_other = w.add({5, 6, 5}, {});
     w.sleep.fall_asleep(on_other, 0.0);
-    EXPECT_EQ(w.predictor.predict(other, 0.0).time, 0.0);
+    const double opened = (std::sqrt(1.0 + 20.0 * w.rules.touch_gap(0.5)) - 1.0) / 10.0;
+    next = w.predictor.predict(other, 0.0);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_NEAR(next.time, opened, 1e-12 * opened + 1e-15);
+    EXPECT_LT(next.time, delay);
     w.balls.t[on_other] = 1e20;
     w.balls.jam[on_other] = SleepRules::kJamBudget + 1;
     EXPECT_GT(w.rules.wake_time(w.balls, on_other, 1e20), 1e20);

@@ -77,6 +77,26 @@ TEST(BallBall, RelativeAccelerationIsQuartic) {
     EXPECT_NEAR(t, std::sqrt(2 * 4.0 / g), 1e-12);
 }
 
+TEST(Apart, ClosedForms) {
+    // Touching (centres 2 apart), reach 2.01. Sideways at speed 3: √(4 + 9 τ²) = 2.01.
+    const double reach = 2.01;
+    auto near = [](double t, double expected) { EXPECT_NEAR(t, expected, 1e-12 * expected); };
+    near(toi_apart({2, 0, 0}, {0, 0, 3}, {}, reach, kInf), std::sqrt(reach * reach - 4.0) / 3.0);
+    // The load above a support that falls from rest: its centre draws away as ½ g τ².
+    const double g = 9.81;
+    near(toi_apart({0, 2, 0}, {}, {0, g, 0}, reach, kInf), std::sqrt(2 * 0.01 / g));
+    // Thrown up at 1 into the load (the kernel does not know they would meet), the support opens
+    // the gap only once it has come back down past it: 1 τ − ½ g τ² = −0.01.
+    near(toi_apart({0, 2, 0}, {0, -1, 0}, {0, g, 0}, reach, kInf), (1.0 + std::sqrt(1.0 + 2 * g * 0.01)) / g);
+    // Already at the reach: parting now. Coming closer: not within the horizon (it would pass
+    // through and part on the far side at 4.01); standing: never.
+    EXPECT_EQ(toi_apart({reach, 0, 0}, {1, 0, 0}, {}, reach, kInf), 0.0);
+    EXPECT_EQ(toi_apart({2, 0, 0}, {-1, 0, 0}, {}, reach, 0.5), kNever);
+    EXPECT_EQ(toi_apart({2, 0, 0}, {}, {}, reach, kInf), kNever);
+    // Beyond the horizon: none.
+    EXPECT_EQ(toi_apart({2, 0, 0}, {0, 0, 3}, {}, reach, 0.01), kNever);
+}
+
 TEST(BallPlane, GravityAndHorizon) {
     const double g = 10.0;
     // Centre at height 3, radius 1 over the floor y = 0: gap 2, t = sqrt(2·2/g).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ballistic::detail {
 
@@ -56,6 +57,58 @@ Vec3 along_supports(const Supports& supports, Vec3 v, const SupportPlanes& plane
     }
     for (int b = 0; b < active; ++b) v -= basis[b] * dot(v, basis[b]);
     return v;
+}
+
+Vec3 leaving(Vec3 v, const Vec3* n, const double* speed, std::size_t m) {
+    double most = 0.0, least = std::numeric_limits<double>::infinity();  // the speeds, and the least above 0
+    for (std::size_t k = 0; k < m; ++k) {
+        most = std::max(most, speed[k]);
+        if (speed[k] > 0.0) least = std::min(least, speed[k]);
+    }
+    // The rounding of the dot products below, but never a speed's worth.
+    const double slack = std::min(1e-12 * (length(v) + most), 0.5 * least);
+    auto meets = [&](Vec3 w) {
+        for (std::size_t k = 0; k < m; ++k)
+            if (dot(w, n[k]) < speed[k] - slack) return false;
+        return true;
+    };
+    if (meets(v)) return v;
+    // Each candidate moves v by non-negative multiples of its normals onto their planes
+    // w·n = speed (the conditions of a nearest point); the nearest one that meets every speed wins.
+    Vec3 best = v;
+    double nearest = std::numeric_limits<double>::infinity();
+    auto consider = [&](Vec3 w) {
+        const double d = length(w - v);
+        if (d < nearest && meets(w)) {
+            nearest = d;
+            best = w;
+        }
+    };
+    for (std::size_t a = 0; a < m; ++a)
+        if (const double push = speed[a] - dot(v, n[a]); push > 0.0) consider(v + n[a] * push);
+    for (std::size_t a = 0; a < m; ++a) {
+        for (std::size_t b = a + 1; b < m; ++b) {
+            const double c = dot(n[a], n[b]), det = 1.0 - c * c;
+            if (!(det > 1e-12)) continue;
+            const double ra = speed[a] - dot(v, n[a]), rb = speed[b] - dot(v, n[b]);
+            const double pa = (ra - c * rb) / det, pb = (rb - c * ra) / det;
+            if (pa >= 0.0 && pb >= 0.0) consider(v + n[a] * pa + n[b] * pb);
+        }
+    }
+    for (std::size_t a = 0; a < m; ++a) {
+        for (std::size_t b = a + 1; b < m; ++b) {
+            for (std::size_t c = b + 1; c < m; ++c) {
+                const Vec3 bc = cross(n[b], n[c]), ca = cross(n[c], n[a]), ab = cross(n[a], n[b]);
+                const double det = dot(n[a], bc);
+                if (!(std::abs(det) > 1e-14)) continue;  // wild answers lose to nearer ones, or to the check below
+                const Vec3 w = (bc * speed[a] + ca * speed[b] + ab * speed[c]) / det;
+                const Vec3 d = w - v;  // = pa n[a] + pb n[b] + pc n[c]
+                if (dot(d, bc) / det >= 0.0 && dot(d, ca) / det >= 0.0 && dot(d, ab) / det >= 0.0) consider(w);
+            }
+        }
+    }
+    if (nearest == std::numeric_limits<double>::infinity() || length(best) > length(v) + most) return v;
+    return best;
 }
 
 }  // namespace ballistic::detail

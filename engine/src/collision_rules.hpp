@@ -18,17 +18,33 @@
 
 namespace ballistic::detail {
 
+// The least speed at which a ball leaves an immovable sleeping ball, relative to rest_speed: the
+// floor below which off_plane() counts a normal speed as rounding noise.
+inline constexpr double kLeastLeaving = 1e-9;
 // Separation speed after a contact approached at normal speed u, restitution e (the robustness
 // rules): slow contacts are elastic (no inelastic collapse), and a contact that acceleration keeps
 // pressing together leaves at no less than rest_speed (no endless zero-time events). A slow
 // contact with an immovable sleeping ball is perfectly inelastic instead: a ball trapped at zero
 // gaps between it and another obstacle would otherwise bounce between them for ever at one
-// instant; this way its speed towards them dies out.
+// instant; this way its speed towards them dies out. It leaves such a ball at no less than
+// kLeastLeaving rest_speed: an approach of 10⁻³⁵ beside a velocity of 10⁻¹⁹ survives its own
+// removal by rounding, and the same contact was met again at the same instant until the jam
+// budget stopped the ball.
 inline double separation_speed(double u, bool pressed, double e, double rest_speed, bool immovable = false) {
     double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
     if (pressed && s < rest_speed) s = rest_speed;
+    if (immovable) s = std::max(s, kLeastLeaving * rest_speed);
     return s;
 }
+// The velocity nearest v that leaves each of m immovable bodies a ball touches (unit normals n,
+// towards the ball) at no less than speed[k] (>= 0): the simultaneous inelastic impact with all
+// of them, for a ball of any mass. The nearest point of a convex polyhedral set is fixed by at
+// most three of its constraints (in three dimensions), so every set of one, two and three is
+// tried (O(m³): m is a handful). v itself when it already leaves them all, and also when the
+// speeds cannot be met without speeding the ball up by more than the largest of them (a ball
+// wedged between nearly opposite bodies): speed[k] = 0 for all k is always met, never faster
+// than v.
+Vec3 leaving(Vec3 v, const Vec3* n, const double* speed, std::size_t m);
 // The tangential velocity vt after a Coulomb friction impulse that can change it by at most
 // `reach` (μ times the normal impulse over the effective mass): it slows, never reverses.
 inline Vec3 after_friction(Vec3 vt, double reach) {

@@ -34,8 +34,9 @@ namespace ballistic::detail {
 // 32 bits wide, so that a Pending is 16 bytes without padding: with a one-byte kind, GCC copied
 // its 13 bytes with overlapping 8-byte moves, whose loads span two stores and so wait for them
 // (no store-to-load forwarding).
-// Wake: an awake ball under a sleeping one wakes it: at once, or, for a ball the jam put to
-// sleep, once it has slept wake_delay, when the two may no longer touch (sleep_rules.hpp).
+// Wake: an awake ball under a sleeping one wakes it once it has moved away from it by the
+// touching gap (predictor.cpp), and a ball the jam put to sleep not before it has slept
+// wake_delay, when the two may no longer touch (sleep_rules.hpp).
 // BallCapsule and BallBlock came last: the kinds of the others (their order at equal times, and in snapshots)
 // stay as they were.
 enum class Kind : std::uint32_t {

@@ -73,10 +73,12 @@ Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now,
 Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
     Contact contact;
-    // A Wake still due (its sleeping ball unchanged since) stays: a support that has left the
-    // ball the jam put to sleep on it wakes it all the same once the delay has passed.
+    // A Wake still due of a ball the jam put to sleep (unchanged since) stays: a support that
+    // has left it wakes it all the same once the delay has passed. Any other Wake is found
+    // afresh from the support's new path (predict_balls()).
     if (const Contact& old = contacts_[i]; old.event.kind == Kind::Wake && old.event.time >= now &&
-                                           !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter)
+                                           !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter &&
+                                           balls_.jam[old.event.other] > SleepRules::kJamBudget)
         contact = old;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
@@ -116,7 +118,8 @@ void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) 
     std::vector<Contact> kept(balls);  // allocated first: a failure changes nothing
     if (keep_wakes)
         for (std::size_t s = 0; s < std::min(balls, contacts_.size()); ++s)
-            if (const Contact& c = contacts_[s]; c.event.kind == Kind::Wake && c.event.time >= now && c.event.other < balls)
+            if (const Contact& c = contacts_[s]; c.event.kind == Kind::Wake && c.event.time >= now &&
+                                                 c.event.other < balls && balls_.jam[c.event.other] > SleepRules::kJamBudget)
                 kept[s] = c;
     contacts_ = std::move(kept);
 }
@@ -289,14 +292,17 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         // ball resting on a plane and a falling one, their relative state formed here as lanes
         // from the back), solved only up to the earliest impact so far: only the earliest is
         // kept, and a quartic's cost grows with its interval. An awake
-        // mover that is stirred (SleepRules::stirred) wakes the sleeping neighbours resting on it
-        // now (sleep.cpp), unless it stands still (no velocity, no acceleration: only an event
-        // that touches it can move it, and predicts it again); one the jam put to sleep, once it
-        // has slept wake_delay (SleepRules::wake_time), should nothing come before: a support that
-        // leaves within the delay still wakes its load.
-        const bool moving = v != Vec3{} || a != Vec3{};
-        const bool wakes = moving && !balls_.asleep(i) && rules_.stirred(balls_, i, now);
+        // mover wakes each sleeping neighbour resting on it once it has moved away from it by the
+        // touching gap (their centres touch_gap farther apart than touching), should nothing come
+        // before; a neighbour the jam put to sleep, not before it has slept wake_delay
+        // (SleepRules::wake_time): a support that leaves within the delay still wakes its load.
+        // A mover that stands still (no velocity, no acceleration) moves only at an event that
+        // touches it, which predicts it again.
+        const bool wakes = (v != Vec3{} || a != Vec3{}) && !balls_.asleep(i);
         const double gap = wakes ? rules_.touch_gap(r) : 0.0;
+        // One horizon for every load's opening (the earliest event before the balls), so that
+        // the roots' bits do not depend on the order the cells hand the loads in.
+        const double wake_horizon = contact.event.time - now;
         std::size_t quadratics = 0, quartics = n;
         for (std::size_t k = 0; k < n; ++k) {
             const std::uint32_t j = lanes.slot[k];
@@ -319,8 +325,15 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
                 lanes.set(quartics, dp(), balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
                 lanes.order[quartics] = j;
             }
-            if (wakes && rest.asleep && rules_.resting_on(dp(), sigma, std::min(gap, rules_.touch_gap(balls_.radius[j]))))
-                lower(contact, {rules_.wake_time(balls_, j, now), j, Kind::Wake}, balls_.counter[j]);
+            if (!wakes || !rest.asleep) continue;
+            // Found within rounding beyond the gap too: a load whose gap opens at the instant of
+            // another event of its support (another load's Wake) wakes then.
+            const double touching = std::min(gap, rules_.touch_gap(balls_.radius[j]));
+            if (const Vec3 d = dp(); rules_.resting_on(d, sigma, touching + kJamTravel * sigma)) {
+                const double apart = toi_apart(d, -v, -a, sigma + touching, wake_horizon);
+                if (apart != kNever)
+                    lower(contact, {std::max(now + apart, rules_.wake_time(balls_, j, now)), j, Kind::Wake}, balls_.counter[j]);
+            }
         }
         neighbours(quadratics);
         if (quartics < n) {

@@ -42,9 +42,9 @@ public:
     // it has no ball to meet): the contact kept, the crossing out of its block.
     Pending roam(std::uint32_t slot, double now, const CellKey& key, int level) const;
     // Before every ball is predicted afresh: forgets the contacts of `balls` balls, but with
-    // `keep_wakes` not a Wake still due after `now` (predict() keeps it while its sleeping ball
-    // is unchanged): a support that left the ball the jam put to sleep on it within the delay is
-    // no longer found under it, and the ball would sleep on in the air.
+    // `keep_wakes` not a Wake of a ball the jam put to sleep still due after `now` (predict()
+    // keeps it while that ball is unchanged): a support that left it within the delay is no
+    // longer found under it, and the ball would sleep on in the air.
     void forget_contacts(std::size_t balls, double now, bool keep_wakes);
 
     struct Motion {  // a ball at a time

@@ -2,7 +2,9 @@
 #include "response.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
+#include <span>
 
 namespace ballistic::detail {
 
@@ -93,6 +95,26 @@ void Response::release_supports(std::uint32_t s) {
     }
     if (changed) balls_.rest[s] = rest_for(sup);
     balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.supports()));
+}
+
+Vec3 Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const {
+    std::array<Sleep::Immovable, Sleep::kMaxContacts> touching;
+    const std::size_t found = sleep_.touching_immovables(i, now, hit, v, def_.rest_speed, touching);
+    std::array<Vec3, Sleep::kMaxContacts + 1> normals;
+    std::array<double, Sleep::kMaxContacts + 1> speeds;
+    std::size_t m = 0;
+    if (hit != kFixed) {
+        normals[m] = n;
+        speeds[m++] = s;
+    }
+    bool sleeping = hit != kFixed;
+    for (std::size_t k = 0; k < found; ++k) {
+        const Sleep::Immovable& c = touching[k];
+        normals[m] = c.n;
+        speeds[m++] = c.ball ? kLeastLeaving * def_.rest_speed : 0.0;
+        sleeping = sleeping || c.ball;
+    }
+    return sleeping && m > 1 ? leaving(v, normals.data(), speeds.data(), m) : v;
 }
 
 Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
@@ -211,6 +233,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         if (balls_.asleep(ball)) continue;
         Vec3 v = balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]);
         if (friction) v -= Jt * (sign * balls_.inv_mass[ball]);
+        if (carried && u < def_.rest_speed) v = leave_immovables(ball, now, v, ball == i ? j : i, n * sign, s);
         balls_.set_velocity(ball, v);
         release_supports(ball);
         ++balls_.counter[ball];
@@ -247,7 +270,10 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         auto free = std::find(sup.begin(), sup.end(), kNoSupport);
         if (free != sup.end()) *free = support;
         balls_.rest[i] = rest_for(sup);
-        balls_.set_velocity(i, after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u));
+        const Vec3 along = after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u);
+        const Vec3 w = leave_immovables(i, now, along, kFixed, {}, 0.0);
+        balls_.set_velocity(i, w);
+        if (!(w == along)) release_supports(i);  // a support it now leaves
         J = mass * u;
     } else if (u > 0.0) {
         const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);

@@ -97,6 +97,15 @@ private:
     // Velocity v after a static's contact of normal n, approached at u, separates at s, with
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
+    // The velocity v of awake ball i, just given by a slow impact on sleeping ball `hit` (kFixed:
+    // a settle on a flat static) whose unit normal n towards i it leaves at s, made to leave at
+    // once every static and sleeping ball i is in contact with and moves into slower than
+    // rest_speed (leaving(); faster contacts are events of their own), each sleeping ball at
+    // kLeastLeaving rest_speed at least: without it the ball met them one after the other at one
+    // instant, each impact undoing part of the last, until the jam budget stopped it (a ball
+    // sliding on the floor under a sleeping ball: 64 collisions). v unchanged unless a sleeping
+    // ball is among them.
+    Vec3 leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A roamer leaving the block of its level through `face`: it enters the next block and roams
     // on at the level at which it is alone there, or comes down to the cells.

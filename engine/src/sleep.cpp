@@ -13,7 +13,6 @@ namespace ballistic::detail {
 namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
-constexpr std::size_t kMaxContacts = 24;  // twelve touching equal balls and three planes fit
 // A quiet ball is still when it has stayed within this fraction of its radius of one place for
 // kStillTimes sleep_time (seen at the tests of sleeping).
 constexpr double kStillDrift = 1e-2;
@@ -53,10 +52,10 @@ bool in_cone(Vec3 u, const Vec3* n, std::size_t m) {
 }  // namespace
 
 template <class Fn>
-void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
+void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn, Within within) const {
     const Vec3 p = balls_.position_at(s, now);
     const double r = balls_.radius[s];
-    const double gap = rules_.touch_gap(r);
+    const double gap = reach(r, within);
     for (const PlaneDef& plane : statics_.planes())
         if (clearance(plane, p, r) <= gap) fn(kFixed, plane.normal);
     for (const CylinderDef& c : statics_.cylinders()) {
@@ -69,20 +68,20 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn) const {
         const double len = length(w);
         if (len - radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     });
-    for_each_touching_ball(s, now, fn);
+    for_each_touching_ball(s, now, fn, within);
 }
 
 template <class Fn>
-void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn) const {
+void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn, Within within) const {
     const Vec3 p = balls_.position_at(s, now);
     const double r = balls_.radius[s];
-    const double gap = rules_.touch_gap(r);
+    const double gap = reach(r, within);
     grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s) return;
         Vec3 dp = p - balls_.position_at(j, now);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double d = length(dp);
-        if (d - r - balls_.radius[j] <= std::min(gap, rules_.touch_gap(balls_.radius[j])) && d > 0.0) fn(j, dp / d);
+        if (d - r - balls_.radius[j] <= std::min(gap, reach(balls_.radius[j], within)) && d > 0.0) fn(j, dp / d);
     }, Grid::kAllNear);
 }
 
@@ -110,6 +109,28 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
     for (std::size_t k = 0; k < l; ++k)
         if (!can_give(loads[k])) return false;
     return true;
+}
+
+std::size_t Sleep::touching_immovables(std::uint32_t s, double now, std::uint32_t except, Vec3 v,
+                                       double slower_than, std::span<Immovable> out) const {
+    std::size_t m = 0;
+    if (!enabled() || out.empty()) return 0;
+    std::uint64_t statics = 0;  // the statics come first, in the order visited (theirs)
+    for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
+        if ((j != kFixed && (j == except || !balls_.asleep(j))) || !(-dot(v, n) < slower_than)) return;
+        const Immovable touching{j == kFixed ? statics++ : (std::uint64_t{1} << 32) + j, n, j != kFixed};
+        if (m < out.size()) {
+            out[m++] = touching;
+            return;
+        }
+        // Full: keep the first in order, whatever order the cells hand them in.
+        auto last = std::max_element(out.begin(), out.end(),
+                                     [](const Immovable& a, const Immovable& b) { return a.order < b.order; });
+        if (touching.order < last->order) *last = touching;
+    }, Within::Rounding);
+    std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(m),
+              [](const Immovable& a, const Immovable& b) { return a.order < b.order; });
+    return m;
 }
 
 void Sleep::list_awake(std::vector<std::uint32_t>& awake) const {
@@ -281,9 +302,7 @@ void Sleep::wake(std::uint32_t s, double now) {
     Supports sup = balls_.supports(s);
     balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.supports());
     ++balls_.counter[s];
-    // Its slow events stay (it may sleep again at once where it can stand), but it is stirred: as
-    // it moves it wakes what rests on it, so a column falls together when its support leaves.
-    balls_.quiet_since[s] = now;
+    // Its slow events stay: it may sleep again at once where it can stand.
 }
 
 Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
@@ -301,7 +320,6 @@ void Sleep::commit_wake(const Woken& woken, double time) noexcept {
         balls_.advance(j, time);  // it slept since its last event: there, still, at `time`
         balls_.rest[j] = rest;
         balls_.jam[j] = 0;  // what held it changed: a jam it slept in is over
-        balls_.quiet_since[j] = time;  // stirred, as Sleep::wake()
         ++balls_.counter[j];
     }
 }

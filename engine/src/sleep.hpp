@@ -24,8 +24,6 @@
 
 namespace ballistic::detail {
 
-inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel below rounding
-
 class Sleep {
 public:
     Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
@@ -64,6 +62,22 @@ public:
     // and nothing is searched.
     bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 dp = {});
     void fall_asleep(std::uint32_t slot, double now);
+    // A static or sleeping ball in contact with a ball: `order` fixes their order whatever the
+    // cells' lists (the statics in their order, then the balls by slot), n is the unit normal
+    // towards the ball.
+    struct Immovable {
+        std::uint64_t order;
+        Vec3 n;
+        bool ball;
+    };
+    // The statics and sleeping balls other than `except` (a ball's slot; kFixed: none) in
+    // contact with the ball at `now` (within rounding) that velocity v moves into slower than
+    // `slower_than`, in `order`: the first out.size() of them when there are more. Their number;
+    // none in a world without sleeping.
+    std::size_t touching_immovables(std::uint32_t slot, double now, std::uint32_t except, Vec3 v, double slower_than,
+                                    std::span<Immovable> out) const;
+    // The most contacts a ball's tests keep: twelve touching equal balls and three planes fit.
+    static constexpr std::size_t kMaxContacts = 24;
     void wake(std::uint32_t slot, double now);
 
     // At `now` (the cells valid): each cluster of touching quiet awake balls that
@@ -91,12 +105,18 @@ private:
     // the ball put to sleep with it (never fails).
     std::uint32_t asleep_rest(std::uint32_t slot);
     void lie_down(std::uint32_t slot, double now, std::uint32_t rest) noexcept;
-    // fn(j, n) for every body the ball touches at `now` (within touch_gap): j the slot of a ball
-    // or kFixed for a static, n the unit normal towards the ball.
+    // How far apart bodies touch: within touch_gap (resting, for sleeping), or within rounding
+    // (kJamTravel of the radius: in contact, for an impact).
+    enum class Within { TouchGap, Rounding };
+    double reach(double radius, Within within) const {
+        return within == Within::TouchGap ? rules_.touch_gap(radius) : kJamTravel * radius;
+    }
+    // fn(j, n) for every body the ball touches at `now`: j the slot of a ball or kFixed for a
+    // static, n the unit normal towards the ball.
     template <class Fn>
-    void for_each_touching(std::uint32_t slot, double now, Fn&& fn) const;
+    void for_each_touching(std::uint32_t slot, double now, Fn&& fn, Within within = Within::TouchGap) const;
     template <class Fn>  // the balls alone (the cells must be valid; the statics' lists need not)
-    void for_each_touching_ball(std::uint32_t slot, double now, Fn&& fn) const;
+    void for_each_touching_ball(std::uint32_t slot, double now, Fn&& fn, Within within = Within::TouchGap) const;
     // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
     // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
     bool still(std::uint32_t slot, double now) const;

@@ -15,6 +15,8 @@
 
 namespace ballistic::detail {
 
+inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel below rounding
+
 // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or blocks
 // to rest on.
 inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_statics) {
@@ -39,9 +41,10 @@ public:
     // wakes it (unit: time): the time to open the touching gap at sleep_speed. Woken at once, it
     // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
     double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
-    // When a moving ball under sleeping ball j wakes it: now, unless the jam put j to sleep, and
-    // then once j has slept wake_delay (a sleeping ball keeps the time it fell asleep as its t).
-    // Always after the time it fell asleep, however small the delay beside that time.
+    // The earliest a moving ball under sleeping ball j wakes it (once it has moved away by the
+    // touching gap, predictor.cpp): now, unless the jam put j to sleep, and then once j has slept
+    // wake_delay (a sleeping ball keeps the time it fell asleep as its t). Always after the time
+    // it fell asleep, however small the delay beside that time.
     double wake_time(const Balls& balls, std::uint32_t j, double now) const {
         if (balls.jam[j] <= kJamBudget) return now;
         const double slept = balls.t[j];
@@ -55,14 +58,6 @@ public:
     bool resting_on(Vec3 dp, double sigma, double gap) const {
         const double d = length(dp);
         return d - sigma <= gap && above(dp / d);
-    }
-    // Was the ball stirred within the last sleep_time: an event faster than sleep_speed, woken,
-    // or added or changed by the embedder (its quiet history restarted)? Then it may be moving off
-    // what rests on it, and it wakes the sleeping balls resting on it (predictor.cpp): a history
-    // in time, not in events, so that a slow collision at the instant of a fast one does not take
-    // the wake back.
-    bool stirred(const Balls& balls, std::uint32_t slot, double now) const {
-        return now - balls.quiet_since[slot] < def_.sleep_time;
     }
     // Has the ball been slow at each of its events for sleep_time or sleep_events?
     bool quiet(const Balls& balls, std::uint32_t slot, double now) const {

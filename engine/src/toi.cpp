@@ -197,6 +197,13 @@ double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon) {
     return first_closing_polynomial(squared_gap(dp, dv, da * 0.5, sigma), horizon);
 }
 
+double toi_apart(Vec3 dp, Vec3 dv, Vec3 da, double reach, double horizon) {
+    // reach² − |dp(τ)|²: a gap that closes when the centres are reach apart.
+    std::array<double, 5> p = squared_gap(dp, dv, da * 0.5, reach);
+    for (double& c : p) c = -c;
+    return first_closing_polynomial(p, horizon);
+}
+
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon) {
     return first_closing_quadratic(dot(n, p - point) - r, dot(n, v), 0.5 * dot(n, a), horizon);
 }

@@ -36,6 +36,11 @@ double first_closing_polynomial(const std::array<double, 5>& p, double horizon);
 // same g), quartic otherwise (one of them slides on a plane).
 double toi_ball_ball(Vec3 dp, Vec3 dv, Vec3 da, double sigma, double horizon);
 
+// The opening of a contact: two spheres whose centres are at most `reach` apart, their relative
+// position, velocity and acceleration dp, dv, da (other minus self). The first τ in [0, horizon]
+// at which the centres are `reach` apart and parting (already there and parting: 0), or kNever.
+double toi_apart(Vec3 dp, Vec3 dv, Vec3 da, double reach, double horizon);
+
 // A ball (centre p, velocity v, acceleration a, radius r) against a one-sided plane through
 // `point` with unit normal n. Gap: n·(p − point) − r.
 double toi_ball_plane(Vec3 p, Vec3 v, Vec3 a, double r, Vec3 point, Vec3 n, double horizon);

@@ -125,13 +125,15 @@ struct WorldDef {
     //     of a cluster that does not balance, the part that does sleeps. A quiet ball that has
     //     stayed within 1 % of its radius of one place for 10 sleep_time counts as balanced.
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
-    // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball stands still, costs no event, and is an obstacle for awake balls:
-    // the sleeping pile carries an impact slower than sleep_speed as an immovable ball; a faster
-    // one wakes the ball it hits, which takes it with its true mass. A ball that moves and was
-    // stirred within sleep_time (an event faster than sleep_speed, woken, added or changed) wakes
-    // the sleeping balls resting on it (one that the jam stopped, once it has slept the time to
-    // open the touching gap at sleep_speed). Elastic worlds, worlds without gravity and worlds without
-    // planes, capsules or blocks never sleep.
+    // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball
+    // stands still, costs no event, and is an obstacle for awake balls: the sleeping pile carries
+    // an impact slower than sleep_speed as an immovable ball (one slower than rest_speed stops
+    // the ball that meets it moving into every sleeping ball and static it touches, at once); a
+    // faster one wakes the ball it hits, which takes it with its true mass. A ball that moves wakes each sleeping ball resting
+    // on it once it has moved away from it by the touching gap, min(sleep_speed² / (2 |g|),
+    // 10⁻³ r) (one that the jam stopped, not before it has slept the time to open that gap at
+    // sleep_speed). Elastic worlds, worlds without gravity and worlds without planes, capsules or
+    // blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
     // ball: a ball dropped from sleep_speed² / (2 |g|), 0.5 thousandths of a length unit under
@@ -170,8 +172,8 @@ struct WorldDef {
     // 2 rest_speed / |g| (10 ms under |g| = 9.81) and chatters until a test finds its cluster
     // standing. Shorter tests more often, which costs more than it saves below about a
     // millisecond; 0 tests at the ends of steps alone (as before this setting: the same bits).
-    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.32 M collisions with 0 and 0.19 M with the
-    // default (2⁻⁸ and 2⁻⁷: 0.21 and 0.23 M, in about the same time). (unit: time; >= 0; default
+    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.25 M collisions with 0 and 0.17 M with the
+    // default (2⁻⁸ and 2⁻⁷: 0.19 and 0.20 M, in 1.1 times the time). (unit: time; >= 0; default
     // 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
     double sleep_interval = 0x1p-9;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
