@@ -99,7 +99,9 @@ void Response::release_supports(std::uint32_t s) {
 
 Vec3 Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const {
     std::array<Sleep::Immovable, Sleep::kMaxContacts> touching;
-    const std::size_t found = sleep_.touching_immovables(i, now, hit, v, def_.rest_speed, touching);
+    // After a settle only a sleeping ball in contact calls for more (the statics are looked at
+    // only then).
+    const std::size_t found = sleep_.touching_immovables(i, now, hit, v, def_.rest_speed, hit == kFixed, touching);
     std::array<Vec3, Sleep::kMaxContacts + 1> normals;
     std::array<double, Sleep::kMaxContacts + 1> speeds;
     std::size_t m = 0;

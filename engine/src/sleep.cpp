@@ -53,6 +53,12 @@ bool in_cone(Vec3 u, const Vec3* n, std::size_t m) {
 
 template <class Fn>
 void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn, Within within) const {
+    for_each_touching_static(s, now, fn, within);
+    for_each_touching_ball(s, now, fn, within);
+}
+
+template <class Fn>
+void Sleep::for_each_touching_static(std::uint32_t s, double now, Fn&& fn, Within within) const {
     const Vec3 p = balls_.position_at(s, now);
     const double r = balls_.radius[s];
     const double gap = reach(r, within);
@@ -68,7 +74,6 @@ void Sleep::for_each_touching(std::uint32_t s, double now, Fn&& fn, Within withi
         const double len = length(w);
         if (len - radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     });
-    for_each_touching_ball(s, now, fn, within);
 }
 
 template <class Fn>
@@ -112,11 +117,11 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
 }
 
 std::size_t Sleep::touching_immovables(std::uint32_t s, double now, std::uint32_t except, Vec3 v,
-                                       double slower_than, std::span<Immovable> out) const {
+                                       double slower_than, bool need_ball, std::span<Immovable> out) const {
     std::size_t m = 0;
     if (!enabled() || out.empty()) return 0;
-    std::uint64_t statics = 0;  // the statics come first, in the order visited (theirs)
-    for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
+    std::uint64_t statics = 0;  // the statics come first in `order`, in the order visited (theirs)
+    auto add = [&](std::uint32_t j, Vec3 n) {
         if ((j != kFixed && (j == except || !balls_.asleep(j))) || !(-dot(v, n) < slower_than)) return;
         const Immovable touching{j == kFixed ? statics++ : (std::uint64_t{1} << 32) + j, n, j != kFixed};
         if (m < out.size()) {
@@ -127,7 +132,10 @@ std::size_t Sleep::touching_immovables(std::uint32_t s, double now, std::uint32_
         auto last = std::max_element(out.begin(), out.end(),
                                      [](const Immovable& a, const Immovable& b) { return a.order < b.order; });
         if (touching.order < last->order) *last = touching;
-    }, Within::Rounding);
+    };
+    for_each_touching_ball(s, now, add, Within::Rounding);
+    if (need_ball && m == 0) return 0;
+    for_each_touching_static(s, now, add, Within::Rounding);
     std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(m),
               [](const Immovable& a, const Immovable& b) { return a.order < b.order; });
     return m;

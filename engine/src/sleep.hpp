@@ -73,9 +73,10 @@ public:
     // The statics and sleeping balls other than `except` (a ball's slot; kFixed: none) in
     // contact with the ball at `now` (within rounding) that velocity v moves into slower than
     // `slower_than`, in `order`: the first out.size() of them when there are more. Their number;
-    // none in a world without sleeping.
+    // none in a world without sleeping, and with `need_ball` none unless a sleeping ball is among
+    // them (the balls are looked at first, the statics only then).
     std::size_t touching_immovables(std::uint32_t slot, double now, std::uint32_t except, Vec3 v, double slower_than,
-                                    std::span<Immovable> out) const;
+                                    bool need_ball, std::span<Immovable> out) const;
     // The most contacts a ball's tests keep: twelve touching equal balls and three planes fit.
     static constexpr std::size_t kMaxContacts = 24;
     void wake(std::uint32_t slot, double now);
@@ -115,6 +116,8 @@ private:
     // static, n the unit normal towards the ball.
     template <class Fn>
     void for_each_touching(std::uint32_t slot, double now, Fn&& fn, Within within = Within::TouchGap) const;
+    template <class Fn>  // the statics alone, in their order
+    void for_each_touching_static(std::uint32_t slot, double now, Fn&& fn, Within within) const;
     template <class Fn>  // the balls alone (the cells must be valid; the statics' lists need not)
     void for_each_touching_ball(std::uint32_t slot, double now, Fn&& fn, Within within = Within::TouchGap) const;
     // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
