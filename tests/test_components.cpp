@@ -417,15 +417,16 @@ TEST(CollisionRules, LeavingEveryImmovableContactAtOnce) {
     // Already leaving: unchanged. One contact: the normal part into it removed.
     {
         const Vec3 n[1] = {up};
-        EXPECT_EQ(leaving({1, 2, 3}, n, none, 1), (Vec3{1, 2, 3}));
-        EXPECT_EQ(leaving({1, -2, 3}, n, none, 1), (Vec3{1, 0, 3}));
+        EXPECT_EQ(leaving({1, 2, 3}, n, none, 1).v, (Vec3{1, 2, 3}));
+        EXPECT_EQ(leaving({1, -2, 3}, n, none, 1).v, (Vec3{1, 0, 3}));
+        EXPECT_FALSE(leaving({1, -2, 3}, n, none, 1).wedged);
     }
     // Sliding on the floor into a ball above its side (normal (−0.6, −0.8, 0) towards the ball):
     // stopping into the ball alone would push it into the floor; into both, only the part along
     // both (z) is left.
     {
         const Vec3 n[2] = {up, {-0.6, -0.8, 0}};
-        const Vec3 w = leaving({0.04, 0, 0.12}, n, none, 2);
+        const Vec3 w = leaving({0.04, 0, 0.12}, n, none, 2).v;
         EXPECT_NEAR(w.x, 0.0, 1e-16);
         EXPECT_NEAR(w.y, 0.0, 1e-16);
         EXPECT_EQ(w.z, 0.12);
@@ -434,49 +435,80 @@ TEST(CollisionRules, LeavingEveryImmovableContactAtOnce) {
     {
         const Vec3 n[3] = {{1, 0, 0}, up, {0, 0, 1}};
         const double speed[3] = {0, 0.05, 0};
-        const Vec3 w = leaving({-1, -2, -3}, n, speed, 3);
+        const Vec3 w = leaving({-1, -2, -3}, n, speed, 3).v;
         EXPECT_NEAR(w.x, 0.0, 1e-15);
         EXPECT_NEAR(w.y, 0.05, 1e-15);
         EXPECT_NEAR(w.z, 0.0, 1e-15);
     }
     // Wedged between nearly opposite bodies, leaving one at 0.05 takes a speed of 5 along the
-    // other: v is kept (the one collision's answer), never sped up.
+    // other, and between exactly opposite ones no speed leaves both: wedged, the ball keeps only
+    // what moves into neither (never sped up).
     {
         const Vec3 n[2] = {up, normalize(Vec3{0.01, -1, 0})};
         const double speed[2] = {0.05, 0};
-        EXPECT_EQ(leaving({0, 0.05, 0}, n, speed, 2), (Vec3{0, 0.05, 0}));
+        const Leaving left = leaving({0.3, -0.05, 0.2}, n, speed, 2);
+        EXPECT_TRUE(left.wedged);
+        EXPECT_EQ(left.v, (Vec3{0.3, 0, 0.2}));  // it left the tilted one already
+        const Vec3 opposite[2] = {up, -up};
+        const double tiny[2] = {0.05, kLeastLeaving * 0.05};
+        const Leaving stuck = leaving({0.1, 0.02, -0.1}, opposite, tiny, 2);
+        EXPECT_TRUE(stuck.wedged);
+        EXPECT_EQ(stuck.v, (Vec3{0.1, 0, -0.1}));
     }
-    // Random contacts on one side (a ball's supports), speeds and velocities: the answer is the
-    // nearest velocity that leaves every contact at its speed, as Dykstra's alternating
-    // projections find it after many rounds, and no faster than v by more than the speeds.
+    // Random contacts, speeds and velocities: the answer is the nearest velocity that leaves every
+    // contact at its speed, as Dykstra's alternating projections find it after many rounds, and
+    // no faster than v by more than the speeds; wedged, the nearest that moves into none of them,
+    // never faster than v. On one side (a ball's supports) and all around it (wedges).
     std::mt19937_64 rng(7);
     std::normal_distribution<double> normal;
     std::uniform_real_distribution<double> uniform(0.0, 0.05);
-    for (int trial = 0; trial < 500; ++trial) {
-        const std::size_t m = 1 + static_cast<std::size_t>(trial % 3);
-        Vec3 n[3];
-        double speed[3];
+    std::size_t wedged = 0;
+    for (int trial = 0; trial < 1000; ++trial) {
+        const std::size_t m = 1 + static_cast<std::size_t>(trial % 4);
+        const bool around = trial >= 500;
+        Vec3 n[4];
+        double speed[4];
+        // All around, no two nearly parallel and no three nearly coplanar: Dykstra's rounds
+        // converge too slowly in the thin cones those leave.
+        auto spread = [&](std::size_t count) {
+            for (std::size_t a = 0; a < count; ++a) {
+                for (std::size_t b = a + 1; b < count; ++b) {
+                    if (std::abs(dot(n[a], n[b])) > 0.9) return false;
+                    for (std::size_t c = b + 1; c < count; ++c)
+                        if (std::abs(dot(n[a], cross(n[b], n[c]))) < 0.1) return false;
+                }
+            }
+            return true;
+        };
         for (std::size_t k = 0; k < m; ++k) {
             do n[k] = normalize(Vec3{normal(rng), normal(rng), normal(rng)});
-            while (n[k].y < 0.3);
+            while (around ? !spread(k + 1) : n[k].y < 0.3);
             speed[k] = trial % 2 ? uniform(rng) : 0.0;
         }
         const Vec3 v{normal(rng), normal(rng), normal(rng)};
-        const Vec3 w = leaving(v, n, speed, m);
-        Vec3 x = v, fix[3] = {};
+        const Leaving left = leaving(v, n, speed, m);
+        const Vec3 w = left.v;
+        wedged += left.wedged;
+        const double zero[4] = {0, 0, 0, 0};
+        const double* asked = left.wedged ? zero : speed;
+        Vec3 x = v, fix[4] = {};
         for (int round = 0; round < 20000; ++round) {
             for (std::size_t k = 0; k < m; ++k) {
                 const Vec3 y = x + fix[k];
-                const double short_by = speed[k] - dot(y, n[k]);
+                const double short_by = asked[k] - dot(y, n[k]);
                 const Vec3 p = short_by > 0.0 ? y + n[k] * short_by : y;
                 fix[k] = y - p;
                 x = p;
             }
         }
-        for (std::size_t k = 0; k < m; ++k) ASSERT_GE(dot(w, n[k]), speed[k] - 1e-12) << "trial " << trial;
+        for (std::size_t k = 0; k < m; ++k) ASSERT_GE(dot(w, n[k]), asked[k] - 1e-12) << "trial " << trial;
         ASSERT_NEAR(length(w - v), length(x - v), 1e-9) << "trial " << trial;
-        ASSERT_LE(length(w), length(v) + 0.05 + 1e-12) << "trial " << trial;
+        ASSERT_LE(length(w), length(v) + (left.wedged ? 1e-12 : 0.05 + 1e-12)) << "trial " << trial;
+        if (!around) {
+            ASSERT_FALSE(left.wedged) << "trial " << trial;
+        }
     }
+    EXPECT_GE(wedged, 10u);  // the wedged answer is exercised (14 of these trials)
 }
 
 TEST(Islands, FrictionHoldsWithinItsCone) {

@@ -403,6 +403,58 @@ TEST(Sleep, ASlowBallStoppedBetweenAWallAndASleepingBallStopsAtOnce) {
     EXPECT_LT(length(world.ball(low).velocity), 1e-9);
 }
 
+// A ball between two sleeping balls on one line, pressed by its weight into the lower one: no
+// velocity leaves both, so each impact sends it into the other at the same instant. The jam
+// rule stopped it after 64 of them; wedged, it stops at once. Its first impact leaves the lower
+// ball at rest_speed (pressed), and may meet the upper one at that speed, an impact of its own
+// (rounding decides); the next finds it wedged.
+TEST(Sleep, ASlowBallWedgedBetweenTwoSleepingBallsStopsAtOnce) {
+    World world(granular());
+    add_floor(world);
+    world.add_plane({{0, 0, 0}, {1, 0, 0}});
+    const BallId low = ball_at(world, {1, 1, 0});  // in the crease of the floor and the wall
+    // Two pegs hold the upper ball, 2.4 up the line (0.6, 0.8) from the lower one.
+    const Vec3 high_at{3.4, 4.2, 0};
+    for (const double z : {-0.96, 0.96}) world.add_capsule({{3.4, 3.48, z}, {3.4, 3.48, z}, 0.2});
+    const BallId high = ball_at(world, high_at);
+    ASSERT_TRUE(settle(world, 0.5));
+    const BallId wedged = ball_at(world, {2.2, 2.6, 0});  // touching both, on their line
+    world.step(1e-3);
+    std::size_t collisions = 0;
+    for (const CollisionEvent& e : world.events()) collisions += e.kind == EventKind::BallBall;
+    EXPECT_GE(collisions, 1u);
+    EXPECT_LE(collisions, 3u);
+    EXPECT_TRUE(world.sleeping(wedged));
+    EXPECT_TRUE(world.sleeping(low));
+    EXPECT_TRUE(world.sleeping(high));
+    EXPECT_LT(distance(world.ball(wedged).position, {2.2, 2.6, 0}), 1e-12);
+    EXPECT_EQ(world.ball(high).position, high_at);
+}
+
+// Sliding on the floor between two sleeping balls that touch it on either side: it cannot move
+// towards either, but nothing presses it into them, so it slides on along the gap after one
+// impact. Before (leaving() kept its velocity), it bounced between them at one instant until the
+// jam rule stopped it dead.
+TEST(Sleep, ABallSlidingBetweenTwoSleepingBallsItTouchesSlidesOn) {
+    // Along x: the velocity that moves into neither is exactly across. (Along a direction whose
+    // components rounding cannot keep exact, rounding leaves it approaching one of them at 10⁻¹⁷
+    // of its speed, and, as before, the jam rule stops it after 64 collisions.)
+    World world(granular());
+    add_floor(world);
+    ball_at(world, {-2, 1, 0});
+    ball_at(world, {2, 1, 0});
+    ASSERT_TRUE(settle(world, 0.5));
+    const double start = world.time();
+    const BallId between = world.add_ball({{0, 1, 0}, {0.01, 0, 0.5}, 1.0, 1.0});
+    world.step(1.0);
+    EXPECT_EQ(world.event_counts().ball_ball, 1u);
+    EXPECT_FALSE(world.sleeping(between));
+    const BallState b = world.ball(between);
+    EXPECT_EQ(b.velocity, (Vec3{0, 0, 0.5}));  // what moved into the balls is gone
+    EXPECT_EQ(b.position.x, 0.0);
+    EXPECT_NEAR(b.position.z, 0.5 * (world.time() - start), 1e-12);
+}
+
 TEST(Sleep, SavedSettledPileSleepsAgainBeforeItsFirstEvent) {
     World first(granular());
     const Pocket pocket(first);

@@ -40,11 +40,16 @@ inline double separation_speed(double u, bool pressed, double e, double rest_spe
 // towards the ball) at no less than speed[k] (>= 0): the simultaneous inelastic impact with all
 // of them, for a ball of any mass. The nearest point of a convex polyhedral set is fixed by at
 // most three of its constraints (in three dimensions), so every set of one, two and three is
-// tried (O(m³): m is a handful). v itself when it already leaves them all, and also when the
-// speeds cannot be met without speeding the ball up by more than the largest of them (a ball
-// wedged between nearly opposite bodies): speed[k] = 0 for all k is always met, never faster
-// than v.
-Vec3 leaving(Vec3 v, const Vec3* n, const double* speed, std::size_t m);
+// tried (O(m³): m is a handful). v itself when it already leaves them all. When the speeds cannot
+// be met without speeding the ball up by more than the largest of them (a ball wedged between
+// nearly opposite bodies, or exactly opposite ones: then no velocity meets them), the ball is
+// `wedged` and gets the nearest velocity that moves into none of them (every speed 0, always met,
+// never faster than v).
+struct Leaving {
+    Vec3 v;
+    bool wedged = false;
+};
+Leaving leaving(Vec3 v, const Vec3* n, const double* speed, std::size_t m);
 // The tangential velocity vt after a Coulomb friction impulse that can change it by at most
 // `reach` (μ times the normal impulse over the effective mass): it slows, never reverses.
 inline Vec3 after_friction(Vec3 vt, double reach) {

@@ -97,7 +97,7 @@ void Response::release_supports(std::uint32_t s) {
     balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.supports()));
 }
 
-Vec3 Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const {
+Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const {
     std::array<Sleep::Immovable, Sleep::kMaxContacts> touching;
     // After a settle only a sleeping ball in contact calls for more (the statics are looked at
     // only then).
@@ -116,7 +116,7 @@ Vec3 Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32
         speeds[m++] = c.ball ? kLeastLeaving * def_.rest_speed : 0.0;
         sleeping = sleeping || c.ball;
     }
-    return sleeping && m > 1 ? leaving(v, normals.data(), speeds.data(), m) : v;
+    return sleeping && m > 1 ? leaving(v, normals.data(), speeds.data(), m) : Leaving{v};
 }
 
 Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
@@ -235,11 +235,16 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         if (balls_.asleep(ball)) continue;
         Vec3 v = balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]);
         if (friction) v -= Jt * (sign * balls_.inv_mass[ball]);
-        if (carried && u < def_.rest_speed) v = leave_immovables(ball, now, v, ball == i ? j : i, n * sign, s);
+        bool wedged = false;
+        if (carried && u < def_.rest_speed) {
+            const Leaving left = leave_immovables(ball, now, v, ball == i ? j : i, n * sign, s);
+            v = left.v;
+            wedged = left.wedged;
+        }
         balls_.set_velocity(ball, v);
         release_supports(ball);
         ++balls_.counter[ball];
-        sleep_.note_quiet(ball, u, now, jammed[ball == j]);
+        sleep_.note_quiet(ball, u, now, jammed[ball == j], wedged);
         sleep_.try_sleep(ball, now, ball == i ? j : i, dp * sign);
     }
     out.collided = true;
@@ -264,6 +269,7 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
     const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
     const double mass = 1.0 / balls_.inv_mass[i];
     double J;
+    bool wedged = false;
     if (pressed && u < def_.rest_speed) {
         // Settle: the ball rests on the plane (and on the planes it already rested on) and
         // slides under the rest of its acceleration. Its velocity loses every component into the
@@ -273,9 +279,10 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         if (free != sup.end()) *free = support;
         balls_.rest[i] = rest_for(sup);
         const Vec3 along = after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u);
-        const Vec3 w = leave_immovables(i, now, along, kFixed, {}, 0.0);
-        balls_.set_velocity(i, w);
-        if (!(w == along)) release_supports(i);  // a support it now leaves
+        const Leaving left = leave_immovables(i, now, along, kFixed, {}, 0.0);
+        balls_.set_velocity(i, left.v);
+        if (!(left.v == along)) release_supports(i);  // a support it now leaves
+        wedged = left.wedged;
         J = mass * u;
     } else if (u > 0.0) {
         const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
@@ -286,14 +293,15 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         out.queue(i, predictor_.predict(i, now));
         return;
     }
-    static_collided(i, u, now, jammed, {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
-                    balls_.radius[i] - gap, out);
+    static_collided(i, u, now, jammed, wedged,
+                    {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J}, balls_.radius[i] - gap,
+                    out);
 }
 
-void Response::static_collided(std::uint32_t i, double approach, double now, bool jammed,
+void Response::static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
                                   const CollisionEvent& event, double overlap, Outcome& out) {
     ++balls_.counter[i];
-    sleep_.note_quiet(i, approach, now, jammed);
+    sleep_.note_quiet(i, approach, now, jammed, wedged);
     sleep_.try_sleep(i, now);
     out.collided = true;
     out.overlap = overlap;
@@ -370,7 +378,7 @@ void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, doub
     const double J = (u + s) / balls_.inv_mass[i];
     balls_.set_velocity(i, bounce(v, n, u, s));
     release_supports(i);
-    static_collided(i, u, now, jammed,
+    static_collided(i, u, now, jammed, false,
                     {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - radius), -n, J},
                     radius + balls_.radius[i] - d, out);
 }

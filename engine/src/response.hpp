@@ -92,8 +92,8 @@ private:
     void collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
                        std::uint32_t k, double now, bool jammed, Outcome& out);
     // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
-    void static_collided(std::uint32_t i, double approach, double now, bool jammed, const CollisionEvent& event,
-                         double overlap, Outcome& out);
+    void static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
+                         const CollisionEvent& event, double overlap, Outcome& out);
     // Velocity v after a static's contact of normal n, approached at u, separates at s, with
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
@@ -103,9 +103,10 @@ private:
     // rest_speed (leaving(); faster contacts are events of their own), each sleeping ball at
     // kLeastLeaving rest_speed at least: without it the ball met them one after the other at one
     // instant, each impact undoing part of the last, until the jam budget stopped it (a ball
-    // sliding on the floor under a sleeping ball: 64 collisions). v unchanged unless a sleeping
-    // ball is among them.
-    Vec3 leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const;
+    // sliding on the floor under a sleeping ball: 64 collisions). `wedged` when those speeds
+    // cannot be met: the velocity then moves into none of them (leaving()). v unchanged unless a
+    // sleeping ball is among them.
+    Leaving leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A roamer leaving the block of its level through `face`: it enters the next block and roams
     // on at the level at which it is alone there, or comes down to the cells.

@@ -255,7 +255,7 @@ void Sleep::keep_still(double now, std::span<const std::uint32_t> among) noexcep
     }
 }
 
-void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed) {
+void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed, bool wedged) {
     if (!enabled()) return;
     // Balls jammed between each other and the statics pass an impact around again and again:
     // slow contacts are elastic, and pressed ones leave at rest_speed. At zero gaps that happens
@@ -263,19 +263,34 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     // budget of collisions in a row in a jam a ball stops where it is jammed and sleeps.
     // The count stays past the budget while the ball sleeps: woken while still jammed (by a
     // moving ball under it), it stops again at its first collision in the jam, not 64 later.
+    // A slow ball wedged among sleeping balls and statics, and pressed into one of them, would
+    // spend that budget at this instant without moving: it stops at once.
     constexpr std::uint32_t budget = SleepRules::kJamBudget;
-    balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, budget + 1) : 0;
+    const double v = length(balls_.velocity(s));
+    if (wedged && v <= def_.sleep_speed && pressed_into_immovable(s, now)) balls_.jam[s] = budget + 1;
+    else balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, budget + 1) : 0;
     if (balls_.jam[s] > budget) {
         fall_asleep(s, now);
         return;
     }
-    const double v = length(balls_.velocity(s));
     if (approach > def_.sleep_speed || !(v <= def_.sleep_speed)) {
         balls_.quiet_since[s] = now;
         balls_.quiet_events[s] = 0;
     } else if (balls_.quiet_events[s] < def_.sleep_events) {
         ++balls_.quiet_events[s];
     }
+}
+
+bool Sleep::pressed_into_immovable(std::uint32_t s, double now) const {
+    const Vec3 v = balls_.velocity(s), a = balls_.acceleration(s);
+    // Not leaving it at the least leaving speed, and pressed into it by more than rounding (the
+    // supports' normals are projected out of the acceleration, to rounding).
+    const double leaving = kLeastLeaving * def_.rest_speed, pressing = 1e-9 * length(def_.gravity);
+    bool pressed = false;
+    for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
+        pressed = pressed || ((j == kFixed || balls_.asleep(j)) && dot(v, n) < leaving && dot(a, n) < -pressing);
+    }, Within::Rounding);
+    return pressed;
 }
 
 bool Sleep::may_sleep(std::uint32_t s, double now) const {

@@ -49,8 +49,13 @@ public:
         return length(balls_.position_at(slot, now) - balls_.position(slot)) <= travel;
     }
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
-    // its collisions in a jam (`jammed`, from jammed()).
-    void note_quiet(std::uint32_t slot, double approach, double now, bool jammed);
+    // its collisions in a jam (`jammed`, from jammed()), and stops at once a slow ball `wedged`
+    // among sleeping balls and statics (Response::leave_immovables()) that its acceleration
+    // presses into one of them.
+    void note_quiet(std::uint32_t slot, double approach, double now, bool jammed, bool wedged = false);
+    // Does the ball's acceleration press it into a sleeping ball or static it touches and does
+    // not leave?
+    bool pressed_into_immovable(std::uint32_t slot, double now) const;
     // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
     bool may_sleep(std::uint32_t slot, double now) const;
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the

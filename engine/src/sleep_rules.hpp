@@ -25,8 +25,9 @@ inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_stat
 
 class SleepRules {
 public:
-    // Collisions of a ball in a row in a jam before it stops where it is and sleeps. The count
-    // stays past it while the ball sleeps: that marks a ball the jam put to sleep.
+    // Collisions of a ball in a row in a jam before it stops where it is and sleeps (a wedged ball
+    // stops at once, Sleep::note_quiet()). The count stays past it while the ball sleeps: that
+    // marks a ball the jam put to sleep, wedged ones included.
     static constexpr std::uint32_t kJamBudget = 64;
 
     explicit SleepRules(const WorldDef& def) : def_(def) {}

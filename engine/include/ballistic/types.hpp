@@ -125,7 +125,9 @@ struct WorldDef {
     //     of a cluster that does not balance, the part that does sleeps. A quiet ball that has
     //     stayed within 1 % of its radius of one place for 10 sleep_time counts as balanced.
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
-    // or after travelling less than 10⁻⁹ of its radius also stops and sleeps. A sleeping ball
+    // or after travelling less than 10⁻⁹ of its radius also stops and sleeps, and so does at once
+    // a slow ball wedged among sleeping balls and statics: pressed into one of them, no velocity
+    // leaves them all. A sleeping ball
     // stands still, costs no event, and is an obstacle for awake balls: the sleeping pile carries
     // an impact slower than sleep_speed as an immovable ball (one slower than rest_speed stops
     // the ball that meets it moving into every sleeping ball and static it touches, at once); a
