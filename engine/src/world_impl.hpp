@@ -197,9 +197,9 @@ struct World::Impl {
     // next_settle() is the first multiple after `after` that follows the next event (+inf when
     // none can come: nothing awake, no event, or no interval); settle_within_step() tests (the
     // balls woken since listed too), unless fewer events than a kSettleShare-th of the listed
-    // balls came since the last test, so that the tests cost O(1) an event, amortised. With
-    // no interval nothing is listed.
-    static constexpr std::size_t kSettleShare = 8;
+    // balls came since the last test, so that the tests cost O(1) an event, amortised. With no
+    // interval nothing is listed.
+    static constexpr std::size_t kSettleShare = 2;
     std::vector<std::uint32_t> settling;  // the balls listed, ascending
     std::uint64_t settled_at_event = 0;   // loop.processed at the last test
     void begin_settling();

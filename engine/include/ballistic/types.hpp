@@ -117,12 +117,12 @@ struct WorldDef {
     //   - alone, at one of its collisions, when its weight and the push of every ball resting on
     //     it lie in the cone of the contact normals of the statics and sleeping balls it touches,
     //     and no awake ball is under it;
-    //   - as a cluster, at the tests of sleeping (every sleep_interval within a step, at its end,
-    //     and before the first event of a loaded world),
-    //     when non-negative contact forces between its touching quiet balls, the statics and the
-    //     sleeping balls (and, with sleep_friction, friction within its cone) hold every ball's
-    //     weight to 1 %; the members resting on a moving ball, and those above them, stay awake;
-    //     of a cluster that does not balance, the part that does sleeps. A quiet ball that has
+    //   - as a cluster, at the tests of sleeping (within a step, at most every sleep_interval; at
+    //     its end; before the first event of a loaded world), when non-negative contact forces
+    //     between its touching quiet balls, the statics and the sleeping balls (and, with
+    //     sleep_friction, friction within its cone) hold every ball's weight to 1 %; the members
+    //     resting on a moving ball, and those above them, stay awake; of a cluster that does not
+    //     balance, the part that does sleeps. A quiet ball that has
     //     stayed within 1 % of its radius of one place for 10 sleep_time counts as balanced.
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
     // or after travelling less than 10⁻⁹ of its radius also stops and sleeps, and so does at once
@@ -168,16 +168,16 @@ struct WorldDef {
     double sleep_friction = 0.0;
     // How often the cluster test of sleeping runs within a step: at the multiples of this
     // interval (of the world's time) that follow an event, over the balls awake when the step
-    // began and those woken since, once the events since the last test number an eighth of those
+    // began and those woken since, once the events since the last test number half of those
     // balls; the end of every step tests every awake ball. So a pile settles at about the same
     // pace for any step longer than the interval: a ball pressed on an awake ball bounces every
     // 2 rest_speed / |g| (10 ms under |g| = 9.81) and chatters until a test finds its cluster
-    // standing. Shorter tests more often, which costs more than it saves below about a
-    // millisecond; 0 tests at the ends of steps alone (as before this setting: the same bits).
-    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.25 M collisions with 0 and 0.17 M with the
-    // default (2⁻⁸ and 2⁻⁷: 0.19 and 0.20 M, in 1.1 times the time). (unit: time; >= 0; default
-    // 2⁻⁹ ≈ 1.95 ms, a power of two: its multiples are exact)
-    double sleep_interval = 0x1p-9;
+    // standing. Where events come fast (a landing) the count of events sets the pace, and a test
+    // costs about what the events since the last one cost; 0 tests at the ends of steps alone.
+    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.26 M collisions with 0 and 0.18 M with the
+    // default (2⁻¹¹ and 2⁻⁹: 0.18 M too). (unit: time; >= 0; default 2⁻¹³ ≈ 0.12 ms, a power of
+    // two: its multiples are exact)
+    double sleep_interval = 0x1p-13;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
     // queue entry, cells and handle, with room for the table of rests): add_balls() and
     // generate_balls() refuse more before allocating anything. The default protects a machine of
