@@ -404,8 +404,8 @@ TEST(Sleep, ASlowBallStoppedBetweenAWallAndASleepingBallStopsAtOnce) {
 }
 
 // A ball between two sleeping balls on one line, pressed by its weight into the lower one: no
-// velocity leaves both, so each impact sends it into the other at the same instant. The jam
-// rule stopped it after 64 of them; wedged, it stops at once. Its first impact leaves the lower
+// velocity leaves both, so each impact would send it into the other at the same instant, until
+// the jam rule stopped it after 64 of them; wedged, it stops at once. Its first impact leaves the lower
 // ball at rest_speed (pressed), and may meet the upper one at that speed, an impact of its own
 // (rounding decides); the next finds it wedged.
 TEST(Sleep, ASlowBallWedgedBetweenTwoSleepingBallsStopsAtOnce) {
@@ -433,12 +433,12 @@ TEST(Sleep, ASlowBallWedgedBetweenTwoSleepingBallsStopsAtOnce) {
 
 // Sliding on the floor between two sleeping balls that touch it on either side: it cannot move
 // towards either, but nothing presses it into them, so it slides on along the gap after one
-// impact. Before (leaving() kept its velocity), it bounced between them at one instant until the
-// jam rule stopped it dead.
+// impact (with its own velocity kept it would bounce between them at one instant until the jam
+// rule stopped it dead).
 TEST(Sleep, ABallSlidingBetweenTwoSleepingBallsItTouchesSlidesOn) {
     // Along x: the velocity that moves into neither is exactly across. (Along a direction whose
     // components rounding cannot keep exact, rounding leaves it approaching one of them at 10⁻¹⁷
-    // of its speed, and, as before, the jam rule stops it after 64 collisions.)
+    // of its speed, and the jam rule stops it after 64 collisions.)
     World world(granular());
     add_floor(world);
     ball_at(world, {-2, 1, 0});

@@ -113,7 +113,8 @@ std::optional<Vec3> nearest_leaving(Vec3 v, const Vec3* n, const double* speeds,
             }
         }
     }
-    // (With every speed 0 the nearest point is never faster than v.)
+    // With every speed 0 the nearest point is never faster than v but by rounding, which must
+    // not turn the answer away.
     if (speeds && best && length(*best) > length(v) + most) return std::nullopt;
     return best;
 }

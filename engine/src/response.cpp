@@ -378,7 +378,7 @@ void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, doub
     const double J = (u + s) / balls_.inv_mass[i];
     balls_.set_velocity(i, bounce(v, n, u, s));
     release_supports(i);
-    static_collided(i, u, now, jammed, false,
+    static_collided(i, u, now, jammed, /*wedged=*/false,
                     {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - radius), -n, J},
                     radius + balls_.radius[i] - d, out);
 }

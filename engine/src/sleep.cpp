@@ -285,10 +285,10 @@ bool Sleep::pressed_into_immovable(std::uint32_t s, double now) const {
     const Vec3 v = balls_.velocity(s), a = balls_.acceleration(s);
     // Not leaving it at the least leaving speed, and pressed into it by more than rounding (the
     // supports' normals are projected out of the acceleration, to rounding).
-    const double leaving = kLeastLeaving * def_.rest_speed, pressing = 1e-9 * length(def_.gravity);
+    const double least = kLeastLeaving * def_.rest_speed, pressing = 1e-9 * length(def_.gravity);
     bool pressed = false;
     for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
-        pressed = pressed || ((j == kFixed || balls_.asleep(j)) && dot(v, n) < leaving && dot(a, n) < -pressing);
+        pressed = pressed || ((j == kFixed || balls_.asleep(j)) && dot(v, n) < least && dot(a, n) < -pressing);
     }, Within::Rounding);
     return pressed;
 }

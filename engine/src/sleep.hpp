@@ -52,10 +52,7 @@ public:
     // its collisions in a jam (`jammed`, from jammed()), and stops at once a slow ball `wedged`
     // among sleeping balls and statics (Response::leave_immovables()) that its acceleration
     // presses into one of them.
-    void note_quiet(std::uint32_t slot, double approach, double now, bool jammed, bool wedged = false);
-    // Does the ball's acceleration press it into a sleeping ball or static it touches and does
-    // not leave?
-    bool pressed_into_immovable(std::uint32_t slot, double now) const;
+    void note_quiet(std::uint32_t slot, double approach, double now, bool jammed, bool wedged);
     // Awake, quiet and now slower than sleep_speed: may it sleep once its weight is carried?
     bool may_sleep(std::uint32_t slot, double now) const;
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
@@ -107,6 +104,9 @@ public:
     void commit_wake(const Woken& woken, double time) noexcept;
 
 private:
+    // Does the ball's acceleration press it into a sleeping ball or static it touches and does
+    // not leave?
+    bool pressed_into_immovable(std::uint32_t slot, double now) const;
     // The entry of the table of rests for the ball asleep on its supports (added if new), and
     // the ball put to sleep with it (never fails).
     std::uint32_t asleep_rest(std::uint32_t slot);
