@@ -78,7 +78,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     // afresh from the support's new path (predict_balls()).
     if (const Contact& old = contacts_[i]; old.event.kind == Kind::Wake && old.event.time >= now &&
                                            !balls_.asleep(i) && balls_.counter[old.event.other] == old.other_counter &&
-                                           balls_.jam[old.event.other] > SleepRules::kJamBudget)
+                                           SleepRules::jam_slept(balls_, old.event.other))
         contact = old;
     auto consider = [&](double tau, Kind kind, std::uint32_t other) {
         if (tau != kNever) lower(contact, {now + tau, other, kind});
@@ -119,7 +119,7 @@ void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) 
     if (keep_wakes)
         for (std::size_t s = 0; s < std::min(balls, contacts_.size()); ++s)
             if (const Contact& c = contacts_[s]; c.event.kind == Kind::Wake && c.event.time >= now &&
-                                                 c.event.other < balls && balls_.jam[c.event.other] > SleepRules::kJamBudget)
+                                                 c.event.other < balls && SleepRules::jam_slept(balls_, c.event.other))
                 kept[s] = c;
     contacts_ = std::move(kept);
 }

@@ -32,6 +32,10 @@ public:
 
     explicit SleepRules(const WorldDef& def) : def_(def) {}
 
+    // Did the jam rule (or a wedge) put this sleeping ball to sleep? Its count stays past the
+    // budget while it sleeps.
+    static bool jam_slept(const Balls& balls, std::uint32_t slot) { return balls.jam[slot] > kJamBudget; }
+
     // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
     // a ball slower than sleep_speed rises at most sleep_speed² / 2|g| above what it rests on.
     double touch_gap(double radius) const {
@@ -47,7 +51,7 @@ public:
     // wake_delay (a sleeping ball keeps the time it fell asleep as its t). Always after the time
     // it fell asleep, however small the delay beside that time.
     double wake_time(const Balls& balls, std::uint32_t j, double now) const {
-        if (balls.jam[j] <= kJamBudget) return now;
+        if (!jam_slept(balls, j)) return now;
         const double slept = balls.t[j];
         return std::max({now, slept + wake_delay(balls.radius[j]), std::nextafter(slept, std::numeric_limits<double>::infinity())});
     }
