@@ -80,7 +80,7 @@ TEST(SceneFile, PeriodicAxes) {
 
 TEST(SceneFile, ReadsWorldSettings) {
     const Scene scene = load(R"({"gravity": [0.5, -9.81, 2], "restitution": 0.75, "friction": 0.25, "rest_speed": 0.01,
-                                 "sleep_speed": 0.2, "sleep_time": 0.5, "sleep_events": 1e3, "sleep_interval": 0.25,
+                                 "sleep_speed": 0.2, "sleep_time": 0.5, "sleep_events": 1e3, "sleep_interval": 0.25, "wake_lift": 0.5,
                                  "periodic": {"min": [-5, -6, -7], "max": [5, 6, 7]}})");
     const WorldDef& def = scene.world.def();
     EXPECT_EQ(def.gravity, (Vec3{0.5, -9.81, 2}));
@@ -91,12 +91,14 @@ TEST(SceneFile, ReadsWorldSettings) {
     EXPECT_EQ(def.sleep_time, 0.5);
     EXPECT_EQ(def.sleep_events, 1000u);
     EXPECT_EQ(def.sleep_interval, 0.25);
+    EXPECT_EQ(def.wake_lift, 0.5);
     // The state file (--state) keeps the settings.
     const WorldDef again = load(state_json(scene.world, scene.balls)).world.def();
     EXPECT_EQ(again.friction, 0.25);
     EXPECT_EQ(again.restitution, 0.75);
     EXPECT_EQ(again.sleep_events, 1000u);
     EXPECT_EQ(again.sleep_interval, 0.25);
+    EXPECT_EQ(again.wake_lift, 0.5);
     ASSERT_TRUE(def.periodic.has_value());
     EXPECT_EQ(def.periodic->min, (Vec3{-5, -6, -7}));
     EXPECT_EQ(def.periodic->max, (Vec3{5, 6, 7}));

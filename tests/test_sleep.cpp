@@ -187,6 +187,76 @@ TEST(Sleep, HeavyBallWakesTheSettledPileWithTheTrueMasses) {
     EXPECT_EQ(world.escaped_count(), 0u);
 }
 
+// A ball dropped onto the top of the settled pocket at 1 length/time (faster than sleep_speed)
+// pushes the top ball into the three below it, and brings a tenth of the energy that lifting it
+// by wake_lift of its radius takes: the pile carries it as an immovable ball (J = (1 + e) u m,
+// and the top ball stays where it sleeps). With wake_lift 0 the same impact wakes it, and it
+// takes the impact with its true mass (J = (1 + e) u m M / (m + M)).
+TEST(Sleep, AnImpactIntoWhatCarriesASleepingBallLeavesItAsleep) {
+    const double e = 0.5, u = 1.0;
+    for (const double wake_lift : {WorldDef{}.wake_lift, 0.0}) {
+        WorldDef def = granular(e);
+        def.wake_lift = wake_lift;
+        if (wake_lift > 0.0) {
+            ASSERT_LT(0.5 * 0.5 * u * u, kG * wake_lift);  // ½ μ u² below m |g| wake_lift r
+        }
+        World world(def);
+        const Pocket pocket(world);
+        const BallId top = ball_at(world, {0, Pocket::kTopY, 0});
+        ASSERT_TRUE(settle(world, 1.0));
+        const Vec3 where = world.ball(top).position;
+        const BallId falling = world.add_ball({where + Vec3{0, 2.0 + u * u / (2.0 * kG), 0}, {}, 1.0, 1.0});
+        bool hit = false;
+        const double before = world.time();
+        while (!hit && world.time() < before + 1.0) {
+            world.step(1.0 / 240.0);
+            for (const CollisionEvent& event : world.events()) {
+                if (event.kind != EventKind::BallBall || (event.ball != falling && event.other != falling)) continue;
+                ASSERT_TRUE(event.ball == top || event.other == top);
+                const double expected = wake_lift > 0.0 ? (1.0 + e) * u : (1.0 + e) * u * 0.5;
+                EXPECT_NEAR(event.impulse, expected, 1e-9 * expected) << "wake_lift " << wake_lift;
+                hit = true;
+                break;
+            }
+        }
+        ASSERT_TRUE(hit);
+        if (wake_lift > 0.0) {
+            EXPECT_TRUE(world.sleeping(top));
+            EXPECT_EQ(world.ball(top).position, where);
+            EXPECT_GT(world.ball(falling).velocity.y, 0.0);  // on its way back up
+        } else {
+            EXPECT_FALSE(world.sleeping(top));
+        }
+        ASSERT_TRUE(settle(world, world.time() + 10.0)) << world.sleeping_count() << " of 5 sleep";
+        EXPECT_LT(world.max_overlap(), 1e-9);
+    }
+}
+
+// The same speed sideways into a ball asleep alone on the floor pushes it along the floor, which
+// cannot carry that: it wakes and takes the impact with its true mass, and moves off.
+TEST(Sleep, AnImpactPushingASleepingBallOffItsSupportsWakesIt) {
+    const double e = 0.5, u = 1.0;
+    World world(granular(e));
+    add_floor(world);
+    const BallId resting = ball_at(world, {0, 1, 0});
+    world.step(1.0 / 60.0);
+    ASSERT_TRUE(world.sleeping(resting));
+    const BallId sliding = world.add_ball({{-2.5, 1, 0}, {u, 0, 0}, 1.0, 1.0});
+    bool hit = false;
+    for (int k = 0; k < 240 && !hit; ++k) {
+        world.step(1.0 / 240.0);
+        for (const CollisionEvent& event : world.events()) {
+            if (event.kind != EventKind::BallBall) continue;
+            ASSERT_TRUE((event.ball == sliding && event.other == resting) || (event.ball == resting && event.other == sliding));
+            EXPECT_NEAR(event.impulse, (1.0 + e) * u * 0.5, 1e-9);
+            hit = true;
+        }
+    }
+    ASSERT_TRUE(hit);
+    EXPECT_FALSE(world.sleeping(resting));
+    EXPECT_NEAR(world.ball(resting).velocity.x, (1.0 + e) * u * 0.5, 1e-9);
+}
+
 TEST(Sleep, PerfectlyInelasticStackInANarrowWellSettles) {
     World world(granular(0.0));
     add_floor(world);
@@ -283,7 +353,7 @@ TEST(Sleep, BallsShowsEveryBallWhereItIsAsItSleepsAndWakes) {
     }
     ASSERT_EQ(world.sleeping_count(), world.ball_count());
     world.add_ball({{1.0, 8.0, 1.0}, {}, 0.5, 1.0});
-    world.set_step_event_budget(50);
+    world.set_step_event_budget(10);
     int stops = 0;
     for (int k = 0; k < 120; ++k) {
         try {
@@ -642,6 +712,16 @@ TEST(Sleep, SettingsAreValidated) {
             FAIL();
         } catch (const InvalidArgument& error) {
             EXPECT_EQ(error.field(), "world.sleep_interval");
+        }
+    }
+    for (const double lift : {-0.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
+        def = granular();
+        def.wake_lift = lift;
+        try {
+            World world(def);
+            FAIL();
+        } catch (const InvalidArgument& error) {
+            EXPECT_EQ(error.field(), "world.wake_lift");
         }
     }
     def = granular();

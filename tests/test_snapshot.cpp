@@ -130,9 +130,11 @@ TEST(Snapshot, SleepingSettingsAreSaved) {
     WorldDef def;
     def.sleep_interval = 0.125;
     def.sleep_friction = 0.25;
+    def.wake_lift = 0.375;
     const WorldDef again = restore(save(World(def)), 1).def();
     EXPECT_EQ(again.sleep_interval, 0.125);
     EXPECT_EQ(again.sleep_friction, 0.25);
+    EXPECT_EQ(again.wake_lift, 0.375);
 }
 
 TEST(Snapshot, HandlesAndMeasurementsSurvive) {
@@ -186,7 +188,7 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
     other[8] = 1;  // the format version
-    refused(other, "format version 1; this build of Ballistic reads version 6 only");
+    refused(other, "format version 1; this build of Ballistic reads version 7 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;

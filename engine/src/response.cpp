@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <limits>
 #include <span>
 
 namespace ballistic::detail {
@@ -97,11 +98,13 @@ void Response::release_supports(std::uint32_t s) {
     balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.supports()));
 }
 
-Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s) const {
+Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s,
+                                   const Vec3* before) const {
     std::array<Sleep::Immovable, Sleep::kMaxContacts> touching;
     // After a settle only a sleeping ball in contact calls for more (the statics are looked at
     // only then).
-    const std::size_t found = sleep_.touching_immovables(i, now, hit, v, def_.rest_speed, hit == kFixed, touching);
+    const double slower_than = before ? std::numeric_limits<double>::infinity() : def_.rest_speed;
+    const std::size_t found = sleep_.touching_immovables(i, now, hit, v, slower_than, hit == kFixed, touching);
     std::array<Vec3, Sleep::kMaxContacts + 1> normals;
     std::array<double, Sleep::kMaxContacts + 1> speeds;
     std::size_t m = 0;
@@ -112,11 +115,17 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     bool sleeping = hit != kFixed;
     for (std::size_t k = 0; k < found; ++k) {
         const Sleep::Immovable& c = touching[k];
+        const double approach = before ? -dot(*before, c.n) : 0.0;
         normals[m] = c.n;
-        speeds[m++] = c.ball ? kLeastLeaving * def_.rest_speed : 0.0;
+        speeds[m++] = approach >= def_.rest_speed ? def_.restitution * approach
+                                                  : (c.ball ? kLeastLeaving * def_.rest_speed : 0.0);
         sleeping = sleeping || c.ball;
     }
-    return sleeping && m > 1 ? leaving(v, normals.data(), speeds.data(), m) : Leaving{v};
+    if (!sleeping || m == 1) return {v};
+    // A carried impact is met with all of them at once, from before it (with the friction of the
+    // one hit): the nearest velocity that leaves each at its speed.
+    const Vec3 start = before ? v - n * dot(v - *before, n) : v;
+    return leaving(start, normals.data(), speeds.data(), m);
 }
 
 Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
@@ -197,13 +206,15 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     const Vec3 dv = balls_.velocity(j) - balls_.velocity(i);
     const double d = length(dp);
     const double u = -dot(dp, dv) / d;  // same sign as the kernel's gap derivative
-    // A sleeping ball (at most one: two cannot approach) stays asleep under a slow impact, which
-    // the sleeping pile carries as an immovable ball; a faster one wakes it, and it takes the
-    // impact with its true mass.
+    // A sleeping ball (at most one: two cannot approach) stays asleep under a slow impact, and
+    // under one that pushes it into what carries it (Sleep::carries()): the sleeping pile
+    // carries those as an immovable ball. Any other wakes it, and it takes the impact with its
+    // true mass.
     bool woke_j = false;
     if (balls_.asleep(i) || balls_.asleep(j)) {
-        const std::uint32_t k = balls_.asleep(i) ? i : j;
-        if (!(u <= def_.sleep_speed)) {  // it moves: it is not quiet until it has been slow again
+        const std::uint32_t k = balls_.asleep(i) ? i : j, hitter = k == i ? j : i;
+        if (!(u <= def_.sleep_speed) && !sleep_.carries(k, hitter, now, k == j ? dp : -dp, u)) {
+            // it moves: it is not quiet until it has been slow again
             sleep_.wake(k, now);
             out.woken = k;
             balls_.quiet_since[k] = now;
@@ -236,8 +247,10 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         Vec3 v = balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]);
         if (friction) v -= Jt * (sign * balls_.inv_mass[ball]);
         bool wedged = false;
-        if (carried && u < def_.rest_speed) {
-            const Leaving left = leave_immovables(ball, now, v, ball == i ? j : i, n * sign, s);
+        if (carried) {
+            const Vec3 before = balls_.velocity(ball);
+            const Leaving left =
+                leave_immovables(ball, now, v, ball == i ? j : i, n * sign, s, u < def_.rest_speed ? nullptr : &before);
             v = left.v;
             wedged = left.wedged;
         }
@@ -279,7 +292,7 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         if (free != sup.end()) *free = support;
         balls_.rest[i] = rest_for(sup);
         const Vec3 along = after_friction(along_supports(sup, v - n * dot(v, n), statics_.supports()), def_.friction * u);
-        const Leaving left = leave_immovables(i, now, along, kFixed, {}, 0.0);
+        const Leaving left = leave_immovables(i, now, along, kFixed, {}, 0.0, nullptr);
         balls_.set_velocity(i, left.v);
         if (!(left.v == along)) release_supports(i);  // a support it now leaves
         wedged = left.wedged;

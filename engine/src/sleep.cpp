@@ -105,15 +105,28 @@ bool Sleep::can_stand(std::uint32_t s, double now) const {
         else if (rules_.above(n)) awake_below = true;
         if (j != kFixed && rules_.above(-n)) add(loads, l, -n);
     });
-    // Can the supports give the force `u` (a unit vector)? Pushing alone, or with static
-    // friction. Each force apart suffices: the forces they can give make a convex cone.
-    auto can_give = [&](Vec3 u) {
-        return in_cone(u, normals, m) || (standing_friction() > 0.0 && holds(-u, normals, m, standing_friction()));
-    };
-    if (awake_below || !can_give(normalize(-def_.gravity))) return false;
+    if (awake_below || !can_give(normalize(-def_.gravity), normals, m)) return false;
     for (std::size_t k = 0; k < l; ++k)
-        if (!can_give(loads[k])) return false;
+        if (!can_give(loads[k], normals, m)) return false;
     return true;
+}
+
+bool Sleep::can_give(Vec3 u, const Vec3* normals, std::size_t m) const {
+    return in_cone(u, normals, m) || (standing_friction() > 0.0 && holds(-u, normals, m, standing_friction()));
+}
+
+bool Sleep::carries(std::uint32_t s, std::uint32_t hitter, double now, Vec3 push, double u) const {
+    const double mass = 1.0 / balls_.inv_mass[s];
+    const double reduced = 1.0 / (balls_.inv_mass[s] + balls_.inv_mass[hitter]);
+    const double lift = def_.wake_lift * balls_.radius[s] * length(def_.gravity);
+    const double along = length(push);
+    if (!(reduced * u * u < 2.0 * mass * lift) || !(along > 0.0)) return false;
+    Vec3 normals[kMaxContacts];
+    std::size_t m = 0;
+    for_each_touching(s, now, [&](std::uint32_t j, Vec3 n) {
+        if ((j == kFixed || balls_.asleep(j)) && m < kMaxContacts) normals[m++] = n;
+    });
+    return can_give(-(push / along), normals, m);
 }
 
 std::size_t Sleep::touching_immovables(std::uint32_t s, double now, std::uint32_t except, Vec3 v,

@@ -59,6 +59,12 @@ public:
     // pushes of the balls resting on it (each in the cone of their normals, or held with
     // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
+    // Does the sleeping ball stay asleep under the impact of the awake ball `hitter`, approaching
+    // at normal speed u along `push` (from the hitter's centre to the ball's)? Its statics and
+    // sleeping balls carry it when it pushes the ball into them (they can give the force against
+    // it) and brings less energy than lifting the ball by wake_lift of its radius would take
+    // (WorldDef::wake_lift).
+    bool carries(std::uint32_t slot, std::uint32_t hitter, double now, Vec3 push, double u) const;
     // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
     // with, `dp` from the partner's centre to this ball's: resting on an awake partner, it cannot,
     // and nothing is searched.
@@ -107,6 +113,10 @@ private:
     // Does the ball's acceleration press it into a sleeping ball or static it touches and does
     // not leave?
     bool pressed_into_immovable(std::uint32_t slot, double now) const;
+    // Can the bodies with these unit normals (towards the ball) give it a force along unit u?
+    // Pushing alone, or with standing_friction(): each force apart suffices, since the forces
+    // they can give make a convex cone.
+    bool can_give(Vec3 u, const Vec3* normals, std::size_t m) const;
     // The entry of the table of rests for the ball asleep on its supports (added if new), and
     // the ball put to sleep with it (never fails).
     std::uint32_t asleep_rest(std::uint32_t slot);

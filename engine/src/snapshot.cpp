@@ -93,6 +93,7 @@ void World::save(std::ostream& out_stream) const {
     out.put(d.sleep_time);
     out.put(d.sleep_events);
     out.put(d.sleep_friction);
+    out.put(d.wake_lift);
     out.put(d.sleep_interval);
     out.put(static_cast<std::uint64_t>(d.step_event_budget));
     out.put(static_cast<std::uint64_t>(d.event_record_limit));
@@ -253,6 +254,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     d.sleep_time = in.get<double>("sleep_time");
     d.sleep_events = in.get<std::uint32_t>("sleep_events");
     d.sleep_friction = in.get<double>("sleep_friction");
+    d.wake_lift = in.get<double>("wake_lift");
     d.sleep_interval = in.get<double>("sleep_interval");
     d.step_event_budget = in.get<std::uint64_t>("step_event_budget");
     d.event_record_limit = static_cast<std::size_t>(in.get<std::uint64_t>("event_record_limit"));

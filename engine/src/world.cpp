@@ -121,6 +121,7 @@ World::World(const WorldDef& def) {
     if (def.sleep_events < 1) reject("world.sleep_events", "must be >= 1, got 0");
     require_non_negative("world.sleep_friction", def.sleep_friction);
     require_non_negative("world.sleep_interval", def.sleep_interval);
+    require_non_negative("world.wake_lift", def.wake_lift);
     require_non_negative("world.friction", def.friction);
     if (def.threads < 0 || def.threads > kMaxThreads)
         reject("world.threads", "must be in [0, " + std::to_string(kMaxThreads) + "] (the limit on threads), got " +

@@ -322,6 +322,7 @@ World make_world(const json& root, const LoadOptions& options) {
         def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
     if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
     if (const json* v = optional_key(root, "sleep_interval")) def.sleep_interval = read_number(*v, "sleep_interval");
+    if (const json* v = optional_key(root, "wake_lift")) def.wake_lift = read_number(*v, "wake_lift");
     if (const json* v = optional_key(root, "friction")) def.friction = read_number(*v, "friction");
     if (const json* v = optional_key(root, "periodic")) {
         expect_keys(*v, "periodic", {"min", "max", "axes"});
@@ -599,7 +600,7 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
 
 Scene build_scene(const json& root, const LoadOptions& options) {
     expect_keys(root, "",
-                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "sleep_interval",
+                {"time", "gravity", "restitution", "rest_speed", "sleep_speed", "sleep_time", "sleep_events", "sleep_friction", "sleep_interval", "wake_lift",
                  "friction", "periodic", "box", "planes", "cylinders", "capsules", "blocks", "balls", "generate", "emitters"});
     Scene scene{make_world(root, options), {}};
     if (const json* v = optional_key(root, "box")) add_box(scene.world, *v);
@@ -1052,7 +1053,8 @@ void write_state_json(std::ostream& out, const World& world, std::span<const Bal
                         {"sleep_time", def.sleep_time},
                         {"sleep_events", def.sleep_events},
                         {"sleep_friction", def.sleep_friction},
-                        {"sleep_interval", def.sleep_interval}};
+                        {"sleep_interval", def.sleep_interval},
+                        {"wake_lift", def.wake_lift}};
     if (def.periodic) {
         document["periodic"] = {{"min", vec_json(def.periodic->min)}, {"max", vec_json(def.periodic->max)}};
         if (def.periodic_axes != std::array<bool, 3>{true, true, true})
