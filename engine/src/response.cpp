@@ -115,17 +115,34 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     bool sleeping = hit != kFixed;
     for (std::size_t k = 0; k < found; ++k) {
         const Sleep::Immovable& c = touching[k];
-        const double approach = before ? -dot(*before, c.n) : 0.0;
         normals[m] = c.n;
-        speeds[m++] = approach >= def_.rest_speed ? def_.restitution * approach
-                                                  : (c.ball ? kLeastLeaving * def_.rest_speed : 0.0);
+        speeds[m++] = c.ball ? kLeastLeaving * def_.rest_speed : 0.0;
         sleeping = sleeping || c.ball;
     }
     if (!sleeping || m == 1) return {v};
-    // A carried impact is met with all of them at once, from before it (with the friction of the
-    // one hit): the nearest velocity that leaves each at its speed.
-    const Vec3 start = before ? v - n * dot(v - *before, n) : v;
-    return leaving(start, normals.data(), speeds.data(), m);
+    if (!before) return leaving(v, normals.data(), speeds.data(), m);
+    // A carried impact at several contacts at once, with Poisson's restitution: the perfectly
+    // inelastic impact with all of them from before it (with the friction of the one hit), that
+    // impulse again times the restitution, and whatever then still moves into one of them taken
+    // out. Never faster than the ball came: restitution targets per contact (Newton's) sent a
+    // ball driven into a second contact off along the groove faster than it came in.
+    const Vec3 start = v - n * dot(v - *before, n);
+    const std::array<double, Sleep::kMaxContacts + 1> none{};
+    const Vec3 stopped = leaving(start, normals.data(), none.data(), m).v;
+    speeds[0] = kLeastLeaving * def_.rest_speed;  // the ball hit, like the others
+    return leaving(stopped + (stopped - start) * def_.restitution, normals.data(), speeds.data(), m);
+}
+
+Vec3 Response::carried_impulse(std::uint32_t i, std::uint32_t j, Vec3 dp, Vec3 dv, double u, bool on_j) const {
+    const Vec3 n = dp / length(dp);
+    const bool pressed = dot(dp, balls_.acceleration(j) - balls_.acceleration(i)) < 0.0;
+    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed, true);
+    Vec3 impulse = n * (u + s);
+    if (def_.friction > 0.0) {  // as collide_balls() gives it, over the same effective mass
+        const Vec3 slide = dv - n * dot(dv, n);
+        impulse -= slide - after_friction(slide, def_.friction * (u + s));
+    }
+    return on_j ? impulse : -impulse;
 }
 
 Vec3 Response::bounce(Vec3 v, Vec3 n, double u, double s) const {
@@ -213,7 +230,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     bool woke_j = false;
     if (balls_.asleep(i) || balls_.asleep(j)) {
         const std::uint32_t k = balls_.asleep(i) ? i : j, hitter = k == i ? j : i;
-        if (!(u <= def_.sleep_speed) && !sleep_.carries(k, hitter, now, k == j ? dp : -dp, u)) {
+        if (!(u <= def_.sleep_speed) && !sleep_.carries(k, hitter, now, carried_impulse(i, j, dp, dv, u, k == j), u)) {
             // it moves: it is not quiet until it has been slow again
             sleep_.wake(k, now);
             out.woken = k;

@@ -60,10 +60,10 @@ public:
     // standing_friction()), with no awake ball under it?
     bool can_stand(std::uint32_t slot, double now) const;
     // Does the sleeping ball stay asleep under the impact of the awake ball `hitter`, approaching
-    // at normal speed u along `push` (from the hitter's centre to the ball's)? Its statics and
-    // sleeping balls carry it when it pushes the ball into them (they can give the force against
-    // it) and brings less energy than lifting the ball by wake_lift of its radius would take
-    // (WorldDef::wake_lift).
+    // at normal speed u, that would give it an impulse along `push` (any length; with friction,
+    // not only along the line of centres)? Its statics and sleeping balls carry it when it pushes
+    // the ball into them (they can give the force against it) and brings less energy than
+    // lifting the ball by wake_lift of its radius would take (WorldDef::wake_lift).
     bool carries(std::uint32_t slot, std::uint32_t hitter, double now, Vec3 push, double u) const;
     // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
     // with, `dp` from the partner's centre to this ball's: resting on an awake partner, it cannot,

@@ -129,11 +129,12 @@ struct WorldDef {
     // a slow ball wedged among sleeping balls and statics: pressed into one of them, no velocity
     // leaves them all. A sleeping ball
     // stands still, costs no event, and is an obstacle for awake balls: the sleeping pile carries
-    // an impact slower than sleep_speed as an immovable ball (one slower than rest_speed stops
-    // the ball that meets it moving into every sleeping ball and static it touches, at once), and
-    // so it carries one that pushes the ball it hits into the statics and sleeping balls holding
-    // it up (wake_lift, below); any other impact wakes the ball it hits, which takes it with its
-    // true mass. A ball that moves wakes each sleeping ball resting
+    // as an immovable ball an impact slower than sleep_speed (one slower than rest_speed stops
+    // the ball that meets it moving into every sleeping ball and static it touches, at once) and
+    // one that pushes the ball it hits into the statics and sleeping balls holding it up, too
+    // gently to lift it by wake_lift of its radius (below; the ball that hit meets every sleeping
+    // ball and static it touches at once). Any other impact wakes the ball it hits, which takes it
+    // with its true mass. A ball that moves wakes each sleeping ball resting
     // on it once it has moved away from it by the touching gap, min(sleep_speed² / (2 |g|),
     // 10⁻³ r) (one that the jam stopped, not before it has slept the time to open that gap at
     // sleep_speed). Elastic worlds, worlds without gravity and worlds without planes, capsules or
@@ -173,11 +174,11 @@ struct WorldDef {
     // the statics and sleeping balls touching it (within the cone of their normals, or held with
     // the standing friction) and brings less energy than m |g| wake_lift r (½ μ u², μ the two
     // balls' reduced mass, u the approach speed) is carried by the sleeping pile as by an
-    // immovable ball: the ball that hit bounces off with the restitution. The pile it pushes into
-    // carries the push; in the hard-sphere collisions it stands in for, the pile would ring and
-    // fall back to where it stood, since that energy cannot lift one of its balls out of its
-    // place. A harder impact, or one pushing the ball off what carries it, wakes it, and it takes
-    // the impact with its true mass. It trades the events of a pile's ringing (lower) against the
+    // immovable ball: the ball that hit bounces off the pile with the restitution (off every
+    // sleeping ball and static it touches at once). In the hard-sphere collisions this stands in
+    // for, the pile would ring and fall back to where it stood, since that energy cannot lift one
+    // of its balls out of its place. A harder impact, or one pushing the ball off what carries it,
+    // wakes it, and it takes the impact with its true mass. It trades the events of a pile's ringing (lower) against the
     // splash of the impacts it carries (higher): between equal balls of radius 0.3 under
     // |g| = 9.81 the default carries approach speeds up to 1.7 (a ball dropped from half its
     // radius onto another); 0 carries no impact faster than sleep_speed. (dimensionless; >= 0)
@@ -291,7 +292,10 @@ struct CollisionEvent {
     std::uint32_t static_index = 0;  // plane, cylinder, capsule or block index for ball–static events
     Vec3 point;                   // contact point (unit: length)
     Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
-    double impulse = 0.0;         // magnitude of the impulse exchanged (unit: mass·length/time)
+    // Magnitude of the impulse exchanged (unit: mass·length/time). An impact on sleeping balls
+    // met at several contacts at once (engine/README.md, "Carried impacts") reports the binary
+    // impulse of the contact hit.
+    double impulse = 0.0;
 };
 
 struct BallState {
