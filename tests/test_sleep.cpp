@@ -278,6 +278,30 @@ TEST(Sleep, ACarriedImpactIntoTwoContactsNeverSpeedsTheBallUp) {
     EXPECT_LT(world.max_overlap(), 1e-9);
 }
 
+// With friction the impulse of a glancing hit leans off the line of centres, and that impulse
+// decides whether the sleeping ball's supports carry it. A ball asleep on the floor (friction 0.5:
+// a cone of 26.6°) hit 10° off its top: the normal push alone would lean 10°. Sliding one way the
+// friction leans the impulse back to 16.5° (held: it stays asleep), the other way out to 36.6°
+// (not held: it wakes).
+TEST(Sleep, AGlancingHitWithFrictionIsCarriedOnlyWhereItsImpulseIsHeld) {
+    const double angle = 10.0 * M_PI / 180.0;
+    const Vec3 n{std::sin(angle), std::cos(angle), 0}, t{std::cos(angle), -std::sin(angle), 0};
+    for (const double drag : {1.0, -1.0}) {
+        WorldDef def = granular(0.5);
+        def.friction = 0.5;
+        World world(def);
+        add_floor(world);
+        const BallId resting = ball_at(world, {0, 1, 0});
+        world.step(1.0 / 60.0);
+        ASSERT_TRUE(world.sleeping(resting));
+        world.add_ball({Vec3{0, 1, 0} + n * 2.0, -n + t * (3.0 * drag), 1.0, 1.0});
+        world.step(1e-6);
+        ASSERT_GE(world.event_counts().ball_ball, 1u);
+        EXPECT_EQ(world.sleeping(resting), drag > 0.0) << "drag " << drag;
+        EXPECT_LT(world.max_overlap(), 1e-9);
+    }
+}
+
 // The same speed sideways into a ball asleep alone on the floor pushes it along the floor, which
 // cannot carry that: it wakes and takes the impact with its true mass, and moves off.
 TEST(Sleep, AnImpactPushingASleepingBallOffItsSupportsWakesIt) {
@@ -293,7 +317,8 @@ TEST(Sleep, AnImpactPushingASleepingBallOffItsSupportsWakesIt) {
         world.step(1.0 / 240.0);
         for (const CollisionEvent& event : world.events()) {
             if (event.kind != EventKind::BallBall) continue;
-            ASSERT_TRUE((event.ball == sliding && event.other == resting) || (event.ball == resting && event.other == sliding));
+            ASSERT_TRUE((event.ball == sliding && event.other == resting) ||
+                        (event.ball == resting && event.other == sliding));
             EXPECT_NEAR(event.impulse, (1.0 + e) * u * 0.5, 1e-9);
             hit = true;
         }

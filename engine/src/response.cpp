@@ -124,12 +124,14 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     // A carried impact at several contacts at once, with Poisson's restitution: the perfectly
     // inelastic impact with all of them from before it (with the friction of the one hit), that
     // impulse again times the restitution, and whatever then still moves into one of them taken
-    // out. Never faster than the ball came: restitution targets per contact (Newton's) sent a
-    // ball driven into a second contact off along the groove faster than it came in.
+    // out. The first step keeps the speed along the contacts and the second gives back e² of the
+    // rest of the energy at most, so the ball never comes off faster than it came; restitution
+    // targets per contact (Newton's) can (Sleep.ACarriedImpactIntoTwoContactsNeverSpeedsTheBallUp).
+    // The ball hit is left like the others, and at rest_speed when acceleration presses the
+    // ball into it, as alone (separation_speed()).
     const Vec3 start = v - n * dot(v - *before, n);
-    const std::array<double, Sleep::kMaxContacts + 1> none{};
-    const Vec3 stopped = leaving(start, normals.data(), none.data(), m).v;
-    speeds[0] = kLeastLeaving * def_.rest_speed;  // the ball hit, like the others
+    const Vec3 stopped = leaving(start, normals.data(), nullptr, m).v;
+    speeds[0] = dot(balls_.acceleration(i), n) < 0.0 ? def_.rest_speed : kLeastLeaving * def_.rest_speed;
     return leaving(stopped + (stopped - start) * def_.restitution, normals.data(), speeds.data(), m);
 }
 

@@ -111,11 +111,9 @@ private:
     // cannot be met: the velocity then moves into none of them (leaving()). v unchanged unless a
     // sleeping ball is among them. For an impact the sleeping pile carries at rest_speed or
     // faster, `before` is i's velocity before it: then the impact is met at once with every
-    // static and sleeping ball i touches, from `before` (with the friction of the hit one), each
-    // one it approached at rest_speed or faster left at the restitution's share of that approach
-    // (else the order of the impacts at one instant decided where the ball went: dropped onto a
-    // pocket of three carried balls, it bounced off them one after the other, out of the
-    // pocket).
+    // static and sleeping ball i touches, from `before` (with the friction of the one hit), with
+    // Poisson's restitution (the ball never comes off faster than it came), so that the order of
+    // impacts at one instant does not decide where the ball goes.
     Leaving leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s,
                              const Vec3* before) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);

@@ -174,14 +174,15 @@ struct WorldDef {
     // the statics and sleeping balls touching it (within the cone of their normals, or held with
     // the standing friction) and brings less energy than m |g| wake_lift r (½ μ u², μ the two
     // balls' reduced mass, u the approach speed) is carried by the sleeping pile as by an
-    // immovable ball: the ball that hit bounces off the pile with the restitution (off every
-    // sleeping ball and static it touches at once). In the hard-sphere collisions this stands in
-    // for, the pile would ring and fall back to where it stood, since that energy cannot lift one
-    // of its balls out of its place. A harder impact, or one pushing the ball off what carries it,
-    // wakes it, and it takes the impact with its true mass. It trades the events of a pile's ringing (lower) against the
-    // splash of the impacts it carries (higher): between equal balls of radius 0.3 under
-    // |g| = 9.81 the default carries approach speeds up to 1.7 (a ball dropped from half its
-    // radius onto another); 0 carries no impact faster than sleep_speed. (dimensionless; >= 0)
+    // immovable ball. In the hard-sphere collisions this stands in for, the pile would ring and
+    // fall back to where it stood, since that energy cannot lift one of its balls out of its
+    // place. A harder impact, or one pushing the ball off what carries it, wakes it, and it takes
+    // the impact with its true mass. Every impact the pile carries at rest_speed or faster is
+    // met at once with each sleeping ball and static the ball that hit touches, with Poisson's
+    // restitution (never faster than it came). Higher carries harder impacts: fewer events, less
+    // splash; lower wakes more of the pile. Between equal balls of radius 0.3 under |g| = 9.81
+    // the default carries approach speeds up to 1.7 (a ball dropped from half its radius onto
+    // another); 0 carries no impact faster than sleep_speed. (dimensionless; >= 0)
     double wake_lift = 0.25;
     // How often the cluster test of sleeping runs within a step: at the multiples of this
     // interval (of the world's time) that follow an event, over the balls awake when the step
