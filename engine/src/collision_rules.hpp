@@ -40,11 +40,11 @@ inline double separation_speed(double u, bool pressed, double e, double rest_spe
 // towards the ball) at no less than speed[k] (>= 0; every speed 0 when `speed` is null): the
 // simultaneous inelastic impact with all of them, for a ball of any mass. The nearest point of a
 // convex polyhedral set is fixed by at most three of its constraints (in three dimensions), so
-// every set of one, two and three is tried (O(m³): m is a handful). v itself when it already leaves them all. When the speeds cannot
-// be met without speeding the ball up by more than the largest of them (a ball wedged between
-// nearly opposite bodies, or exactly opposite ones: then no velocity meets them), the ball is
-// `wedged` and gets the nearest velocity that moves into none of them (every speed 0, always met,
-// never faster than v).
+// every set of one, two and three is tried (O(m³): m is a handful). v itself when it already
+// leaves them all. When the speeds cannot be met without speeding the ball up by more than the
+// largest of them (a ball wedged between nearly opposite bodies, or exactly opposite ones: then
+// no velocity meets them), the ball is `wedged` and gets the nearest velocity that moves into
+// none of them (every speed 0, always met, never faster than v).
 struct Leaving {
     Vec3 v;
     bool wedged = false;

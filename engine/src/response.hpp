@@ -94,8 +94,8 @@ private:
     // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
     void static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
                          const CollisionEvent& event, double overlap, Outcome& out);
-    // The impulse (times the effective mass, any length) that ball j (`on_j`) or i, asleep, would
-    // take from their impact were it immovable: along the normal, and with friction the
+    // The impulse over the effective mass (any length will do) that ball j (`on_j`) or i, asleep,
+    // would take from their impact were it immovable: along the normal, and with friction the
     // tangential part that slows the sliding. dp = p_j - p_i, dv = v_j - v_i, u the approach.
     Vec3 carried_impulse(std::uint32_t i, std::uint32_t j, Vec3 dp, Vec3 dv, double u, bool on_j) const;
     // Velocity v after a static's contact of normal n, approached at u, separates at s, with
