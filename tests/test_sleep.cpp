@@ -32,6 +32,18 @@ bool settle(World& world, double limit) {
     return false;
 }
 
+// Steps of 1/240 until one has a ball–ball collision, for at most `limit` of world time: that
+// step's ball–ball collisions (none when no step had one).
+std::vector<CollisionEvent> first_ball_collisions(World& world, double limit) {
+    std::vector<CollisionEvent> hits;
+    for (const double end = world.time() + limit; hits.empty() && world.time() < end;) {
+        world.step(1.0 / 240.0);
+        for (const CollisionEvent& event : world.events())
+            if (event.kind == EventKind::BallBall) hits.push_back(event);
+    }
+    return hits;
+}
+
 std::uint64_t events_so_far(const World& world) {
     const EventCounts c = world.event_counts();
     return c.collisions() + c.cell_crossings;
@@ -163,24 +175,16 @@ TEST(Sleep, HeavyBallWakesTheSettledPileWithTheTrueMasses) {
     const Pocket pocket(world);
     const BallId top = ball_at(world, {0, Pocket::kTopY, 0});
     ASSERT_TRUE(settle(world, 1.0));
-    const double before = world.time();
     const double top_y = world.ball(top).position.y;  // asleep: it stays there until hit
     const BallId heavy = world.add_ball({{0, top_y + 2.0 + drop, 0}, {}, 1.0, heavy_mass});
-    bool hit = false;
-    while (!hit && world.time() < before + 1.0) {
-        world.step(1.0 / 240.0);
-        for (const CollisionEvent& event : world.events()) {
-            if (event.kind != EventKind::BallBall || (event.ball != heavy && event.other != heavy)) continue;
-            ASSERT_TRUE(event.ball == top || event.other == top);
-            // The closed form for two free balls, head-on: J = (1 + e) u m M / (m + M).
-            const double u = std::sqrt(2.0 * kG * drop);
-            const double expected = (1.0 + e) * u * heavy_mass / (1.0 + heavy_mass);
-            EXPECT_NEAR(event.impulse, expected, 1e-9 * expected);
-            hit = true;
-            break;
-        }
-    }
-    ASSERT_TRUE(hit);
+    const std::vector<CollisionEvent> hits = first_ball_collisions(world, 1.0);
+    ASSERT_FALSE(hits.empty());
+    const CollisionEvent& hit = hits.front();
+    ASSERT_TRUE((hit.ball == heavy && hit.other == top) || (hit.ball == top && hit.other == heavy));
+    // The closed form for two free balls, head-on: J = (1 + e) u m M / (m + M).
+    const double u = std::sqrt(2.0 * kG * drop);
+    const double expected = (1.0 + e) * u * heavy_mass / (1.0 + heavy_mass);
+    EXPECT_NEAR(hit.impulse, expected, 1e-9 * expected);
     // The splash settles again, the heavy ball on top.
     ASSERT_TRUE(settle(world, world.time() + 10.0)) << world.sleeping_count() << " of 5 sleep";
     EXPECT_LT(world.max_overlap(), 1e-9);
@@ -206,20 +210,12 @@ TEST(Sleep, AnImpactIntoWhatCarriesASleepingBallLeavesItAsleep) {
         ASSERT_TRUE(settle(world, 1.0));
         const Vec3 where = world.ball(top).position;
         const BallId falling = world.add_ball({where + Vec3{0, 2.0 + u * u / (2.0 * kG), 0}, {}, 1.0, 1.0});
-        bool hit = false;
-        const double before = world.time();
-        while (!hit && world.time() < before + 1.0) {
-            world.step(1.0 / 240.0);
-            for (const CollisionEvent& event : world.events()) {
-                if (event.kind != EventKind::BallBall || (event.ball != falling && event.other != falling)) continue;
-                ASSERT_TRUE(event.ball == top || event.other == top);
-                const double expected = wake_lift > 0.0 ? (1.0 + e) * u : (1.0 + e) * u * 0.5;
-                EXPECT_NEAR(event.impulse, expected, 1e-9 * expected) << "wake_lift " << wake_lift;
-                hit = true;
-                break;
-            }
-        }
-        ASSERT_TRUE(hit);
+        const std::vector<CollisionEvent> hits = first_ball_collisions(world, 1.0);
+        ASSERT_FALSE(hits.empty());
+        const CollisionEvent& hit = hits.front();
+        ASSERT_TRUE((hit.ball == falling && hit.other == top) || (hit.ball == top && hit.other == falling));
+        const double expected = wake_lift > 0.0 ? (1.0 + e) * u : (1.0 + e) * u * 0.5;
+        EXPECT_NEAR(hit.impulse, expected, 1e-9 * expected) << "wake_lift " << wake_lift;
         if (wake_lift > 0.0) {
             EXPECT_TRUE(world.sleeping(top));
             EXPECT_EQ(world.ball(top).position, where);
@@ -242,13 +238,9 @@ TEST(Sleep, ABallDroppedOntoACarriedPocketBouncesStraightUp) {
     ASSERT_TRUE(settle(world, 1.0));
     const BallId falling = ball_at(world, {0, Pocket::kTopY + drop, 0});
     const double u = std::sqrt(2.0 * kG * drop);
-    double hit = -1.0;
-    while (hit < 0.0 && world.time() < 1.0) {
-        world.step(1.0 / 240.0);
-        for (const CollisionEvent& event : world.events())
-            if (event.kind == EventKind::BallBall) hit = event.time;
-    }
-    ASSERT_GE(hit, 0.0);
+    const std::vector<CollisionEvent> hits = first_ball_collisions(world, 1.0);
+    ASSERT_FALSE(hits.empty());
+    const double hit = hits.back().time;
     const Vec3 v = world.ball(falling).velocity;  // at the step's end, under gravity since
     EXPECT_NEAR(v.x, 0.0, 1e-9);
     EXPECT_NEAR(v.z, 0.0, 1e-9);
@@ -312,18 +304,13 @@ TEST(Sleep, AnImpactPushingASleepingBallOffItsSupportsWakesIt) {
     world.step(1.0 / 60.0);
     ASSERT_TRUE(world.sleeping(resting));
     const BallId sliding = world.add_ball({{-2.5, 1, 0}, {u, 0, 0}, 1.0, 1.0});
-    bool hit = false;
-    for (int k = 0; k < 240 && !hit; ++k) {
-        world.step(1.0 / 240.0);
-        for (const CollisionEvent& event : world.events()) {
-            if (event.kind != EventKind::BallBall) continue;
-            ASSERT_TRUE((event.ball == sliding && event.other == resting) ||
-                        (event.ball == resting && event.other == sliding));
-            EXPECT_NEAR(event.impulse, (1.0 + e) * u * 0.5, 1e-9);
-            hit = true;
-        }
+    const std::vector<CollisionEvent> hits = first_ball_collisions(world, 1.0);
+    ASSERT_FALSE(hits.empty());
+    for (const CollisionEvent& event : hits) {
+        ASSERT_TRUE((event.ball == sliding && event.other == resting) ||
+                    (event.ball == resting && event.other == sliding));
+        EXPECT_NEAR(event.impulse, (1.0 + e) * u * 0.5, 1e-9);
     }
-    ASSERT_TRUE(hit);
     EXPECT_FALSE(world.sleeping(resting));
     EXPECT_NEAR(world.ball(resting).velocity.x, (1.0 + e) * u * 0.5, 1e-9);
 }

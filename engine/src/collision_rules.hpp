@@ -57,6 +57,13 @@ inline Vec3 after_friction(Vec3 vt, double reach) {
     const double speed = length(vt);
     return speed <= reach ? Vec3{} : vt * (1.0 - reach / speed);
 }
+// What Coulomb friction takes off the sliding of two surfaces whose relative velocity dv has its
+// part across the unit normal n, when it can change it by at most `reach`: that sliding less
+// what after_friction() leaves of it.
+inline Vec3 friction_change(Vec3 dv, Vec3 n, double reach) {
+    const Vec3 slide = dv - n * dot(dv, n);
+    return slide - after_friction(slide, reach);
+}
 // Does this normal velocity take a ball off the plane it rests on (more than rounding noise)? A
 // ball keeps resting while its normal velocity is rounding noise: relative to its speed, with a
 // floor tied to rest_speed so that a vanishing speed cannot make the test empty.

@@ -140,10 +140,7 @@ Vec3 Response::carried_impulse(std::uint32_t i, std::uint32_t j, Vec3 dp, Vec3 d
     const bool pressed = dot(dp, balls_.acceleration(j) - balls_.acceleration(i)) < 0.0;
     const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed, true);
     Vec3 impulse = n * (u + s);
-    if (def_.friction > 0.0) {  // as collide_balls() gives it, over the same effective mass
-        const Vec3 slide = dv - n * dot(dv, n);
-        impulse -= slide - after_friction(slide, def_.friction * (u + s));
-    }
+    if (def_.friction > 0.0) impulse -= friction_change(dv, n, def_.friction * (u + s));  // as collide_balls()
     return on_j ? impulse : -impulse;
 }
 
@@ -257,10 +254,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     // stop.
     const bool friction = def_.friction > 0.0;
     Vec3 Jt;
-    if (friction) {
-        const Vec3 slide = dv - n * dot(dv, n);
-        Jt = (slide - after_friction(slide, def_.friction * (u + s))) / (wi + wj);
-    }
+    if (friction) Jt = friction_change(dv, n, def_.friction * (u + s)) / (wi + wj);
     for (const auto& [ball, sign] : {std::pair{i, -1.0}, std::pair{j, 1.0}}) {
         if (balls_.asleep(ball)) continue;
         Vec3 v = balls_.velocity(ball) + n * (sign * J * balls_.inv_mass[ball]);
