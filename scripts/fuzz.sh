@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the scene parser and sequences of World calls with libFuzzer (clang, ASan + UBSan):
+# Fuzzes the scene parser, sequences of World calls and settling piles with libFuzzer (clang, ASan + UBSan):
 #   scripts/fuzz.sh [SECONDS]     each target for SECONDS (default 60; CI runs 45)
 # The scene target starts from the example scenes, both from fuzz/regressions. A failure stops
 # with the input saved as build-fuzz/<target>-crash-*: fix it, add a test, and keep the input in
@@ -12,8 +12,8 @@ scripts/install-deps.sh clang libclang-rt-14-dev
 CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_FUZZ=ON \
   -DBALLISTIC_BUILD_TESTS=OFF -DBALLISTIC_BUILD_BENCHES=OFF -DBALLISTIC_BUILD_DEMOS=OFF \
   -DBALLISTIC_BUILD_RENDERER=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target fuzz_scene fuzz_world
-for target in fuzz_scene fuzz_world; do
+cmake --build "$build" -j "$(nproc)" --target fuzz_scene fuzz_world fuzz_pile
+for target in fuzz_scene fuzz_world fuzz_pile; do
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
   [[ $target == fuzz_scene ]] && cp demos/scenes/*.json "$corpus/"
