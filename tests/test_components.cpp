@@ -404,11 +404,31 @@ struct Predicting {
 TEST(CollisionRules, ASlowContactWithASleepingBallLeavesItAtLeastAtRoundingSpeed) {
     // Perfectly inelastic, but an approach of 10⁻³⁵ beside a velocity of 10⁻¹⁹ would survive its
     // own removal: it leaves at 10⁻⁹ rest_speed, which rounding cannot undo.
-    EXPECT_EQ(separation_speed(1e-35, false, 0.5, 0.05, true), kLeastLeaving * 0.05);
-    EXPECT_EQ(separation_speed(0.01, false, 0.5, 0.05, true), kLeastLeaving * 0.05);
-    EXPECT_EQ(separation_speed(0.01, true, 0.5, 0.05, true), 0.05);   // pressed: rest_speed
-    EXPECT_EQ(separation_speed(0.2, false, 0.5, 0.05, true), 0.1);    // fast: e u
-    EXPECT_EQ(separation_speed(1e-35, false, 0.5, 0.05), 1e-35);      // between awake balls: elastic
+    EXPECT_EQ(separation_speed(1e-35, 0.0, 0.5, 0.05, true, 1e-19), kLeastLeaving * 0.05);
+    EXPECT_EQ(separation_speed(0.01, 0.0, 0.5, 0.05, true), kLeastLeaving * 0.05);
+    EXPECT_EQ(separation_speed(0.01, 0.05, 0.5, 0.05, true), 0.05);   // pressed: rest_speed
+    EXPECT_EQ(separation_speed(0.2, 0.0, 0.5, 0.05, true), 0.1);    // fast: e u
+    EXPECT_EQ(separation_speed(1e-35, 0.0, 0.5, 0.05), 1e-35);      // between awake balls: elastic
+}
+
+TEST(CollisionRules, AGrazingContactLeavesFasterThanRoundingOfTheVelocities) {
+    // Balls sliding at 0.3 and approaching at 10⁻¹⁸: leaving at that, their velocities' bits
+    // would not change, and the contact would be met again at once.
+    const double s = separation_speed(1e-18, 0.0, 0.5, 0.05, false, 0.3);
+    EXPECT_EQ(s, kGrazing * 0.3);
+    EXPECT_NE(0.3 + s, 0.3);
+    EXPECT_EQ(separation_speed(0.0, 0.0, 0.0, 0.05, false, 0.3), kGrazing * 0.3);
+    EXPECT_EQ(separation_speed(2.0, 0.0, 0.0, 0.05, false, 2.0), 0.0);  // e = 0 at a real approach
+}
+
+TEST(CollisionRules, APressedContactLeavesAtRestSpeedOrHopsAMillionthOfTheRadius) {
+    EXPECT_EQ(pressed_leaving(9.81, 0.3, 0.05), 0.05);  // the defaults: rest_speed is more
+    EXPECT_EQ(pressed_leaving(0.0, 0.3, 0.05), 0.0);    // nothing presses them together
+    EXPECT_EQ(pressed_leaving(-9.81, 0.3, 0.05), 0.0);
+    // With rest_speed 10⁻¹²: the speed that rises 10⁻⁶ of the radius against the pressing, v² / 2a.
+    const double v = pressed_leaving(1000.0, 0.3, 1e-12);
+    EXPECT_DOUBLE_EQ(v * v / (2.0 * 1000.0), kLeastHop * 0.3);
+    EXPECT_EQ(separation_speed(0.0, v, 0.0, 1e-12), v);
 }
 
 TEST(CollisionRules, LeavingEveryImmovableContactAtOnce) {
@@ -640,6 +660,30 @@ TEST(Response, ASlowImpactOnTheFloorSettlesAndAFastOneBounces) {
     EXPECT_EQ(w.balls.supports(resting)[0], 0);
     EXPECT_EQ(w.balls.acceleration(resting), (Vec3{0, 0, 0}));
     EXPECT_EQ(w.balls.velocity(resting), (Vec3{0.25, 0, 0}));
+}
+
+TEST(Response, AnImpactThatWouldLeaveTheFloorSlowerThanRestSpeedSettles) {
+    // Bounced off at e u < rest_speed, a pressed ball met the floor again at once, at approaches
+    // that rounding set (with e = 0 and rest_speed 10⁻¹² under g = 1000: every 10⁻⁸ time units).
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    // e = 0.5, arriving at 1.5 rest_speed: it would leave at 0.75 rest_speed.
+    const double u = 1.5 * w.def.rest_speed;
+    const std::uint32_t slow = w.add({1, 0.5 + u * u / 20.0, 1}, {0.25, 0, 0});
+    Outcome out;
+    w.response.compute(slow, w.predictor.predict(slow, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(slow)[0], 0);
+    EXPECT_EQ(w.balls.velocity(slow), (Vec3{0.25, 0, 0}));
+    EXPECT_NEAR(out.event.impulse, u, 1e-12);  // m u: perfectly inelastic
+    // e = 0: arriving at 4, it stops on the floor and rests there.
+    w.def.restitution = 0.0;
+    const std::uint32_t fast = w.add({5, 1.3, 5}, {});
+    w.response.compute(fast, w.predictor.predict(fast, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(fast)[0], 0);
+    EXPECT_EQ(w.balls.velocity(fast), (Vec3{0, 0, 0}));
+    EXPECT_NEAR(out.event.impulse, 4.0, 1e-12);
 }
 
 TEST(EventLoop, ProcessesInTimeOrderUpToTheEndTheBudgetOrTheFlag) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -128,6 +129,32 @@ TEST(Sleep, BallOffCentreOnASingleBallSlidesOff) {
     const BallState t = world.ball(top), b = world.ball(below);
     EXPECT_LT(t.position.y, 1.0 + 1e-6);  // on the floor
     EXPECT_GE(distance(t.position, b.position), 2.0 - 1e-9);
+}
+
+TEST(Sleep, ABallSlidesOffABallOrAPegWhateverTheRestSpeed) {
+    // Pressed onto what it slides over, it hops off at rest_speed or fast enough to rise 10⁻⁶ of
+    // its radius (collision_rules.hpp, pressed_leaving()): at most √(g / 8·10⁻⁶ r) ≈ 1100 times a
+    // second. At 10⁻¹² hops it stood still to rounding, and the jam rule put it to sleep off
+    // centre on the peg, frictionless.
+    for (const double rest_speed : {0.05, 1e-12}) {
+        for (const bool peg : {false, true}) {
+            const std::string name = std::string(peg ? "peg" : "ball") + ", rest_speed " + std::to_string(rest_speed);
+            WorldDef def = granular();
+            def.rest_speed = rest_speed;
+            def.step_event_budget = 100000;
+            World world(def);
+            add_floor(world);
+            if (peg) world.add_capsule({{0, 1, 0}, {0, 1, 0}, 1.0});
+            else ball_at(world, {0, 1, 0});
+            const BallId top = ball_at(world, Vec3{0, 1, 0} + Vec3{std::sin(0.1), std::cos(0.1), 0} * 2.0);
+            ASSERT_NO_THROW(settle(world, 3.0)) << name;
+            const BallState t = world.ball(top);
+            EXPECT_LT(t.position.y, 1.0 + 1e-6) << name;  // slid off, on the floor
+            EXPECT_GT(t.position.x, 2.0) << name;
+            EXPECT_LT(events_so_far(world), 5000u) << name;
+            EXPECT_LT(world.max_overlap(), 1e-9) << name;
+        }
+    }
 }
 
 TEST(Sleep, WithStaticFrictionABallOffCentreWithinTheConeStays) {
@@ -605,6 +632,44 @@ TEST(Sleep, ElasticWorldsNeverSleep) {
     ball_at(world, {0, 1, 0});
     for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
     EXPECT_EQ(world.sleeping_count(), 0u);
+}
+
+TEST(Sleep, AnElasticBallWithFrictionStopsWedgedInACorner) {
+    // Gravity presses the ball into two walls and a block's edge. Elastic but frictional, it is
+    // dissipative and may sleep; with sleeping off (sleep_speed 0) the jam rule still stops it.
+    // When neither could, it passed its impacts around at one instant without end (fuzz_pile),
+    // friction taking the hops that would free it.
+    for (const double sleep_speed : {0.1, 0.0}) {
+        WorldDef def = granular(1.0);
+        def.gravity = {-4.905, -9.81, -4.905};
+        def.friction = 1.0;
+        def.rest_speed = 1e-3;
+        def.sleep_speed = sleep_speed;
+        def.step_event_budget = 100000;
+        World world(def);
+        add_floor(world);
+        world.add_plane({{-2, 0, 0}, {1, 0, 0}});
+        world.add_plane({{0, 0, -2}, {0, 0, 1}});
+        world.add_block({{-1, 0, -1}, {0, 0.5, 0}});
+        const BallId ball = world.add_ball({{-1.3, 1.2, -1.3}, {}, 0.6, 1.0});
+        ASSERT_NO_THROW(settle(world, 3.0)) << "sleep_speed " << sleep_speed;
+        EXPECT_EQ(world.ball(ball).velocity, (Vec3{})) << "sleep_speed " << sleep_speed;
+        EXPECT_LT(events_so_far(world), 1000u) << "sleep_speed " << sleep_speed;
+        EXPECT_EQ(world.escaped_count(), 0u);
+        EXPECT_LT(world.max_overlap(), 1e-9);
+    }
+}
+
+TEST(Sleep, ABallBouncingStraightUpAndDownIsNoJam) {
+    // Back where it was a bounce later, it has not stood still: the jam rule reads the path it
+    // can have taken. Reading where it was, it stopped an elastic bouncer after 64 bounces, and
+    // this one (e = 0.99) on the floor at 3.7 length/time.
+    World world(granular(0.99));
+    add_floor(world);
+    const BallId ball = ball_at(world, {0, 3, 0}, 0.5);
+    world.step(100.0);  // about 120 bounces, each at 0.99 times the speed of the one before
+    EXPECT_GT(world.event_counts().ball_plane, 100u);
+    EXPECT_FALSE(world.sleeping(ball));
 }
 
 TEST(Sleep, GravityChangeWakesEveryBall) {

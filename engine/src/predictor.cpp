@@ -107,7 +107,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         }
     }
     if (!still && statics_.has_finite()) {
-        predict_finite(now, m, key, true, contact);
+        predict_finite(now, m, sup, key, true, contact);
         predict_leaving(now, m, sup, contact);
     }
     predict_balls(i, now, m, key, Grid::kAllNear, contact);
@@ -139,15 +139,23 @@ Pending Predictor::predict_around(std::uint32_t i, double now, const CellKey& ke
 Pending Predictor::predict_kept(std::uint32_t i, double now, const CellKey& key, std::uint32_t cells) {
     const Motion m = motion(i, now);
     Contact contact = contacts_[i];
-    if (statics_.has_finite()) predict_finite(now, m, key, false, contact);
+    if (statics_.has_finite()) predict_finite(now, m, balls_.supports(i), key, false, contact);
     predict_balls(i, now, m, key, cells, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
 
-void Predictor::predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const {
+void Predictor::predict_finite(double now, const Motion& m, const Supports& sup, const CellKey& key, bool everywhere,
+                               Contact& contact) const {
     statics_.finite_near(key, [&](const Finite& f) {
         const double horizon = contact.event.time - now;
         if (f.block) {
+            // On a face of the block its centre is over that face, where nothing else of the block
+            // is as near: its only event with the block is leaving the face (predict_leaving()).
+            // Predicted, the face's edge grazed the ball within rounding as its centre came to
+            // it, the ball left the face, met it again at once and settled on it, in a loop at
+            // one instant.
+            if (std::any_of(sup.begin(), sup.end(), [&](std::int32_t k) { return is_face(k) && face_block(k) == f.index; }))
+                return;
             const BlockDef& b = statics_.blocks()[f.index];
             const double tau = toi_ball_block(m.p, m.v, m.a, m.r, b.min, b.max, horizon);
             if (tau != kNever) lower(contact, {now + tau, f.index, Kind::BallBlock});

@@ -53,11 +53,11 @@ public:
     };
     Motion motion(std::uint32_t slot, double now) const;
     // Without planes and blocks or without gravity no ball ever rests on one, and without them
-    // and capsules (or without dissipation) none sleeps, so every ball's acceleration is the
-    // world's gravity, bit for bit: their entries in `rests` need not be read.
+    // and capsules none jams or sleeps, so every ball's acceleration is the world's gravity, bit
+    // for bit: their entries in `rests` need not be read.
     bool shared_gravity() const {
         return def_.gravity == Vec3{} ||
-               !(statics_.flat() || sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()));
+               !(statics_.flat() || jams_possible(def_, !statics_.planes().empty(), statics_.has_finite()));
     }
     // The ball's next crossing out of its cell, or with `level` > 0 out of the block of that
     // level holding its cell (Roaming).
@@ -72,8 +72,10 @@ private:
     // and the balls of `cells` around it tested (Grid::for_each_near).
     Pending predict_kept(std::uint32_t slot, double now, const CellKey& key, std::uint32_t cells);
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
-    // with `everywhere`, those listed for every cell).
-    void predict_finite(double now, const Motion& m, const CellKey& key, bool everywhere, Contact& contact) const;
+    // with `everywhere`, those listed for every cell) but the blocks the ball rests on a face of
+    // (`sup`, its supports).
+    void predict_finite(double now, const Motion& m, const Supports& sup, const CellKey& key, bool everywhere,
+                        Contact& contact) const;
     // Lowers `contact` to the time the centre of a ball resting on a block's face passes the face's
     // edge: an event with that block, which takes the ball off it (response.cpp).
     void predict_leaving(double now, const Motion& m, const Supports& sup, Contact& contact) const;

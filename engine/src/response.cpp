@@ -131,14 +131,15 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     // ball into it, as alone (separation_speed()).
     const Vec3 start = v - n * dot(v - *before, n);
     const Vec3 stopped = leaving(start, normals.data(), nullptr, m).v;
-    speeds[0] = dot(balls_.acceleration(i), n) < 0.0 ? def_.rest_speed : kLeastLeaving * def_.rest_speed;
+    const double pressed = pressed_leaving(-dot(balls_.acceleration(i), n), std::min(balls_.radius[i], balls_.radius[hit]),
+                                           def_.rest_speed);
+    speeds[0] = std::max(pressed, kLeastLeaving * def_.rest_speed);
     return leaving(stopped + (stopped - start) * def_.restitution, normals.data(), speeds.data(), m);
 }
 
 Vec3 Response::carried_impulse(std::uint32_t i, std::uint32_t j, Vec3 dp, Vec3 dv, double u, bool on_j) const {
     const Vec3 n = dp / length(dp);
-    const bool pressed = dot(dp, balls_.acceleration(j) - balls_.acceleration(i)) < 0.0;
-    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed, true);
+    const double s = separation_speed(u, pressed_speed(i, j, n), def_.restitution, def_.rest_speed, true, faster(i, j));
     Vec3 impulse = n * (u + s);
     if (def_.friction > 0.0) impulse -= friction_change(dv, n, def_.friction * (u + s));  // as collide_balls()
     return on_j ? impulse : -impulse;
@@ -239,9 +240,9 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
             woke_j = k == j;
         }
     }
-    const bool pressed = dot(dp, balls_.acceleration(j) - balls_.acceleration(i)) < 0.0;
     const bool carried = balls_.asleep(i) || balls_.asleep(j);
-    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed, carried);
+    const double s =
+        separation_speed(u, pressed_speed(i, j, dp / d), def_.restitution, def_.rest_speed, carried, faster(i, j));
     const double wi = balls_.asleep(i) ? 0.0 : balls_.inv_mass[i], wj = balls_.asleep(j) ? 0.0 : balls_.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
         out.queue(i, predictor_.predict(i, now));
@@ -296,10 +297,13 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
     const double mass = 1.0 / balls_.inv_mass[i];
     double J;
     bool wedged = false;
-    if (pressed && u < def_.rest_speed) {
+    if (pressed && separation_speed(u, 0.0, def_.restitution, def_.rest_speed) < def_.rest_speed) {
         // Settle: the ball rests on the plane (and on the planes it already rested on) and
         // slides under the rest of its acceleration. Its velocity loses every component into the
-        // supports, a perfectly inelastic contact at a speed below rest_speed.
+        // supports, a perfectly inelastic contact at a speed below rest_speed. So does a ball
+        // that would leave slower than rest_speed: bounced off at e u ≈ 0, it met the plane again
+        // at once, at an approach that rounding set, again and again (e = 0 and rest_speed
+        // 10⁻¹² under g = 1000: every 1.5·10⁻⁸ time units).
         Supports sup = balls_.supports(i);
         auto free = std::find(sup.begin(), sup.end(), kNoSupport);
         if (free != sup.end()) *free = support;
@@ -311,7 +315,7 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         wedged = left.wedged;
         J = mass * u;
     } else if (u > 0.0) {
-        const double s = separation_speed(u, false, def_.restitution, def_.rest_speed);
+        const double s = separation_speed(u, 0.0, def_.restitution, def_.rest_speed, false, length(v));
         balls_.set_velocity(i, bounce(v, n, u, s));
         J = mass * (u + s);
         release_supports(i);
@@ -394,8 +398,8 @@ void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, doub
     const Vec3 v = balls_.velocity(i);
     const double d = length(w);
     const double u = -wv / d;
-    const bool pressed = wa < 0.0;
-    const double s = separation_speed(u, pressed, def_.restitution, def_.rest_speed);
+    const double s = separation_speed(u, pressed_leaving(-wa / d, balls_.radius[i], def_.rest_speed), def_.restitution,
+                                      def_.rest_speed, false, length(v));
     if (!(u + s > 0.0) || !(d > 0.0)) {
         out.queue(i, predictor_.predict(i, now));
         return;

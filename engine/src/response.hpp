@@ -98,6 +98,17 @@ private:
     // would take from their impact were it immovable: along the normal, and with friction the
     // tangential part that slows the sliding. dp = p_j - p_i, dv = v_j - v_i, u the approach.
     Vec3 carried_impulse(std::uint32_t i, std::uint32_t j, Vec3 dp, Vec3 dv, double u, bool on_j) const;
+    // The least speed at which balls i and j leave each other, n the unit normal from i to j, when
+    // their accelerations press them together (collision_rules.hpp's pressed_leaving(), for the
+    // smaller ball); 0 when they do not.
+    double pressed_speed(std::uint32_t i, std::uint32_t j, Vec3 n) const {
+        return pressed_leaving(dot(n, balls_.acceleration(i) - balls_.acceleration(j)),
+                               std::min(balls_.radius[i], balls_.radius[j]), def_.rest_speed);
+    }
+    // The faster of the two balls' speeds (separation_speed() reads it for rounding).
+    double faster(std::uint32_t i, std::uint32_t j) const {
+        return std::max(length(balls_.velocity(i)), length(balls_.velocity(j)));
+    }
     // Velocity v after a static's contact of normal n, approached at u, separates at s, with
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;

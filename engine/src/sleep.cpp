@@ -269,7 +269,7 @@ void Sleep::keep_still(double now, std::span<const std::uint32_t> among) noexcep
 }
 
 void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed, bool wedged) {
-    if (!enabled()) return;
+    if (!jams()) return;
     // Balls jammed between each other and the statics pass an impact around again and again:
     // slow contacts are elastic, and pressed ones leave at rest_speed. At zero gaps that happens
     // at one instant; with gaps that rounding left, at instants apart by next to nothing. Past a
@@ -286,6 +286,7 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
         fall_asleep(s, now);
         return;
     }
+    if (!enabled()) return;
     if (approach > def_.sleep_speed || !(v <= def_.sleep_speed)) {
         balls_.quiet_since[s] = now;
         balls_.quiet_events[s] = 0;

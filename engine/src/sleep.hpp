@@ -29,24 +29,29 @@ public:
     Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
         : def_(def), balls_(balls), grid_(grid), statics_(statics), rules_(rules) {}
 
-    // Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or
-    // blocks to rest on.
+    // Can anything sleep? It takes dissipation (restitution below one, or friction), gravity, a
+    // sleep_speed and planes, capsules or blocks to rest on.
     bool enabled() const { return sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()); }
+    // Can a ball jam? The jam rule holds then, whether or not anything else may sleep.
+    bool jams() const { return jams_possible(def_, !statics_.planes().empty(), statics_.has_finite()); }
     // The static friction with which balls stand: sleep_friction, and at least the friction of
     // the collisions, which holds them in motion.
     double standing_friction() const { return std::max(def_.sleep_friction, def_.friction); }
 
     // Is the ball's collision at `now` part of a jam? Its previous event was at `now` too, or
-    // since then it has travelled less than rounding can resolve (10⁻⁹ of its radius): jammed at
-    // zero gaps between other bodies, it passes impacts around at one instant, or, when rounding
-    // left gaps, at instants apart by next to nothing. Read before the ball is brought to `now`.
+    // since then it can have travelled no more than rounding can resolve (10⁻⁹ of its radius):
+    // jammed at zero gaps between other bodies, it passes impacts around at one instant, or, when
+    // rounding left gaps, at instants apart by next to nothing. The path it can have taken
+    // counts, not where it is: a ball bouncing straight up and down is back where it was a
+    // bounce later, and an elastic one was stopped on the floor after 64 bounces. Read before
+    // the ball is brought to `now`.
     bool jammed(std::uint32_t slot, double now) const {
-        if (!enabled()) return false;  // only note_quiet() reads it, and it does nothing then
+        if (!jams()) return false;  // only note_quiet() reads it, and it does nothing then
         const double since = now - balls_.t[slot];
         if (since == 0.0) return true;
         if (balls_.asleep(slot)) return false;
-        const double travel = kJamTravel * balls_.radius[slot];
-        return length(balls_.position_at(slot, now) - balls_.position(slot)) <= travel;
+        const double path = (length(balls_.velocity(slot)) + length(balls_.acceleration(slot)) * since) * since;
+        return path <= kJamTravel * balls_.radius[slot];
     }
     // After a collision of the ball that approached at `approach`: is it still slow? Also bounds
     // its collisions in a jam (`jammed`, from jammed()), and stops at once a slow ball `wedged`

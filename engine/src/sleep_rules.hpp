@@ -17,10 +17,20 @@ namespace ballistic::detail {
 
 inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel below rounding
 
-// Can anything sleep? It takes dissipation, gravity, a sleep_speed and planes, capsules or blocks
-// to rest on.
+// Can a ball jam, pressed at zero gaps between bodies? It takes gravity and planes, capsules or
+// blocks. The jam rule (SleepRules::kJamBudget) stops a jammed ball, and it sleeps there, also
+// where nothing else may sleep: with sleeping off, balls jammed between a wall, the floor and
+// each other passed their impacts around at one instant without end (fuzz_pile).
+inline bool jams_possible(const WorldDef& def, bool planes, bool finite_statics) {
+    return !(def.gravity == Vec3{}) && (planes || finite_statics);
+}
+// Can anything sleep? It takes dissipation (restitution below one, or friction), a sleep_speed
+// and what a ball can jam on. Elastic but frictional, a ball wedged at zero gaps in a corner of
+// two walls and a block's edge passed its impacts around at one instant without end, friction
+// taking the hops that would have freed it.
 inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_statics) {
-    return def.sleep_speed > 0.0 && def.restitution < 1.0 && !(def.gravity == Vec3{}) && (planes || finite_statics);
+    const bool dissipative = def.restitution < 1.0 || def.friction > 0.0;
+    return def.sleep_speed > 0.0 && dissipative && jams_possible(def, planes, finite_statics);
 }
 
 class SleepRules {

@@ -98,7 +98,8 @@ struct WorldDef {
     std::optional<Box> periodic;
     std::array<bool, 3> periodic_axes{true, true, true};
     // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
-    // plane its acceleration pushes it into this slowly settles on it and slides. This is what
+    // plane its acceleration pushes it into this slowly, or would bounce off it this slowly,
+    // settles on it and slides. This is what
     // bounds the work of resting contact and inelastic collapse (see engine/README.md): a ball
     // resting on an awake ball bounces about |g| / (2 rest_speed) times a second until it sleeps
     // (98 times under |g| = 9.81), rising rest_speed² / (2 |g|) (0.13 thousandths of a length
@@ -107,10 +108,12 @@ struct WorldDef {
     // pile settles (in `demos/scenes/pile.json`, 0.03 costs 1.2–1.35 times the events of 0.05;
     // the former defaults, 0.01 with sleep_speed 0.05, 2.7 times the events and 2.8 times the
     // time). Keep it well below sleep_speed, so that such a ball is quiet (both at 0.05 cost
-    // pile.json 1.7 times the events). (unit: length/time; must be > 0)
+    // pile.json 1.7 times the events). However small it is, a pressed contact leaves fast enough
+    // to rise 10⁻⁶ of the radius, so a ball never bounces more than √(|g| / 8·10⁻⁶ r) times a
+    // second. (unit: length/time; must be > 0)
     double rest_speed = 0.05;
     // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
-    // restitution below one, a ball is quiet once it has been slower than sleep_speed at each of
+    // dissipation (restitution below one, or friction), a ball is quiet once it has been slower than sleep_speed at each of
     // its last sleep_events events (by default its last one), or at each of its events for
     // sleep_time (a ball added slower than sleep_speed is quiet at once). Quiet balls fall asleep
     // when their weight is justified:
@@ -142,7 +145,8 @@ struct WorldDef {
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
     // ball: a ball dropped from sleep_speed² / (2 |g|), 0.5 thousandths of a length unit under
-    // |g| = 9.81, onto a sleeping pile does not wake it); 0 switches sleeping off. Both
+    // |g| = 9.81, onto a sleeping pile does not wake it); 0 switches sleeping off, but for
+    // balls jammed at one instant, which the jam rule stops (engine/README.md, "Jams"). Both
     // defaults are set for balls of radius about 0.1 to 1 under |g| ≈ 10 (the scenes in
     // demos/scenes); at other scales, scale both with the square root of |g| times the radius.
     // (unit: length/time; >= 0)
