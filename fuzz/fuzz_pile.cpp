@@ -5,8 +5,10 @@
 // dropped into it, then steps and what an embedder does between them: pushes, removals, added
 // balls, new gravity or restitution, snapshot round trips.
 // After every step, finished or stopped by its event budget: no ball has left the box, and
-// overlaps are at rounding level. Invalid settings must throw InvalidArgument; nothing may
-// crash, hang, run out of memory or trip a sanitizer.
+// overlaps are at rounding level. Four steps in a row stopped by the budget at one instant
+// (20 000 events, more than the jam rule lets the balls spend there) are a failure: time has
+// stopped. Invalid settings must throw InvalidArgument; nothing may crash, hang, run out of
+// memory or trip a sanitizer.
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
@@ -92,6 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
         }
         std::uint64_t checked = 0;
+        int stopped = 0;  // steps in a row stopped by the budget at one instant
+        double stopped_at = -1.0;
         for (int call = 0; call < 24 && !in.empty(); ++call) {
             try {
                 switch (in.byte() % 8) {
@@ -135,6 +139,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     }
                 }
             } catch (const BudgetExceeded&) {  // the world stands consistent where the budget stopped it
+                stopped = world.time() == stopped_at ? stopped + 1 : 1;
+                stopped_at = world.time();
+                if (stopped == 4) fail("time stopped", stopped_at);
             }
             if (world.events_processed() == checked) continue;
             checked = world.events_processed();

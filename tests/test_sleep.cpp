@@ -626,7 +626,7 @@ TEST(Sleep, SavedSettledPileSleepsAgainBeforeItsFirstEvent) {
     EXPECT_EQ(events_so_far(again), 0u);  // in equilibrium: asleep before the first event
 }
 
-TEST(Sleep, ElasticWorldsNeverSleep) {
+TEST(Sleep, ElasticFrictionlessWorldsNeverSleep) {
     World world(granular(1.0));
     add_floor(world);
     ball_at(world, {0, 1, 0});

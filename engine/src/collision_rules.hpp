@@ -52,7 +52,7 @@ inline double separation_speed(double u, double pressed, double e, double rest_s
     double s = (u < rest_speed ? (immovable ? 0.0 : 1.0) : e) * u;
     if (s < pressed) s = pressed;
     if (immovable) s = std::max(s, kLeastLeaving * rest_speed);
-    if (u >= 0.0 && u < kGrazing * speed) s = std::max(s, kGrazing * speed);
+    if (u > 0.0 && u < kGrazing * speed) s = std::max(s, kGrazing * speed);
     return s;
 }
 // The velocity nearest v that leaves each of m immovable bodies a ball touches (unit normals n,

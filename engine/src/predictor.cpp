@@ -154,8 +154,7 @@ void Predictor::predict_finite(double now, const Motion& m, const Supports& sup,
             // Predicted, the face's edge grazed the ball within rounding as its centre came to
             // it, the ball left the face, met it again at once and settled on it, in a loop at
             // one instant.
-            if (std::any_of(sup.begin(), sup.end(), [&](std::int32_t k) { return is_face(k) && face_block(k) == f.index; }))
-                return;
+            if (std::any_of(sup.begin(), sup.end(), [&](std::int32_t k) { return on_face_of(k, f.index); })) return;
             const BlockDef& b = statics_.blocks()[f.index];
             const double tau = toi_ball_block(m.p, m.v, m.a, m.r, b.min, b.max, horizon);
             if (tau != kNever) lower(contact, {now + tau, f.index, Kind::BallBlock});

@@ -131,9 +131,7 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     // ball into it, as alone (separation_speed()).
     const Vec3 start = v - n * dot(v - *before, n);
     const Vec3 stopped = leaving(start, normals.data(), nullptr, m).v;
-    const double pressed = pressed_leaving(-dot(balls_.acceleration(i), n), std::min(balls_.radius[i], balls_.radius[hit]),
-                                           def_.rest_speed);
-    speeds[0] = std::max(pressed, kLeastLeaving * def_.rest_speed);
+    speeds[0] = std::max(pressed_speed(i, hit, -n), kLeastLeaving * def_.rest_speed);
     return leaving(stopped + (stopped - start) * def_.restitution, normals.data(), speeds.data(), m);
 }
 
@@ -297,7 +295,7 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
     const double mass = 1.0 / balls_.inv_mass[i];
     double J;
     bool wedged = false;
-    if (pressed && separation_speed(u, 0.0, def_.restitution, def_.rest_speed) < def_.rest_speed) {
+    if (pressed && (u < def_.rest_speed || def_.restitution * u < def_.rest_speed)) {
         // Settle: the ball rests on the plane (and on the planes it already rested on) and
         // slides under the rest of its acceleration. Its velocity loses every component into the
         // supports, a perfectly inelastic contact at a speed below rest_speed. So does a ball
@@ -361,7 +359,7 @@ bool Response::leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome
     Supports sup = balls_.supports(i);
     bool left = false;
     for (std::int32_t& s : sup) {
-        if (!is_face(s) || face_block(s) != k) continue;
+        if (!on_face_of(s, k)) continue;
         s = kNoSupport;
         left = true;
     }

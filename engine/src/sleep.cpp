@@ -132,7 +132,7 @@ bool Sleep::carries(std::uint32_t s, std::uint32_t hitter, double now, Vec3 push
 std::size_t Sleep::touching_immovables(std::uint32_t s, double now, std::uint32_t except, Vec3 v,
                                        double slower_than, bool need_ball, std::span<Immovable> out) const {
     std::size_t m = 0;
-    if (!enabled() || out.empty()) return 0;
+    if (!jams() || out.empty()) return 0;
     std::uint64_t statics = 0;  // the statics come first in `order`, in the order visited (theirs)
     auto add = [&](std::uint32_t j, Vec3 n) {
         if ((j != kFixed && (j == except || !balls_.asleep(j))) || !(-dot(v, n) < slower_than)) return;

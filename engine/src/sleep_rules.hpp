@@ -17,20 +17,20 @@ namespace ballistic::detail {
 
 inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel below rounding
 
-// Can a ball jam, pressed at zero gaps between bodies? It takes gravity and planes, capsules or
-// blocks. The jam rule (SleepRules::kJamBudget) stops a jammed ball, and it sleeps there, also
-// where nothing else may sleep: with sleeping off, balls jammed between a wall, the floor and
-// each other passed their impacts around at one instant without end (fuzz_pile).
+// Does the jam rule (SleepRules::kJamBudget) stop jammed balls, which then sleep? It takes
+// dissipation (restitution below one, or friction), gravity and planes, capsules or blocks, and
+// holds also where nothing else may sleep: with sleeping off, balls jammed between a wall, the
+// floor and each other passed their impacts around at one instant without end (fuzz_pile).
+// Elastic and frictionless worlds keep their energy: no ball stops in them. Elastic but
+// frictional, a ball wedged at zero gaps in a corner of two walls and a block's edge passed its
+// impacts around at one instant without end, friction taking the hops that would have freed it.
 inline bool jams_possible(const WorldDef& def, bool planes, bool finite_statics) {
-    return !(def.gravity == Vec3{}) && (planes || finite_statics);
-}
-// Can anything sleep? It takes dissipation (restitution below one, or friction), a sleep_speed
-// and what a ball can jam on. Elastic but frictional, a ball wedged at zero gaps in a corner of
-// two walls and a block's edge passed its impacts around at one instant without end, friction
-// taking the hops that would have freed it.
-inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_statics) {
     const bool dissipative = def.restitution < 1.0 || def.friction > 0.0;
-    return def.sleep_speed > 0.0 && dissipative && jams_possible(def, planes, finite_statics);
+    return dissipative && !(def.gravity == Vec3{}) && (planes || finite_statics);
+}
+// Can anything sleep? It takes a sleep_speed and what the jam rule takes.
+inline bool sleeping_possible(const WorldDef& def, bool planes, bool finite_statics) {
+    return def.sleep_speed > 0.0 && jams_possible(def, planes, finite_statics);
 }
 
 class SleepRules {
@@ -48,14 +48,15 @@ public:
 
     // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
     // a ball slower than sleep_speed rises at most sleep_speed² / 2|g| above what it rests on.
+    // With sleeping off (sleep_speed 0), for the balls the jam rule stops: rest_speed's rise.
     double touch_gap(double radius) const {
-        const double rise = def_.sleep_speed * def_.sleep_speed / (2.0 * length(def_.gravity));
-        return std::min(rise, 1e-3 * radius);
+        const double speed = slow();
+        return std::min(speed * speed / (2.0 * length(def_.gravity)), 1e-3 * radius);
     }
     // How long a ball that the jam rule put to sleep must have slept before a moving ball under it
     // wakes it (unit: time): the time to open the touching gap at sleep_speed. Woken at once, it
     // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
-    double wake_delay(double radius) const { return touch_gap(radius) / def_.sleep_speed; }
+    double wake_delay(double radius) const { return touch_gap(radius) / slow(); }
     // The earliest a moving ball under sleeping ball j wakes it (once it has moved away by the
     // touching gap, predictor.cpp): now, unless the jam put j to sleep, and then once j has slept
     // wake_delay (a sleeping ball keeps the time it fell asleep as its t). Always after the time
@@ -80,6 +81,9 @@ public:
     }
 
 private:
+    // The speed below which a ball counts as slow: sleep_speed, or rest_speed with sleeping off.
+    double slow() const { return def_.sleep_speed > 0.0 ? def_.sleep_speed : def_.rest_speed; }
+
     const WorldDef& def_;
 };
 

@@ -109,8 +109,8 @@ struct WorldDef {
     // the former defaults, 0.01 with sleep_speed 0.05, 2.7 times the events and 2.8 times the
     // time). Keep it well below sleep_speed, so that such a ball is quiet (both at 0.05 cost
     // pile.json 1.7 times the events). However small it is, a pressed contact leaves fast enough
-    // to rise 10⁻⁶ of the radius, so a ball never bounces more than √(|g| / 8·10⁻⁶ r) times a
-    // second. (unit: length/time; must be > 0)
+    // to rise 10⁻⁶ of the radius, so it bounces at most √(a / 8·10⁻⁶ r) times a second, a the
+    // acceleration pressing it (|g| for a ball on a sleeping one). (unit: length/time; must be > 0)
     double rest_speed = 0.05;
     // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
     // dissipation (restitution below one, or friction), a ball is quiet once it has been slower than sleep_speed at each of
@@ -128,7 +128,8 @@ struct WorldDef {
     //     balance, the part that does sleeps. A quiet ball that has
     //     stayed within 1 % of its radius of one place for 10 sleep_time counts as balanced.
     // A ball jammed between other bodies that collides more than 64 times in a row at one instant
-    // or after travelling less than 10⁻⁹ of its radius also stops and sleeps, and so does at once
+    // or when it can have travelled no more than 10⁻⁹ of its radius since the last also stops and
+    // sleeps (with sleeping off too, in a dissipative world), and so does at once
     // a slow ball wedged among sleeping balls and statics: pressed into one of them, no velocity
     // leaves them all. A sleeping ball
     // stands still, costs no event, and is an obstacle for awake balls: the sleeping pile carries
@@ -140,8 +141,8 @@ struct WorldDef {
     // with its true mass. A ball that moves wakes each sleeping ball resting
     // on it once it has moved away from it by the touching gap, min(sleep_speed² / (2 |g|),
     // 10⁻³ r) (one that the jam stopped, not before it has slept the time to open that gap at
-    // sleep_speed). Elastic worlds, worlds without gravity and worlds without planes, capsules or
-    // blocks never sleep.
+    // sleep_speed). Elastic frictionless worlds, worlds without gravity and worlds without
+    // planes, capsules or blocks never sleep.
     // sleep_speed trades settling time (higher: balls sleep sooner) against motion frozen (a ball
     // slower than this may be stopped, and a push slower than this does not move a sleeping
     // ball: a ball dropped from sleep_speed² / (2 |g|), 0.5 thousandths of a length unit under
