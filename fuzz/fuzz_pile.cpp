@@ -12,6 +12,8 @@
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
+#include "bytes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -25,20 +27,7 @@ namespace {
 
 using namespace ballistic;
 
-class Bytes {
-public:
-    Bytes(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    bool empty() const { return at_ >= size_; }
-    std::uint8_t byte() { return at_ < size_ ? data_[at_++] : 0; }
-    // One of `values`: settings at their edges and in between.
-    template <std::size_t N>
-    double pick(const std::array<double, N>& values) { return values[byte() % N]; }
-    double unit() { return byte() / 255.0; }  // 0 to 1, both ends included
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_, at_ = 0;
-};
+using fuzz::Bytes;
 
 [[noreturn]] void fail(const char* what, double value) {
     std::fprintf(stderr, "fuzz_pile: %s (%g)\n", what, value);

@@ -6,10 +6,11 @@
 // hang or trip a sanitizer.
 #include <ballistic/world.hpp>
 
+#include "bytes.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -17,27 +18,7 @@ namespace {
 
 using namespace ballistic;
 
-class Bytes {
-public:
-    Bytes(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    bool empty() const { return at_ >= size_; }
-    std::uint8_t byte() { return at_ < size_ ? data_[at_++] : 0; }
-    // Mostly small ordinary numbers, sometimes any double (NaN, infinities, huge, tiny).
-    double number() {
-        const std::uint8_t kind = byte();
-        if (kind < 200) return (static_cast<double>(byte()) - 100.0) / 8.0;
-        double value = 0.0;
-        std::uint8_t raw[8];
-        for (auto& b : raw) b = byte();
-        std::memcpy(&value, raw, sizeof value);
-        return value;
-    }
-    Vec3 vec() { return {number(), number(), number()}; }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_, at_ = 0;
-};
+using fuzz::Bytes;
 
 }  // namespace
 
