@@ -3,7 +3,7 @@
 #   scripts/fuzz.sh [SECONDS]     each target for SECONDS (default 60; CI runs 45)
 # The scene target starts from the example scenes, both from fuzz/regressions. A failure stops
 # with the input saved as build-fuzz/<target>-crash-*: fix it, add a test, and keep the input in
-# fuzz/regressions/<scene|world>-<what>.
+# fuzz/regressions/<scene|world|pile>-<what>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

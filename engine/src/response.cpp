@@ -228,7 +228,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
     bool woke_j = false;
     if (balls_.asleep(i) || balls_.asleep(j)) {
         const std::uint32_t k = balls_.asleep(i) ? i : j, hitter = k == i ? j : i;
-        if (!(u <= def_.sleep_speed) && !sleep_.carries(k, hitter, now, carried_impulse(i, j, dp, dv, u, k == j), u)) {
+        if (!(u <= sleep_.slow()) && !sleep_.carries(k, hitter, now, carried_impulse(i, j, dp, dv, u, k == j), u)) {
             // it moves: it is not quiet until it has been slow again
             sleep_.wake(k, now);
             out.woken = k;

@@ -280,7 +280,7 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     // spend that budget at this instant without moving: it stops at once.
     constexpr std::uint32_t budget = SleepRules::kJamBudget;
     const double v = length(balls_.velocity(s));
-    if (wedged && v <= def_.sleep_speed && pressed_into_immovable(s, now)) balls_.jam[s] = budget + 1;
+    if (wedged && v <= rules_.slow() && pressed_into_immovable(s, now)) balls_.jam[s] = budget + 1;
     else balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, budget + 1) : 0;
     if (balls_.jam[s] > budget) {
         fall_asleep(s, now);

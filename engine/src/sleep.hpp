@@ -34,6 +34,8 @@ public:
     bool enabled() const { return sleeping_possible(def_, !statics_.planes().empty(), statics_.has_finite()); }
     // Can a ball jam? The jam rule holds then, whether or not anything else may sleep.
     bool jams() const { return jams_possible(def_, !statics_.planes().empty(), statics_.has_finite()); }
+    // Below this speed a ball is slow (SleepRules::slow()).
+    double slow() const { return rules_.slow(); }
     // The static friction with which balls stand: sleep_friction, and at least the friction of
     // the collisions, which holds them in motion.
     double standing_friction() const { return std::max(def_.sleep_friction, def_.friction); }

@@ -21,7 +21,7 @@ inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel 
 // dissipation (restitution below one, or friction), gravity and planes, capsules or blocks, and
 // holds also where nothing else may sleep: with sleeping off, balls jammed between a wall, the
 // floor and each other passed their impacts around at one instant without end (fuzz_pile).
-// Elastic and frictionless worlds keep their energy: no ball stops in them. Elastic but
+// No ball sleeps in an elastic and frictionless world. Elastic but
 // frictional, a ball wedged at zero gaps in a corner of two walls and a block's edge passed its
 // impacts around at one instant without end, friction taking the hops that would have freed it.
 inline bool jams_possible(const WorldDef& def, bool planes, bool finite_statics) {
@@ -47,14 +47,13 @@ public:
     static bool jam_slept(const Balls& balls, std::uint32_t slot) { return balls.jam[slot] > kJamBudget; }
 
     // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
-    // a ball slower than sleep_speed rises at most sleep_speed² / 2|g| above what it rests on.
-    // With sleeping off (sleep_speed 0), for the balls the jam rule stops: rest_speed's rise.
+    // a ball slower than slow() (sleep_speed) rises at most slow()² / 2|g| above what it rests on.
     double touch_gap(double radius) const {
         const double speed = slow();
         return std::min(speed * speed / (2.0 * length(def_.gravity)), 1e-3 * radius);
     }
     // How long a ball that the jam rule put to sleep must have slept before a moving ball under it
-    // wakes it (unit: time): the time to open the touching gap at sleep_speed. Woken at once, it
+    // wakes it (unit: time): the time to open the touching gap at slow() (sleep_speed). Woken at once, it
     // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
     double wake_delay(double radius) const { return touch_gap(radius) / slow(); }
     // The earliest a moving ball under sleeping ball j wakes it (once it has moved away by the
@@ -80,10 +79,13 @@ public:
         return now - balls.quiet_since[slot] >= def_.sleep_time || balls.quiet_events[slot] >= def_.sleep_events;
     }
 
-private:
-    // The speed below which a ball counts as slow: sleep_speed, or rest_speed with sleeping off.
+    // The speed below which a ball counts as slow (unit: length/time): sleep_speed, or with
+    // sleeping off, for the balls the jam rule stops, rest_speed. An impact that slow leaves a
+    // sleeping ball asleep: with 0, two balls jam-stopped against a wall woke each other at once,
+    // each with a new jam budget.
     double slow() const { return def_.sleep_speed > 0.0 ? def_.sleep_speed : def_.rest_speed; }
 
+private:
     const WorldDef& def_;
 };
 

@@ -814,7 +814,7 @@ void World::set_restitution(double restitution) {
     const double before = w.def.restitution;
     w.def.restitution = restitution;
     try {
-        if (!w.sleep.enabled()) w.wake_all();
+        if (!w.sleep.jams()) w.wake_all();
     } catch (...) {
         w.def.restitution = before;
         throw;

@@ -122,7 +122,7 @@ public:
     std::uint64_t events_processed() const;
 
     // Both wake every sleeping ball (their supports' loads change); so does any restitution that
-    // switches sleeping off.
+    // leaves the world elastic and frictionless, where no ball sleeps.
     void set_gravity(Vec3 gravity);
     void set_restitution(double restitution);
 
