@@ -88,8 +88,8 @@ public:
     // The statics and sleeping balls other than `except` (a ball's slot; kFixed: none) in
     // contact with the ball at `now` (within rounding) that velocity v moves into slower than
     // `slower_than`, in `order`: the first out.size() of them when there are more. Their number;
-    // none in a world where nothing jams or sleeps, and with `need_ball` none unless a sleeping ball is among
-    // them (the balls are looked at first, the statics only then).
+    // none in a world where nothing jams or sleeps, and with `need_ball` none unless a sleeping
+    // ball is among them (the balls are looked at first, the statics only then).
     std::size_t touching_immovables(std::uint32_t slot, double now, std::uint32_t except, Vec3 v, double slower_than,
                                     bool need_ball, std::span<Immovable> out) const;
     // The most contacts a ball's tests keep: twelve touching equal balls and three planes fit.

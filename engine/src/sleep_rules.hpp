@@ -20,10 +20,10 @@ inline constexpr double kJamTravel = 1e-9;  // relative to the radius: a travel 
 // Does the jam rule (SleepRules::kJamBudget) stop jammed balls, which then sleep? It takes
 // dissipation (restitution below one, or friction), gravity and planes, capsules or blocks, and
 // holds also where nothing else may sleep: with sleeping off, balls jammed between a wall, the
-// floor and each other passed their impacts around at one instant without end (fuzz_pile).
-// No ball sleeps in an elastic and frictionless world. Elastic but
-// frictional, a ball wedged at zero gaps in a corner of two walls and a block's edge passed its
-// impacts around at one instant without end, friction taking the hops that would have freed it.
+// floor and each other passed their impacts around at one instant without end (fuzz_pile). No
+// ball sleeps in an elastic and frictionless world. Elastic but frictional, a ball wedged at zero
+// gaps in a corner of two walls and a block's edge passed its impacts around at one instant
+// without end, friction taking the hops that would have freed it.
 inline bool jams_possible(const WorldDef& def, bool planes, bool finite_statics) {
     const bool dissipative = def.restitution < 1.0 || def.friction > 0.0;
     return dissipative && !(def.gravity == Vec3{}) && (planes || finite_statics);
@@ -53,8 +53,9 @@ public:
         return std::min(speed * speed / (2.0 * length(def_.gravity)), 1e-3 * radius);
     }
     // How long a ball that the jam rule put to sleep must have slept before a moving ball under it
-    // wakes it (unit: time): the time to open the touching gap at slow() (sleep_speed). Woken at once, it
-    // jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at all.
+    // wakes it (unit: time): the time to open the touching gap at slow() (sleep_speed). Woken at
+    // once, it jammed again and slept again, in a loop that time left by 10⁻¹³ a turn or not at
+    // all.
     double wake_delay(double radius) const { return touch_gap(radius) / slow(); }
     // The earliest a moving ball under sleeping ball j wakes it (once it has moved away by the
     // touching gap, predictor.cpp): now, unless the jam put j to sleep, and then once j has slept

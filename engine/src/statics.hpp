@@ -75,7 +75,9 @@ inline std::int32_t face_support(std::uint32_t block, int face) {
 inline bool is_face(std::int32_t support) { return support <= -2; }
 inline std::uint32_t face_block(std::int32_t support) { return static_cast<std::uint32_t>(-2 - support) / 6; }
 // Is the support a face of that block?
-inline bool on_face_of(std::int32_t support, std::uint32_t block) { return is_face(support) && face_block(support) == block; }
+inline bool on_face_of(std::int32_t support, std::uint32_t block) {
+    return is_face(support) && face_block(support) == block;
+}
 inline int face_index(std::int32_t support) { return static_cast<int>(static_cast<std::uint32_t>(-2 - support) % 6); }
 // The plane a support lies in: a plane itself, or the plane of a block's face (outward normal).
 struct SupportPlanes {

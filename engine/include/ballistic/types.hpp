@@ -113,10 +113,10 @@ struct WorldDef {
     // acceleration pressing it (|g| for a ball on a sleeping one). (unit: length/time; must be > 0)
     double rest_speed = 0.05;
     // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
-    // dissipation (restitution below one, or friction), a ball is quiet once it has been slower than sleep_speed at each of
-    // its last sleep_events events (by default its last one), or at each of its events for
-    // sleep_time (a ball added slower than sleep_speed is quiet at once). Quiet balls fall asleep
-    // when their weight is justified:
+    // dissipation (restitution below one, or friction), a ball is quiet once it has been slower
+    // than sleep_speed at each of its last sleep_events events (by default its last one), or at
+    // each of its events for sleep_time (a ball added slower than sleep_speed is quiet at once).
+    // Quiet balls fall asleep when their weight is justified:
     //   - alone, at one of its collisions, when its weight and the push of every ball resting on
     //     it lie in the cone of the contact normals of the statics and sleeping balls it touches,
     //     and no awake ball is under it;
