@@ -13,7 +13,7 @@
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
-#include "bytes.hpp"
+#include "support.hpp"
 
 #include <algorithm>
 #include <array>
@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <vector>
 
 namespace {
@@ -120,15 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                         if (in.byte() % 2 == 0) world.set_gravity(Vec3{in.unit() - 0.5, -1.0, in.unit() - 0.5} * g);
                         else world.set_restitution(in.unit());
                         break;
-                    case 7: {  // a snapshot round trip: the restored world takes over
-                        std::stringstream snapshot;
-                        world.save(snapshot);
-                        RestoreOptions options;
-                        options.threads = def.threads;
-                        options.memory_limit = def.memory_limit;
-                        world = World::restore(snapshot, options);
-                        break;
-                    }
+                    case 7: fuzz::round_trip(world, def); break;
                 }
             } catch (const BudgetExceeded&) {  // the world stands consistent where the budget stopped it
                 if (world.time() != stopped_at) {

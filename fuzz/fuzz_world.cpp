@@ -6,12 +6,11 @@
 // hang or trip a sanitizer.
 #include <ballistic/world.hpp>
 
-#include "bytes.hpp"
+#include "support.hpp"
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <sstream>
 #include <vector>
 
 namespace {
@@ -77,15 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     case 13:
                         if (!cylinders.empty()) world.remove_cylinder(cylinders[in.byte() % cylinders.size()]);
                         break;
-                    case 14: {  // a snapshot round trip: the restored world takes over
-                        std::stringstream snapshot;
-                        world.save(snapshot);
-                        RestoreOptions options;
-                        options.threads = def.threads;
-                        options.memory_limit = def.memory_limit;
-                        world = World::restore(snapshot, options);
-                        break;
-                    }
+                    case 14: fuzz::round_trip(world, def); break;
                     case 15: capsules.push_back(world.add_capsule({in.vec(), in.vec(), in.number()})); break;
                     case 16: blocks.push_back(world.add_block({in.vec(), in.vec()})); break;
                     case 17:

@@ -1,13 +1,14 @@
-// The fuzz targets' reader of their input: bytes as the numbers and choices of the calls they
-// make (0 once the input is used up).
+// What the World fuzz targets share: the reader of their input (bytes as the numbers and choices
+// of the calls they make, 0 once the input is used up) and the snapshot round trip.
 #pragma once
 
-#include <ballistic/vec3.hpp>
+#include <ballistic/world.hpp>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 
 namespace ballistic::fuzz {
 
@@ -36,5 +37,16 @@ private:
     const std::uint8_t* data_;
     std::size_t size_, at_ = 0;
 };
+
+// Saves the world and restores it with the settings it was made with: the restored world takes
+// over.
+inline void round_trip(World& world, const WorldDef& def) {
+    std::stringstream snapshot;
+    world.save(snapshot);
+    RestoreOptions options;
+    options.threads = def.threads;
+    options.memory_limit = def.memory_limit;
+    world = World::restore(snapshot, options);
+}
 
 }  // namespace ballistic::fuzz
