@@ -43,6 +43,8 @@ struct Islands {
     std::vector<Vec3> residual;
     std::vector<double> weight, force;  // per member; per contact
     std::vector<Vec3> holding;          // per contact: its friction force
+    std::vector<double> last_force, step_force;  // balanced(): per contact, before the sweep; the step
+    std::vector<Vec3> last_holding, step_holding;
     std::vector<char> lifted;           // per member: on a moving ball (on_moving())
     std::vector<std::uint32_t> first_resting, resting, stack;
     std::vector<std::uint32_t> kept, kept_next;           // stand(): the members still in the balance
@@ -65,6 +67,10 @@ struct Islands {
     // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool give_up = false);
+    // Sets `residual` (and `weight`) to what the forces in `force` and `holding` leave unbalanced
+    // on each member; returns the weighted sum of their squares.
+    double leave(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                 const std::vector<double>& inv_mass, Vec3 gravity);
     // A first guess of the contact forces for balanced(): sets `force` and `holding` (one
     // per contact) to none and then, when `height` (per slot) is set, lets each member, from the
     // highest down (in the order of `by_height`, which may hold other slots too), pass what is
@@ -84,13 +90,17 @@ struct Islands {
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
     // (balanced(), from carry_down()'s guess); when it is not, the members left unbalanced and
     // every member resting on them (on_moving()) stay awake and the balance is solved again for
-    // the rest, from a new guess. A solve that has stopped making progress while some members
-    // are clearly unbalanced ends there, and only those (and the members resting on them) are
-    // set aside; one that runs its sweeps out sets aside every member left unbalanced. No solve
-    // starts once kStandSweeps sweeps have run, nor after kRounds solves; then nothing of the
-    // cluster stands. Of a balanced part, the members on a moving ball and those resting on them
-    // stay awake (on_moving()); the rest stands. Contacts with a member that stays awake carry
-    // nothing.
+    // the rest. A solve that has stopped making progress while some members are clearly
+    // unbalanced ends there, and only those (and the members resting on them) are set aside; one
+    // that runs its sweeps out sets aside every member left unbalanced. The next solve starts
+    // from the forces reached or from a new guess, whichever leaves less unbalanced: the forces
+    // reached still carry the load of the members set aside (a column under a ball that slid off
+    // its top ran every round out from them), a new guess throws away what the sweeps found (a
+    // 10⁴-ball pile loaded from a file ran its rounds out from new guesses and did not sleep). No
+    // solve starts once kStandSweeps sweeps have run, nor after kRounds solves; then nothing of
+    // the cluster stands. Of a balanced part, the members on a moving ball and those resting on
+    // them stay awake (on_moving()); the rest stands. Contacts with a member that stays awake
+    // carry nothing.
     static constexpr std::uint64_t kStandSweeps = 1000;
     static constexpr int kRounds = 16;
     template <class Above>
@@ -106,8 +116,8 @@ struct Islands {
                 return height[x] != height[y] ? height[x] > height[y] : x < y;
             });
         }
+        carry_down(kept, kept_contacts, inv_mass, gravity);
         for (int round = 1;; ++round) {
-            carry_down(kept, kept_contacts, inv_mass, gravity);
             if (balanced(kept, kept_contacts, inv_mass, gravity, friction, true)) break;
             if (sweeps - start >= kStandSweeps || round == kRounds) return;
             for (std::size_t k = 0; k < kept.size(); ++k)  // never a still one: balanced() passed them
@@ -115,8 +125,15 @@ struct Islands {
             on_moving(kept, kept_contacts, above);
             kept_next.clear();
             contacts_next.clear();
-            for (const IslandContact& ct : kept_contacts)
-                if (!lifted[local[ct.a]] && (ct.b == kFixed || !lifted[local[ct.b]])) contacts_next.push_back(ct);
+            last_force.clear();  // the forces reached, of the contacts kept
+            last_holding.clear();
+            for (std::size_t k = 0; k < kept_contacts.size(); ++k) {
+                const IslandContact& ct = kept_contacts[k];
+                if (lifted[local[ct.a]] || (ct.b != kFixed && lifted[local[ct.b]])) continue;
+                contacts_next.push_back(ct);
+                last_force.push_back(force[k]);
+                last_holding.push_back(holding[k]);
+            }
             for (std::size_t k = 0; k < kept.size(); ++k) {
                 if (lifted[k]) continue;
                 local[kept[k]] = static_cast<std::uint32_t>(kept_next.size());
@@ -125,6 +142,14 @@ struct Islands {
             if (kept_next.empty()) return;
             kept.swap(kept_next);
             kept_contacts.swap(contacts_next);
+            carry_down(kept, kept_contacts, inv_mass, gravity);
+            const double guess = leave(kept, kept_contacts, inv_mass, gravity);
+            force.swap(last_force);
+            holding.swap(last_holding);
+            if (leave(kept, kept_contacts, inv_mass, gravity) > guess) {
+                force.swap(last_force);
+                holding.swap(last_holding);
+            }
         }
         on_moving(kept, kept_contacts, above);
         for (std::size_t k = 0; k < kept.size(); ++k)
