@@ -62,15 +62,19 @@ struct Islands {
     // bounded number of sweeps: each contact pushes (normal force >= 0) and, with `friction` > 0,
     // holds along its tangent plane with at most `friction` times its normal force (Coulomb's
     // cone). True if every member's unbalanced force is within 1 % of its weight. The sweeps
-    // start from the forces in `force` and `holding` (one per contact, set by carry_down()).
+    // (at most 200) start from the forces in `force` and `holding` (one per contact: carry_down()'s
+    // guess, or those a solve before reached), from which it sets `residual` first.
     // `give_up`: return false early, setting `gave_up`, once the sweeps have stopped reducing the
-    // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()).
+    // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()); such a
+    // solve over many contacts is sped up (islands.cpp).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                   const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool give_up = false);
     // Sets `residual` (and `weight`) to what the forces in `force` and `holding` leave unbalanced
-    // on each member; returns the weighted sum of their squares.
+    // on each member; returns unbalance().
     double leave(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                  const std::vector<double>& inv_mass, Vec3 gravity);
+    // The weighted sum of the squared residuals of the first m members.
+    double unbalance(std::size_t m) const;
     // A first guess of the contact forces for balanced(): sets `force` and `holding` (one
     // per contact) to none and then, when `height` (per slot) is set, lets each member, from the
     // highest down (in the order of `by_height`, which may hold other slots too), pass what is
@@ -97,8 +101,8 @@ struct Islands {
     // reached still carry the load of the members set aside (a column under a ball that slid off
     // its top ran every round out from them), a new guess throws away what the sweeps found (a
     // 10⁴-ball pile loaded from a file ran its rounds out from new guesses and did not sleep). No
-    // solve starts once kStandSweeps sweeps have run, nor after kRounds solves; then nothing of
-    // the cluster stands. Of a balanced part, the members on a moving ball and those resting on
+    // solve starts once kStandSweeps sweeps have run (a sped-up sweep counts as one), nor after
+    // kRounds solves; then nothing of the cluster stands. Of a balanced part, the members on a moving ball and those resting on
     // them stay awake (on_moving()); the rest stands. Contacts with a member that stays awake
     // carry nothing.
     static constexpr std::uint64_t kStandSweeps = 1000;
@@ -142,6 +146,7 @@ struct Islands {
             if (kept_next.empty()) return;
             kept.swap(kept_next);
             kept_contacts.swap(contacts_next);
+            // (balanced() sets the residuals afresh from the forces chosen.)
             carry_down(kept, kept_contacts, inv_mass, gravity);
             const double guess = leave(kept, kept_contacts, inv_mass, gravity);
             force.swap(last_force);
