@@ -191,7 +191,8 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
                     stepped = 0.0;
                 }
             } else {
-                for (std::size_t k = 0; k < touching.size(); ++k) std::tie(is.step_force[k], is.step_holding[k]) = moved(k);
+                for (std::size_t k = 0; k < touching.size(); ++k)
+                    std::tie(is.step_force[k], is.step_holding[k]) = moved(k);
             }
         }
         if (give_up && sweep % kStallSweeps == 0) {

@@ -43,7 +43,9 @@ struct Islands {
     std::vector<Vec3> residual;
     std::vector<double> weight, force;  // per member; per contact
     std::vector<Vec3> holding;          // per contact: its friction force
-    std::vector<double> last_force, step_force;  // balanced(): per contact, before the sweep; the step
+    // Per contact: the forces before a sweep (balanced()) or those a solve reached (stand()), and
+    // the direction a sped-up solve moves them on.
+    std::vector<double> last_force, step_force;
     std::vector<Vec3> last_holding, step_holding;
     std::vector<char> lifted;           // per member: on a moving ball (on_moving())
     std::vector<std::uint32_t> first_resting, resting, stack;
@@ -102,9 +104,9 @@ struct Islands {
     // its top ran every round out from them), a new guess throws away what the sweeps found (a
     // 10⁴-ball pile loaded from a file ran its rounds out from new guesses and did not sleep). No
     // solve starts once kStandSweeps sweeps have run (a sped-up sweep counts as one), nor after
-    // kRounds solves; then nothing of the cluster stands. Of a balanced part, the members on a moving ball and those resting on
-    // them stay awake (on_moving()); the rest stands. Contacts with a member that stays awake
-    // carry nothing.
+    // kRounds solves; then nothing of the cluster stands. Of a balanced part, the members on a
+    // moving ball and those resting on them stay awake (on_moving()); the rest stands. Contacts
+    // with a member that stays awake carry nothing.
     static constexpr std::uint64_t kStandSweeps = 1000;
     static constexpr int kRounds = 16;
     template <class Above>
