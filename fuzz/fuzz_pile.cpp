@@ -3,7 +3,7 @@
 // sleep_friction, wake_lift, sleep_interval and gravity, a closed box of planes (with a block
 // and a capsule peg on its floor, or not), groups of balls of radii and masses far apart
 // dropped into it, then steps and what an embedder does between them: pushes, removals, added
-// balls, new gravity or restitution, snapshot round trips.
+// balls (some added asleep), new gravity or restitution, snapshot round trips.
 // After every step, finished or stopped by its event budget: no ball has left the box, and
 // overlaps are at rounding level. Steps in a row that spend their event budgets at one instant,
 // nothing else called between them, on more events than the jam rule lets the balls spend there
@@ -112,7 +112,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     case 5: {
                         const Vec3 p{(in.unit() - 0.5) * half, in.unit() * scale, (in.unit() - 0.5) * half};
                         const double r = in.pick(std::array{0.1, 0.02, 0.5}) * half;
-                        if (world.is_free(p, r)) ids.push_back(world.add_ball({p, {}, r, in.pick(std::array{1.0, 1e6})}));
+                        BallDef ball{p, {}, r, in.pick(std::array{1.0, 1e6})};
+                        ball.sleeping = in.byte() % 4 == 0;  // asleep where it is put, on the pile or in the air
+                        if (world.is_free(p, r)) ids.push_back(world.add_ball(ball));
                         break;
                     }
                     case 6:

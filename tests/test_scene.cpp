@@ -436,6 +436,28 @@ TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
     expect_rejected(R"({"sleep_time": "long"})", "sleep_time", "expected a number");
     expect_rejected(R"({"sleep_events": 0})", "sleep_events", "");
     expect_rejected(R"({"sleep_events": 1e10})", "sleep_events", "");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1, "sleeping": 1}]})",
+                    "balls[0].sleeping", "expected true or false, got 1");
+    expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1, "sleeping": true}]})",
+                    "balls[0].sleeping", "no ball can sleep in this world");
+}
+
+TEST(SceneRun, TheStateFileKeepsWhichBallsSleep) {
+    // Three balls stacked on the floor sleep; a fourth falls beside them.
+    Scene scene = load(R"({"gravity": [0, -9.81, 0], "restitution": 0.5,
+                           "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+                           "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1},
+                                     {"position": [0, 3, 0], "velocity": [0, 0, 0], "radius": 1},
+                                     {"position": [0, 5, 0], "velocity": [0, 0, 0], "radius": 1},
+                                     {"position": [9, 50, 0], "velocity": [0, 0, 0], "radius": 1}]})");
+    (void)run_scene(scene, 1.0);
+    const json state = json::parse(state_json(scene.world, scene.balls));
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(state["balls"][i].value("sleeping", false), i < 3) << state["balls"][i].dump();
+    Scene again = load(state.dump());
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(again.world.sleeping(again.balls[i]), i < 3);
+    const json twice = json::parse(state_json(again.world, again.balls));
+    EXPECT_EQ(twice["balls"], state["balls"]);
 }
 
 TEST(SceneRun, ASettledStackSleepsAndTheStatisticsSaySo) {

@@ -628,11 +628,93 @@ TEST(Sleep, SavedSettledPileSleepsAgainBeforeItsFirstEvent) {
     EXPECT_EQ(events_so_far(again), 0u);  // in equilibrium: asleep before the first event
 }
 
+TEST(Sleep, APileAddedAsItsBallsSleptGoesOnAsleepUntilAnImpactWakesIt) {
+    const double e = 0.5, heavy_mass = 50.0, drop = 1.0;
+    World first(granular(e));
+    const Pocket pocket(first);
+    const BallId top = ball_at(first, {0, Pocket::kTopY + 0.3, 0});
+    ASSERT_TRUE(settle(first, 5.0));
+    // As `--state` writes the pile: the statics, then each ball where it is, marked asleep.
+    World again(granular(e));
+    for (std::uint32_t k = 0; k < first.plane_count(); ++k) again.add_plane(first.plane(k));
+    std::vector<BallDef> defs;
+    std::size_t top_index = 0;
+    for (const BallId id : first.balls().id) {
+        const BallState b = first.ball(id);
+        if (id == top) top_index = defs.size();
+        BallDef def{b.position, b.velocity, b.radius, b.mass};
+        def.sleeping = b.sleeping;
+        defs.push_back(def);
+    }
+    const std::vector<BallId> ids = again.add_balls(defs);
+    EXPECT_EQ(again.sleeping_count(), 4u);
+    again.step(1.0);
+    EXPECT_EQ(events_so_far(again), 0u);
+    for (std::size_t k = 0; k < ids.size(); ++k) EXPECT_EQ(again.ball(ids[k]).position, defs[k].position);
+    // A heavy ball dropped onto the top one wakes it, which takes the impact with its true mass:
+    // J = (1 + e) u m M / (m + M), as for two free balls head-on.
+    const BallId heavy = again.add_ball({defs[top_index].position + Vec3{0, 2.0 + drop, 0}, {}, 1.0, heavy_mass});
+    const std::vector<CollisionEvent> hits = first_ball_collisions(again, 1.0);
+    ASSERT_FALSE(hits.empty());
+    const CollisionEvent& hit = hits.front();
+    const BallId hit_top = ids[top_index];
+    ASSERT_TRUE((hit.ball == heavy && hit.other == hit_top) || (hit.ball == hit_top && hit.other == heavy));
+    const double u = std::sqrt(2.0 * kG * drop);
+    const double expected = (1.0 + e) * u * heavy_mass / (1.0 + heavy_mass);
+    EXPECT_NEAR(hit.impulse, expected, 1e-9 * expected);
+}
+
+TEST(Sleep, ABallAddedAsleepOnAMovingBallWakesAsItLeaves) {
+    // 20 balls asleep far apart on the floor and one sliding along it at 1: a ball added asleep
+    // on top of the sliding one, between steps, wakes as its support moves away by the touching
+    // gap and falls. (The count, 22, is no power of two and the cells stay: only the balls
+    // touching the added one are predicted again.)
+    World world(granular());
+    add_floor(world);
+    for (int k = 0; k < 20; ++k) ball_at(world, {20.0 + 3.0 * k, 1, 0});
+    const BallId slider = world.add_ball({{0, 1, 0}, {1, 0, 0}, 1.0, 1.0});
+    world.step(0.1);
+    ASSERT_FALSE(world.sleeping(slider));
+    BallDef load{world.ball(slider).position + Vec3{0, 2, 0}, {}, 1.0, 1.0};
+    load.sleeping = true;
+    const BallId top = world.add_ball(load);
+    EXPECT_TRUE(world.sleeping(top));
+    world.step(0.05);  // the touching gap opens after √((2 + gap)² − 4) ≈ 0.045 of travel: 45 ms
+    EXPECT_FALSE(world.sleeping(top));
+    world.step(3.0);
+    EXPECT_LT(world.ball(top).position.y, 1.5);  // slid off it to the floor
+}
+
+TEST(Sleep, ABallIsAddedAsleepOnlyStandingStillInAWorldWhereBallsSleep) {
+    World world(granular());
+    add_floor(world);
+    BallDef moving{{0, 1, 0}, {0.1, 0, 0}, 1.0, 1.0};
+    moving.sleeping = true;
+    try {
+        world.add_ball(moving);
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "balls[0].sleeping");
+        EXPECT_NE(std::string(error.what()).find("[0.1, 0, 0]"), std::string::npos) << error.what();
+    }
+    World elastic(granular(1.0));
+    add_floor(elastic);
+    BallDef still{{0, 1, 0}, {}, 1.0, 1.0};
+    still.sleeping = true;
+    try {
+        elastic.add_balls(std::vector<BallDef>{BallDef{{5, 1, 0}, {}, 1.0, 1.0}, still});
+        ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& error) {
+        EXPECT_EQ(error.field(), "balls[1].sleeping");
+    }
+    EXPECT_EQ(world.ball_count() + elastic.ball_count(), 0u);
+}
+
 TEST(Sleep, ADeepPileLoadedAtRestSleepsAgainWithinAnEventPerBall) {
     // tests/data/settled_pile.json: 1500 balls of radius 0.3 that a pour into a box of 8.5 × 8.5
-    // (friction 0.5) left asleep about ten layers deep, as `ballistic run --state` wrote them
-    // (positions, zero velocities). Loaded, the whole pile is one cluster of quiet balls, and its
-    // balance (sped up, and carried on from the forces reached when a few balls are set aside:
+    // (friction 0.5) left asleep about ten layers deep, as positions and zero velocities, not
+    // marked asleep (as a pile from elsewhere comes). Loaded, the whole pile is one cluster of
+    // quiet balls, and its balance (sped up, and carried on from the forces reached when a few balls are set aside:
     // islands.hpp, stand()) finds nearly all of it standing at the first test. From a new guess
     // each round and plain Gauss–Seidel, the pile cost 0.35 M events in its first second.
     scene::Scene loaded = scene::load_scene_file(std::filesystem::path(BALLISTIC_TEST_DATA_DIR) / "settled_pile.json", 1);

@@ -343,6 +343,12 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             reject(field(".radius")(), "is too small (its square must be a normal double: at least about 1.5e-154), got " +
                                           show(defs[k].radius));
         w.require_resolved(field(".radius")(), defs[k].position, defs[k].radius);
+        if (defs[k].sleeping && !(defs[k].velocity == Vec3{}))
+            reject(field(".sleeping")(), "a sleeping ball stands still: its velocity must be [0, 0, 0], got " +
+                                            show(defs[k].velocity));
+        if (defs[k].sleeping && !w.sleep.jams())
+            reject(field(".sleeping")(), "no ball can sleep in this world: it takes gravity, restitution below 1 or "
+                                         "friction, and a plane, capsule or block to rest on");
         if (w.def.periodic) {
             const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
@@ -400,6 +406,8 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             // A ball added at rest counts as quiet: a saved settled state sleeps again at once.
             const bool at_rest = length(defs[k].velocity) <= w.def.sleep_speed;
             w.balls.push(defs[k], w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
+            if (defs[k].sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
+                w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::Rests::kNone].supports, true, {});
             if (!remake) {
                 w.grid.insert(s, w.grid.key_of(defs[k].position));
                 ++in_cells;
@@ -450,8 +458,22 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
     // New cells (pending crossings name the old ones), or a larger ball (the capsules and blocks
     // are listed in the cells a largest ball's reach around them): the events are rebuilt.
-    if (regrid || w.max_radius > old_max_radius) w.events_valid = false;
-    else w.predict_changed({}, first_slot);
+    if (regrid || w.max_radius > old_max_radius) {
+        w.events_valid = false;
+    } else {
+        // An awake ball that a new sleeping one rests on wakes it as it moves away: its event is
+        // found again (the new balls' own are found with the new sleeping balls there).
+        std::vector<std::uint32_t> under;
+        try {
+            for (std::uint32_t s = first_slot; s < w.balls.size(); ++s)
+                if (w.balls.asleep(s)) w.sleep.awake_touching(s, w.time, first_slot, under);
+            std::sort(under.begin(), under.end());
+            under.erase(std::unique(under.begin(), under.end()), under.end());
+        } catch (...) {  // out of memory: every event is found again at the next step
+            w.events_valid = false;
+        }
+        w.predict_changed(under, first_slot);
+    }
     w.roaming_added(first_slot);  // in a pause while balls roam
     return ids;
 }

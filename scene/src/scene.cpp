@@ -424,12 +424,13 @@ void add_blocks(World& world, const json& list) {
 }
 
 BallDef read_ball(const json& item, const std::string& path) {
-    expect_keys(item, path, {"position", "velocity", "radius", "mass"});
+    expect_keys(item, path, {"position", "velocity", "radius", "mass", "sleeping"});
     BallDef def;
     def.position = read_vec3(required_key(item, path, "position"), join(path, "position"));
     def.velocity = read_vec3(required_key(item, path, "velocity"), join(path, "velocity"));
     def.radius = read_number(required_key(item, path, "radius"), join(path, "radius"));
     if (const json* v = optional_key(item, "mass")) def.mass = read_number(*v, join(path, "mass"));
+    if (const json* v = optional_key(item, "sleeping")) def.sleeping = read_bool(*v, join(path, "sleeping"));
     return def;
 }
 
@@ -1087,8 +1088,10 @@ void write_state_json(std::ostream& out, const World& world, std::span<const Bal
     for (std::size_t k = 0; k < balls.size(); ++k) {
         const BallState ball = world.ball(balls[k]);
         if (k > 0) chunk += ',';
-        chunk += ordered{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
-                         {"radius", ball.radius}, {"mass", ball.mass}}.dump();
+        ordered item{{"position", vec_json(ball.position)}, {"velocity", vec_json(ball.velocity)},
+                     {"radius", ball.radius}, {"mass", ball.mass}};
+        if (ball.sleeping) item["sleeping"] = true;
+        chunk += item.dump();
         if (chunk.size() >= (1u << 20)) {
             out << chunk;
             chunk.clear();

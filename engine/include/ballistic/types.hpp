@@ -277,6 +277,13 @@ struct BallDef {
     double radius = 0.5;   // (unit: length; > 0)
     double mass = 1.0;     // (unit: mass; > 0)
     std::uint64_t user_data = 0;  // the embedder's own value, kept with the ball (World::user_data)
+    // Added asleep (World::sleeping), as a ball that fell asleep there: it stands still (its
+    // velocity must be zero), costs no event, and is an obstacle for awake balls until an impact,
+    // a support that leaves it or a change of the world wakes it. Taken as given, not tested:
+    // what a world's sleeping balls were when saved (the `--state` scene files write it), so that
+    // a pile goes on asleep where it was; a ball added asleep in the air hangs there until woken.
+    // Only in a world where balls can sleep (gravity, dissipation and a plane, capsule or block).
+    bool sleeping = false;
 };
 
 // What World::step() did.
