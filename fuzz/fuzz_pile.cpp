@@ -2,8 +2,9 @@
 // choose restitution (0 to 1), friction, rest_speed, sleep_speed, sleep_time, sleep_events,
 // sleep_friction, wake_lift, sleep_interval and gravity, a closed box of planes (with a block
 // and a capsule peg on its floor, or not), groups of balls of radii and masses far apart
-// dropped into it, then steps and what an embedder does between them: pushes, removals, added
-// balls (some added asleep), new gravity or restitution, snapshot round trips.
+// dropped into it, then steps and what an embedder does between them: pushes, balls put to
+// sleep or woken, removals, added balls (some added asleep), new gravity or restitution,
+// snapshot round trips.
 // After every step, finished or stopped by its event budget: no ball has left the box, and
 // overlaps are at rounding level. Steps in a row that spend their event budgets at one instant,
 // nothing else called between them, on more events than the jam rule lets the balls spend there
@@ -98,8 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     case 3:
                         if (!ids.empty()) {
                             const BallId id = ids[in.byte() % ids.size()];
-                            world.apply_impulse(id, Vec3{in.unit() - 0.5, in.unit(), in.unit() - 0.5} *
-                                                        (world.ball(id).mass * in.pick(std::array{1.0, 0.01, 50.0})));
+                            if (in.byte() % 4 == 0)  // the embedder puts it to sleep where it is, or wakes it
+                                world.set_sleeping(id, !world.sleeping(id));
+                            else
+                                world.apply_impulse(id, Vec3{in.unit() - 0.5, in.unit(), in.unit() - 0.5} *
+                                                            (world.ball(id).mass * in.pick(std::array{1.0, 0.01, 50.0})));
                         }
                         break;
                     case 4:

@@ -159,6 +159,17 @@ TEST(StrongGuarantee, BallCalls) {
     EXPECT_GT(strong(bytes, [&](World& w) { w.set_position(sleeper, {1, 25, 1}); }, kSameState), 0);
     EXPECT_GT(strong(bytes, [&](World& w) { w.remove_ball(sleeper); }, kSameState), 0);
     EXPECT_GT(strong(bytes, [&](World& w) { w.add_ball({{1, 28, 1}, {}, 0.5, 1.0}); }), 0);
+    EXPECT_GT(strong(bytes, [&](World& w) { w.set_sleeping(sleeper, false); }, kSameState), 0);
+    // Added asleep in the air above the pile, or an awake ball put to sleep: new entries of the
+    // table of rests.
+    BallDef asleep{{1, 28, 1}, {}, 0.5, 1.0};
+    asleep.sleeping = true;
+    EXPECT_GT(strong(bytes, [&](World& w) { w.add_ball(asleep); }, kSameState), 0);
+    BallId awake;
+    for (const BallId id : world.balls().id)
+        if (!world.sleeping(id)) awake = id;
+    ASSERT_TRUE(awake);
+    EXPECT_GT(strong(bytes, [&](World& w) { w.set_sleeping(awake, true); }, kSameState), 0);
 }
 
 namespace {

@@ -685,6 +685,48 @@ TEST(Sleep, ABallAddedAsleepOnAMovingBallWakesAsItLeaves) {
     EXPECT_LT(world.ball(top).position.y, 1.5);  // slid off it to the floor
 }
 
+TEST(Sleep, TheEmbedderPutsABallToSleepAndWakesIt) {
+    World world(granular());
+    add_floor(world);
+    for (int k = 0; k < 20; ++k) ball_at(world, {20.0 + 3.0 * k, 1, 0});
+    // A falling ball put to sleep hangs where it is, at no cost, until woken; then it falls
+    // from rest: y = y0 − ½ g t².
+    const BallId falling = ball_at(world, {0, 10, 0});
+    world.step(0.25);
+    const Vec3 at = world.ball(falling).position;
+    world.set_sleeping(falling, true);
+    EXPECT_TRUE(world.sleeping(falling));
+    EXPECT_EQ(world.ball(falling).velocity, Vec3{});
+    const std::uint64_t before = events_so_far(world);
+    world.step(1.0);
+    EXPECT_EQ(events_so_far(world), before);
+    EXPECT_EQ(world.ball(falling).position, at);
+    world.set_sleeping(falling, false);
+    EXPECT_FALSE(world.sleeping(falling));
+    world.step(0.5);
+    EXPECT_NEAR(world.ball(falling).position.y, at.y - 0.5 * kG * 0.25, 1e-12);
+    // A ball put to sleep on a ball sliding along the floor (both slide at 1) wakes as its
+    // support moves away from under it, and slides off it to the floor. (Here the support's
+    // next event is the load's next bounce on it, found stale once the load sleeps, which
+    // predicts the support again; in ABallAddedAsleepOnAMovingBallWakesAsItLeaves only the
+    // support's prediction when the load is added wakes it.)
+    const BallId slider = world.add_ball({{-20, 1, 0}, {1, 0, 0}, 1.0, 1.0});
+    const BallId load = world.add_ball({{-20, 3, 0}, {1, 0, 0}, 1.0, 1.0});
+    world.step(0.1);
+    ASSERT_FALSE(world.sleeping(slider));
+    world.set_sleeping(load, true);
+    world.step(0.1);
+    EXPECT_FALSE(world.sleeping(load));
+    world.step(3.0);
+    EXPECT_LT(world.ball(load).position.y, 1.5);
+    // Only where balls can sleep; a rejected call changes nothing.
+    World elastic(granular(1.0));
+    add_floor(elastic);
+    const BallId ball = ball_at(elastic, {0, 1, 0});
+    EXPECT_THROW(elastic.set_sleeping(ball, true), InvalidArgument);
+    EXPECT_FALSE(elastic.sleeping(ball));
+}
+
 TEST(Sleep, ABallIsAddedAsleepOnlyStandingStillInAWorldWhereBallsSleep) {
     World world(granular());
     add_floor(world);

@@ -360,8 +360,8 @@ void Sleep::awake_touching(std::uint32_t s, double time, std::uint32_t first, st
         Vec3 dp = p - balls_.position_at(j, time);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double sigma = r + balls_.radius[j];
-        if (length(dp) - sigma <= std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[j])) + kJamTravel * sigma)
-            out.push_back(j);
+        const double touching = std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[j]));
+        if (length(dp) - sigma <= touching + kJamTravel * sigma) out.push_back(j);
     }, Grid::kAllNear);
 }
 

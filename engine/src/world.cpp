@@ -12,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace ballistic {
@@ -70,6 +71,14 @@ double World::Impl::shortest_period() const {
             shortest = std::min(shortest, axis(def.periodic->max, d) - axis(def.periodic->min, d));
     return shortest;
 }
+
+namespace {
+
+constexpr std::string_view kNoSleepHere =
+    "no ball can sleep in this world: it takes gravity, restitution below 1 or friction, and a plane, capsule or "
+    "block to rest on";
+
+}  // namespace
 
 std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below,
                                   double largest, const detail::FiniteNear* near, std::uint32_t except) const {
@@ -346,9 +355,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         if (defs[k].sleeping && !(defs[k].velocity == Vec3{}))
             reject(field(".sleeping")(), "a sleeping ball stands still: its velocity must be [0, 0, 0], got " +
                                             show(defs[k].velocity));
-        if (defs[k].sleeping && !w.sleep.jams())
-            reject(field(".sleeping")(), "no ball can sleep in this world: it takes gravity, restitution below 1 or "
-                                         "friction, and a plane, capsule or block to rest on");
+        if (defs[k].sleeping && !w.sleep.jams()) reject(field(".sleeping")(), std::string(kNoSleepHere));
         if (w.def.periodic) {
             const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
@@ -570,6 +577,23 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     }
     w.sleep.commit_wake(woken, w.time);
     w.disturbed(s, woken);
+}
+
+void World::set_sleeping(BallId id, bool sleeping) {
+    impl_->between_steps("set_sleeping");
+    Impl& w = *impl_;
+    const std::uint32_t s = w.handles.slot(id, "ball");
+    if (sleeping == w.balls.asleep(s)) return;
+    if (!sleeping) return set_velocity(id, {});
+    if (!w.sleep.jams()) reject("ball.sleeping", std::string(kNoSleepHere));
+    // What may fail first, changing nothing: the awake balls it may rest on, which wake it as
+    // they leave (their events are found again), and its entry in the table of rests.
+    std::vector<std::uint32_t> changed{s};
+    if (w.grid_valid) w.sleep.awake_touching(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
+    w.sleep.fall_asleep(s, w.time);
+    w.balls.show(s);
+    w.balls.jam[s] = 0;
+    w.predict_changed(changed, static_cast<std::uint32_t>(w.balls.size()));
 }
 
 void World::apply_impulse(BallId id, Vec3 impulse) {

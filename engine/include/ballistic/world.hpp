@@ -84,6 +84,12 @@ public:
     void set_position(BallId id, Vec3 position);
     void set_velocity(BallId id, Vec3 velocity);
     void apply_impulse(BallId id, Vec3 impulse);
+    // Between steps: puts the ball to sleep where it is, its velocity dropped (taken as given,
+    // as BallDef::sleeping, and only where balls can sleep), or wakes it standing still, as
+    // set_velocity() with zero does (it may sleep again where it can stand). A sleeping ball
+    // costs no event until an impact, a support leaving it or a change of the world wakes it.
+    // A rejected call changes nothing.
+    void set_sleeping(BallId id, bool sleeping);
     // The embedder's 64-bit value kept with each ball (BallDef::user_data; 0 by default).
     void set_user_data(BallId id, std::uint64_t value);
     std::uint64_t user_data(BallId id) const;
