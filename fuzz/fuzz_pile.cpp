@@ -99,11 +99,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     case 3:
                         if (!ids.empty()) {
                             const BallId id = ids[in.byte() % ids.size()];
-                            if (in.byte() % 4 == 0)  // the embedder puts it to sleep where it is, or wakes it
-                                world.set_sleeping(id, !world.sleeping(id));
-                            else
+                            if (in.byte() % 4 == 1) {  // the embedder puts it to sleep where it is, or wakes it
+                                try {
+                                    world.set_sleeping(id, !world.sleeping(id));
+                                } catch (const InvalidArgument&) {  // where no ball can sleep
+                                }
+                            } else {
                                 world.apply_impulse(id, Vec3{in.unit() - 0.5, in.unit(), in.unit() - 0.5} *
                                                             (world.ball(id).mass * in.pick(std::array{1.0, 0.01, 50.0})));
+                            }
                         }
                         break;
                     case 4:
@@ -117,8 +121,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                         const Vec3 p{(in.unit() - 0.5) * half, in.unit() * scale, (in.unit() - 0.5) * half};
                         const double r = in.pick(std::array{0.1, 0.02, 0.5}) * half;
                         BallDef ball{p, {}, r, in.pick(std::array{1.0, 1e6})};
-                        ball.sleeping = in.byte() % 4 == 0;  // asleep where it is put, on the pile or in the air
-                        if (world.is_free(p, r)) ids.push_back(world.add_ball(ball));
+                        ball.sleeping = in.byte() % 4 == 1;  // asleep where it is put, on the pile or in the air
+                        try {
+                            if (world.is_free(p, r)) ids.push_back(world.add_ball(ball));
+                        } catch (const InvalidArgument&) {  // asleep where no ball can sleep (e = 1, no friction)
+                        }
                         break;
                     }
                     case 6:

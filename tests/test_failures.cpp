@@ -118,6 +118,7 @@ int strong(const std::string& bytes, const std::function<void(World&)>& call, bo
         }
         world.step(0.01);  // and it goes on as if nothing had been asked
         EXPECT_EQ(world.state_hash(), untouched.state_hash()) << "after allocation " << n << " failed";
+        EXPECT_EQ(restore(save(world)).state_hash(), world.state_hash()) << "after allocation " << n << " failed";
         EXPECT_EQ(world.events_processed(), untouched.events_processed()) << "after allocation " << n << " failed";
     }, [](World& world) { world.step(0.01); });
 }

@@ -750,6 +750,12 @@ TEST(Sleep, ABallIsAddedAsleepOnlyStandingStillInAWorldWhereBallsSleep) {
         EXPECT_EQ(error.field(), "balls[1].sleeping");
     }
     EXPECT_EQ(world.ball_count() + elastic.ball_count(), 0u);
+    // −0 stands still too, and is kept as +0, the bits of a ball that fell asleep.
+    BallDef negative_zero{{0, 1, 0}, {-0.0, 0, -0.0}, 1.0, 1.0};
+    negative_zero.sleeping = true;
+    world.add_ball(negative_zero);
+    const BallView view = world.balls();
+    EXPECT_FALSE(std::signbit(view.vx[0]) || std::signbit(view.vz[0]));
 }
 
 TEST(Sleep, ADeepPileLoadedAtRestSleepsAgainWithinAnEventPerBall) {

@@ -10,16 +10,26 @@ namespace ballistic {
 void detail::Rests::reset(Vec3 gravity) {
     table_.clear();
     index_.clear();
+    indexed_ = 0;
     intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
 }
 
 std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
-    const Key key{supports[0], supports[1], supports[2], asleep};
+    const Key key = key_of(supports, asleep);
     if (const auto found = index_.find(key); found != index_.end()) return found->second;
     const std::lock_guard lock(adding_);
     if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    // An entry left unindexed (its indexing ran out of memory) is indexed before any other is
+    // added: no key ever has two entries (a snapshot restores each entry at its index).
+    if (indexed_ < table_.size()) {
+        const Rest& left = table_[indexed_];
+        index_.emplace(key_of(left.supports, left.asleep), static_cast<std::uint32_t>(indexed_));
+        ++indexed_;
+        if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    }
     const auto k = static_cast<std::uint32_t>(table_.push_back({supports, asleep, acceleration}) - table_.begin());
     index_.emplace(key, k);  // published only now that the entry is complete
+    ++indexed_;
     return k;
 }
 

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace ballistic::detail {
@@ -43,15 +44,18 @@ public:
     void swap(Rests& other) {
         table_.swap(other.table_);
         index_.swap(other.index_);
+        std::swap(indexed_, other.indexed_);
     }
 
 private:
     using Key = std::array<std::int32_t, 4>;  // the supports, then whether asleep
+    static Key key_of(const Supports& s, bool asleep) { return {s[0], s[1], s[2], asleep}; }
     struct Hash {
         std::size_t operator()(const Key& s) const;
     };
     tbb::concurrent_vector<Rest> table_;
     tbb::concurrent_unordered_map<Key, std::uint32_t, Hash> index_;
+    std::size_t indexed_ = 0;  // the entries [0, indexed_) are in the index (all, but after a failure)
     std::mutex adding_;
 };
 

@@ -356,7 +356,7 @@ void Sleep::awake_touching(std::uint32_t s, double time, std::uint32_t first, st
     const Vec3 p = balls_.position_at(s, time);
     const double r = balls_.radius[s];
     grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
-        if (j >= first || balls_.asleep(j)) return;
+        if (j == s || j >= first || balls_.asleep(j)) return;
         Vec3 dp = p - balls_.position_at(j, time);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
         const double sigma = r + balls_.radius[j];

@@ -115,8 +115,8 @@ public:
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
     Woken prepare_wake_touching(std::uint32_t slot, double time);
     void commit_wake(const Woken& woken, double time) noexcept;
-    // Appends the awake balls below `first` that a sleeping ball touches (within the touch gap
-    // and rounding, what a Wake is predicted within): those it may rest on.
+    // Appends the awake balls other than itself, below `first`, that a ball touches (within the
+    // touch gap and rounding, what a Wake is predicted within): those it may rest on asleep.
     void awake_touching(std::uint32_t slot, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const;
 
 private:

@@ -412,8 +412,10 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             const auto s = static_cast<std::uint32_t>(w.balls.size());
             // A ball added at rest counts as quiet: a saved settled state sleeps again at once.
             const bool at_rest = length(defs[k].velocity) <= w.def.sleep_speed;
-            w.balls.push(defs[k], w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
-            if (defs[k].sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
+            BallDef def = defs[k];
+            if (def.sleeping) def.velocity = {};  // +0 as for a ball that fell asleep, never −0
+            w.balls.push(def, w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
+            if (def.sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
                 w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::Rests::kNone].supports, true, {});
             if (!remake) {
                 w.grid.insert(s, w.grid.key_of(defs[k].position));
