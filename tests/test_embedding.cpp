@@ -236,6 +236,11 @@ TEST(Embedding, CallsBetweenStepsGiveTheSameBitsForAnyThreadCount) {
         world.apply_impulse(ids[3], {0, 5, 0});
         world.set_velocity(ids[10], {1, 2, 3});
         if (world.is_free({0, 14, 0}, 0.4)) world.set_position(ids[20], {0, 14, 0});
+        world.set_sleeping(ids[30], !world.sleeping(ids[30]));
+        world.set_sleeping(ids[40], !world.sleeping(ids[40]));
+        BallDef asleep{{0, 16, 0}, {}, 0.4, 1.0};
+        asleep.sleeping = true;
+        if (world.is_free(asleep.position, asleep.radius)) world.add_ball(asleep);
         for (int k = 0; k < 30; ++k) world.step(1.0 / 60.0);
         world.remove_plane(floor);  // the pile drops to the lower floor
         for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);

@@ -705,15 +705,14 @@ TEST(Sleep, TheEmbedderPutsABallToSleepAndWakesIt) {
     EXPECT_FALSE(world.sleeping(falling));
     world.step(0.5);
     EXPECT_NEAR(world.ball(falling).position.y, at.y - 0.5 * kG * 0.25, 1e-12);
-    // A ball put to sleep on a ball sliding along the floor (both slide at 1) wakes as its
-    // support moves away from under it, and slides off it to the floor. (Here the support's
-    // next event is the load's next bounce on it, found stale once the load sleeps, which
-    // predicts the support again; in ABallAddedAsleepOnAMovingBallWakesAsItLeaves only the
-    // support's prediction when the load is added wakes it.)
+    // A ball put to sleep just above a ball sliding along the floor at 1 (10⁻⁴ apart, within the
+    // touching gap) wakes as its support moves away from under it, and slides off it to the
+    // floor. The support's next event is a crossing of its cells, which searches only the cells
+    // new to it: only its prediction when the load is put to sleep tells it to wake the load.
     const BallId slider = world.add_ball({{-20, 1, 0}, {1, 0, 0}, 1.0, 1.0});
-    const BallId load = world.add_ball({{-20, 3, 0}, {1, 0, 0}, 1.0, 1.0});
     world.step(0.1);
     ASSERT_FALSE(world.sleeping(slider));
+    const BallId load = world.add_ball({world.ball(slider).position + Vec3{0, 2 + 1e-4, 0}, {}, 1.0, 1.0});
     world.set_sleeping(load, true);
     world.step(0.1);
     EXPECT_FALSE(world.sleeping(load));

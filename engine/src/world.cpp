@@ -563,16 +563,21 @@ void World::set_velocity(BallId id, Vec3 velocity) {
     // The balls resting on it.
     const detail::Sleep::Woken woken =
         asleep ? w.sleep.prepare_wake_touching(s, w.time) : detail::Sleep::Woken{};
-    w.balls.advance(s, w.time);  // the same path: its position there
-    const Vec3 before = w.balls.velocity(s);
+    // As it was, to be put back should an entry of the table of rests fail: a sleeping ball's
+    // local time is when it fell asleep (SleepRules::wake_time()).
+    const Vec3 from = w.balls.position(s), before = w.balls.velocity(s);
+    const double since = w.balls.t[s];
     const std::uint32_t rest = w.balls.rest[s];
     const std::uint64_t counter = w.balls.counter[s];
+    w.balls.advance(s, w.time);  // the same path: its position there
     try {
         if (asleep) w.sleep.wake(s, w.time);
         w.balls.set_velocity(s, velocity);
         w.response.release_supports(s);  // off the planes it now leaves; along those it stays on
     } catch (...) {  // out of memory for an entry of the table of rests: as it was
+        w.balls.set_position(s, from);
         w.balls.set_velocity(s, before);
+        w.balls.t[s] = since;
         w.balls.rest[s] = rest;
         w.balls.counter[s] = counter;
         throw;
