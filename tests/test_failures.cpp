@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "balls.hpp"
 #include "worlds.hpp"
 
 #include <cmath>
@@ -134,6 +135,22 @@ TEST(StrongGuarantee, RemovingStaticsAndChangingGravityOrRestitution) {
     EXPECT_GT(strong(bytes, [](World& w) { w.remove_block(w.block_id(0)); }), 0);
     EXPECT_GT(strong(bytes, [](World& w) { w.set_gravity({1, -9.81, 0}); }), 0);
     EXPECT_GT(strong(bytes, [](World& w) { w.set_restitution(1.0); }), 0);
+}
+
+TEST(StrongGuarantee, TheTableOfRestsGrowsAgainAfterAGrowthThatFailed) {
+    detail::Rests rests;
+    rests.reset({0, -9.81, 0});
+    auto on = [](int plane) { return detail::Supports{plane, detail::kNoSupport, detail::kNoSupport}; };
+    for (int plane = 0; plane < 15; ++plane) (void)rests.intern(on(plane), false, {});
+    ASSERT_EQ(rests.size(), 16u);  // the first segment is full: the next entry takes a new one
+    g_fail_at = 0;
+    EXPECT_THROW((void)rests.intern(on(15), false, {}), std::bad_alloc);
+    g_fail_at = -1;
+    EXPECT_EQ(rests.size(), 16u);
+    EXPECT_EQ(rests.intern(on(15), false, {}), 16u);
+    EXPECT_EQ(rests[16].supports, on(15));
+    EXPECT_EQ(rests.intern(on(3), false, {}), 4u);  // after "on nothing" and planes 0, 1 and 2
+    EXPECT_EQ(rests.size(), 17u);
 }
 
 TEST(StrongGuarantee, AddingStatics) {

@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <type_traits>
 
 namespace ballistic {
 
 void detail::Rests::reset(Vec3 gravity) {
-    table_.clear();
+    size_ = 0;  // the segments stay, for the entries to come
     index_.clear();
     indexed_ = 0;
     intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
@@ -21,16 +22,24 @@ std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 
     if (const auto found = index_.find(key); found != index_.end()) return found->second;
     // An entry left unindexed (its indexing ran out of memory) is indexed before any other is
     // added: no key ever has two entries (a snapshot restores each entry at its index).
-    if (indexed_ < table_.size()) {
-        const Rest& left = table_[indexed_];
+    if (indexed_ < size_) {
+        const Rest& left = (*this)[static_cast<std::uint32_t>(indexed_)];
         index_.emplace(key_of(left.supports, left.asleep), static_cast<std::uint32_t>(indexed_));
         ++indexed_;
         if (const auto found = index_.find(key); found != index_.end()) return found->second;
     }
-    const auto k = static_cast<std::uint32_t>(table_.push_back({supports, asleep, acceleration}) - table_.begin());
+    const std::uint32_t k = append({supports, asleep, acceleration});
     index_.emplace(key, k);  // published only now that the entry is complete
     ++indexed_;
     return k;
+}
+
+std::uint32_t detail::Rests::append(const Rest& rest) {
+    const std::size_t s = segment_of(size_);
+    if (s == kSegments) throw std::bad_alloc();  // 2^31 sets of supports: never, with 2^29 balls at most
+    if (!segments_[s]) segments_[s] = std::make_unique<Rest[]>(length_of(s));
+    segments_[s][size_ - first_of(s)] = rest;
+    return static_cast<std::uint32_t>(size_++);
 }
 
 std::size_t detail::Rests::Hash::operator()(const Key& s) const {
@@ -41,7 +50,10 @@ std::size_t detail::Rests::Hash::operator()(const Key& s) const {
 
 std::size_t detail::Rests::bytes() const {
     // An index node holds the key, the value and two links besides.
-    return table_.size() * (sizeof(Rest) + sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+    std::size_t held = 0;
+    for (std::size_t s = 0; s < kSegments; ++s)
+        if (segments_[s]) held += length_of(s);
+    return held * sizeof(Rest) + size_ * (sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
 }
 
 void detail::Balls::push(const BallDef& def, double time, BallId handle, std::uint32_t quiet) {

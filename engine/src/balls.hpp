@@ -7,10 +7,11 @@
 #include "parallel.hpp"
 
 #include <tbb/concurrent_unordered_map.h>
-#include <tbb/concurrent_vector.h>
 
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -24,7 +25,9 @@ using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSup
 // leaves (g with the support normals' components removed; zero for a sleeping ball). A ball holds
 // the index of its entry: 4 bytes instead of 36 for its own supports and acceleration. Entries
 // are added concurrently by parallel event processing (an addition locks; looking up and reading
-// do not) and never move or change until reset().
+// do not) and never move or change until reset(). They are kept in segments that never move (the
+// first holds 16 entries, each next as many as all before it), allocated with operator new: an
+// addition that runs out of memory changes nothing, and the next one may succeed.
 class Rests {
 public:
     struct Rest {
@@ -35,14 +38,18 @@ public:
     static constexpr std::uint32_t kNone = 0;  // resting on nothing, awake: the acceleration is g
 
     void reset(Vec3 gravity);  // only kNone
-    const Rest& operator[](std::uint32_t k) const { return table_[k]; }
+    const Rest& operator[](std::uint32_t k) const {
+        const std::size_t s = segment_of(k);
+        return segments_[s][k - first_of(s)];
+    }
     // The index of this entry, added if new.
     std::uint32_t intern(const Supports& supports, bool asleep, Vec3 acceleration);
-    std::size_t size() const { return table_.size(); }
+    std::size_t size() const { return size_; }
     std::size_t bytes() const;  // table and index, about
     // Exchanges the tables (never allocates): a table built aside takes over at once.
     void swap(Rests& other) {
-        table_.swap(other.table_);
+        segments_.swap(other.segments_);
+        std::swap(size_, other.size_);
         index_.swap(other.index_);
         std::swap(indexed_, other.indexed_);
     }
@@ -53,7 +60,15 @@ private:
     struct Hash {
         std::size_t operator()(const Key& s) const;
     };
-    tbb::concurrent_vector<Rest> table_;
+    static constexpr std::size_t kFirst = 16;  // entries of the first segment
+    static constexpr std::size_t kSegments = 28;  // room for 16 · 2^27 = 2^31 entries
+    static std::size_t segment_of(std::size_t k) { return k < kFirst ? 0 : std::bit_width(k / kFirst); }
+    static std::size_t first_of(std::size_t s) { return s == 0 ? 0 : kFirst << (s - 1); }
+    static std::size_t length_of(std::size_t s) { return s == 0 ? kFirst : first_of(s); }
+    // Appends an entry (under `adding_`); its index.
+    std::uint32_t append(const Rest& rest);
+    std::array<std::unique_ptr<Rest[]>, kSegments> segments_;
+    std::size_t size_ = 0;
     tbb::concurrent_unordered_map<Key, std::uint32_t, Hash> index_;
     std::size_t indexed_ = 0;  // the entries [0, indexed_) are in the index (all, but after a failure)
     std::mutex adding_;
