@@ -761,8 +761,8 @@ TEST(Sleep, ADeepPileLoadedAtRestSleepsAgainWithinAnEventPerBall) {
     // tests/data/settled_pile.json: 1500 balls of radius 0.3 that a pour into a box of 8.5 × 8.5
     // (friction 0.5) left asleep about ten layers deep, as positions and zero velocities, not
     // marked asleep (as a pile from elsewhere comes). Loaded, the whole pile is one cluster of
-    // quiet balls, and its balance (sped up, and carried on from the forces reached when a few balls are set aside:
-    // islands.hpp, stand()) finds nearly all of it standing at the first test. From a new guess
+    // quiet balls, and its balance (sped up, and carried on from the forces reached when a few
+    // balls are set aside: islands.hpp, stand()) finds nearly all of it standing at the first test. From a new guess
     // each round and plain Gauss–Seidel, the pile cost 0.35 M events in its first second.
     scene::Scene loaded = scene::load_scene_file(std::filesystem::path(BALLISTIC_TEST_DATA_DIR) / "settled_pile.json", 1);
     ASSERT_TRUE(settle(loaded.world, 1.0));

@@ -352,16 +352,17 @@ Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
     return woken;
 }
 
-void Sleep::awake_touching(std::uint32_t s, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const {
+void Sleep::awake_under(std::uint32_t s, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const {
     const Vec3 p = balls_.position_at(s, time);
     const double r = balls_.radius[s];
     grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s || j >= first || balls_.asleep(j)) return;
         Vec3 dp = p - balls_.position_at(j, time);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
+        // The test Predictor::predict_balls() puts a sleeping load to, for its Wake.
         const double sigma = r + balls_.radius[j];
         const double touching = std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[j]));
-        if (length(dp) - sigma <= touching + kJamTravel * sigma) out.push_back(j);
+        if (rules_.resting_on(dp, sigma, touching + kJamTravel * sigma)) out.push_back(j);
     }, Grid::kAllNear);
 }
 

@@ -115,9 +115,9 @@ public:
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
     Woken prepare_wake_touching(std::uint32_t slot, double time);
     void commit_wake(const Woken& woken, double time) noexcept;
-    // Appends the awake balls other than itself, below `first`, that a ball touches (within the
-    // touch gap and rounding, what a Wake is predicted within): those it may rest on asleep.
-    void awake_touching(std::uint32_t slot, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const;
+    // Appends the awake balls below slot `first` that the ball rests on, as a sleeping load
+    // whose Wake their predictions find (within the touch gap and rounding).
+    void awake_under(std::uint32_t slot, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const;
 
 private:
     // Does the ball's acceleration press it into a sleeping ball or static it touches and does

@@ -475,7 +475,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         std::vector<std::uint32_t> under;
         try {
             for (std::uint32_t s = first_slot; s < w.balls.size(); ++s)
-                if (w.balls.asleep(s)) w.sleep.awake_touching(s, w.time, first_slot, under);
+                if (w.balls.asleep(s)) w.sleep.awake_under(s, w.time, first_slot, under);
             std::sort(under.begin(), under.end());
             under.erase(std::unique(under.begin(), under.end()), under.end());
         } catch (...) {  // out of memory: every event is found again at the next step
@@ -596,7 +596,7 @@ void World::set_sleeping(BallId id, bool sleeping) {
     // What may fail first, changing nothing: the awake balls it may rest on, which wake it as
     // they leave (their events are found again), and its entry in the table of rests.
     std::vector<std::uint32_t> changed{s};
-    if (w.grid_valid) w.sleep.awake_touching(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
+    if (w.grid_valid) w.sleep.awake_under(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
     w.sleep.fall_asleep(s, w.time);
     w.balls.show(s);
     w.balls.jam[s] = 0;
