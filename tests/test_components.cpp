@@ -430,6 +430,29 @@ TEST(Islands, ATallColumnThatConvergesSlowlyStandsWhole) {
     EXPECT_LT(more, 64u);
 }
 
+TEST(SleepRules, TheQuickTestOfDistanceRejectsOnlyWhatDoesNotTouch) {
+    // beyond() spares the square root for neighbours clearly too far: it must never reject a
+    // pair that the rounded test (d − σ <= gap) finds touching, however close to the edge.
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(-12.0, 12.0), offset(-56.0, -30.0);
+    int rejected = 0;
+    for (int k = 0; k < 200000; ++k) {
+        const double sigma = std::exp2(scale(rng)), gap = sigma * std::exp2(scale(rng) - 20.0);
+        Vec3 dir{unit(rng), unit(rng), unit(rng)};
+        if (!(length(dir) > 0.1)) continue;
+        dir = dir / length(dir);
+        const double edge = (k % 2 ? 1.0 : -1.0) * std::exp2(offset(rng));  // mostly a few ulps off
+        const Vec3 dp = dir * ((sigma + gap) * (1.0 + edge));
+        const bool touching = length(dp) - sigma <= gap;
+        if (SleepRules::beyond(dp, sigma + gap)) {
+            ++rejected;
+            EXPECT_FALSE(touching) << "sigma " << sigma << " gap " << gap;
+        }
+        EXPECT_TRUE(SleepRules::beyond(dir * ((sigma + gap) * 1.01), sigma + gap));
+    }
+    EXPECT_GT(rejected, 1000);  // some near the edge are rejected too
+}
+
 // A predictor, sleeping and a response over their own balls, cells (width 2, from the origin)
 // and statics.
 struct Predicting {

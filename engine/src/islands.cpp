@@ -37,7 +37,10 @@ void push_and_hold(Vec3& residual, Vec3 n, double& push, Vec3& hold, double fric
     const double next = std::max(0.0, push - dot(n, residual));
     residual += n * (next - push);
     push = next;
-    if (friction > 0.0) {
+    if (friction > 0.0 && push == 0.0) {  // within_cone() with no room: none (up to signs of zero)
+        residual -= hold;
+        hold = {};
+    } else if (friction > 0.0) {
         const Vec3 held = within_cone(hold, -residual, n, friction * push);
         residual += held - hold;
         hold = held;

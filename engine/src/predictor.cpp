@@ -319,6 +319,8 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
             auto dp = [&] { return (balls_.position_at(j, now, aj) - p) + shift; };
             const double sigma = r + balls_.radius[j];
+            Vec3 d;  // dp(), once found
+            bool found = false;
             if (aj == a) {
                 lanes.slot[quadratics] = j;
                 if (imaged) {
@@ -329,14 +331,18 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
                 ++quadratics;
             } else {
                 --quartics;
-                lanes.set(quartics, dp(), balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
+                d = dp();
+                found = true;
+                lanes.set(quartics, d, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
                 lanes.order[quartics] = j;
             }
             if (!wakes || !rest.asleep) continue;
             // Found within rounding beyond the gap too: a load whose gap opens at the instant of
             // another event of its support (another load's Wake) wakes then.
+            if (!found) d = dp();
+            if (SleepRules::beyond(d, sigma + gap + kJamTravel * sigma)) continue;  // touching <= gap
             const double touching = std::min(gap, rules_.touch_gap(balls_.radius[j]));
-            if (const Vec3 d = dp(); rules_.resting_on(d, sigma, touching + kJamTravel * sigma)) {
+            if (rules_.resting_on(d, sigma, touching + kJamTravel * sigma)) {
                 const double apart = toi_apart(d, -v, -a, sigma + touching, wake_horizon);
                 if (apart != kNever)
                     lower(contact, {std::max(now + apart, rules_.wake_time(balls_, j, now)), j, Kind::Wake}, balls_.counter[j]);

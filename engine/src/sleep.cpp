@@ -85,8 +85,10 @@ void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn, Within 
         if (j == s) return;
         Vec3 dp = p - balls_.position_at(j, now);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
+        const double most = std::min(gap, reach(balls_.radius[j], within));
+        if (SleepRules::beyond(dp, r + balls_.radius[j] + most)) return;
         const double d = length(dp);
-        if (d - r - balls_.radius[j] <= std::min(gap, reach(balls_.radius[j], within)) && d > 0.0) fn(j, dp / d);
+        if (d - r - balls_.radius[j] <= most && d > 0.0) fn(j, dp / d);
     }, Grid::kAllNear);
 }
 

@@ -72,8 +72,16 @@ public:
     // radii: they touch, and the lower one's normal force has an upward part (a contact side by
     // side carries no weight).
     bool resting_on(Vec3 dp, double sigma, double gap) const {
+        if (beyond(dp, sigma + gap)) return false;
         const double d = length(dp);
         return d - sigma <= gap && above(dp / d);
+    }
+    // Are two centres dp apart surely farther apart than `reach` (d − σ > gap for reach σ + gap,
+    // whatever the rounding of d and of the difference)? Decided without a square root: most
+    // neighbours a ball is tested against are this far.
+    static bool beyond(Vec3 dp, double reach) {
+        const double most = reach * (1.0 + 1e-12);
+        return dot(dp, dp) > most * most;
     }
     // Has the ball been slow at each of its events for sleep_time or sleep_events?
     bool quiet(const Balls& balls, std::uint32_t slot, double now) const {
