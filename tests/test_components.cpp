@@ -437,7 +437,8 @@ TEST(SleepRules, TheQuickTestOfDistanceRejectsOnlyWhatDoesNotTouch) {
     std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(-12.0, 12.0), offset(-56.0, -30.0);
     int rejected = 0;
     for (int k = 0; k < 200000; ++k) {
-        const double sigma = std::exp2(scale(rng)), gap = sigma * std::exp2(scale(rng) - 20.0);
+        const double sigma = std::exp2(scale(rng));
+        const double gap = k % 5 == 0 ? 0.0 : sigma * std::exp2(scale(rng) - 20.0);
         Vec3 dir{unit(rng), unit(rng), unit(rng)};
         if (!(length(dir) > 0.1)) continue;
         dir = dir / length(dir);
@@ -447,6 +448,11 @@ TEST(SleepRules, TheQuickTestOfDistanceRejectsOnlyWhatDoesNotTouch) {
         if (SleepRules::beyond(dp, sigma + gap)) {
             ++rejected;
             EXPECT_FALSE(touching) << "sigma " << sigma << " gap " << gap;
+        }
+        // Two radii apart, as Sleep's walks test a pair: (d − r) − r_j against r + r_j + gap.
+        const double r = sigma * 0.25, rj = sigma - r;
+        if (SleepRules::beyond(dp, r + rj + gap)) {
+            EXPECT_FALSE(length(dp) - r - rj <= gap) << "r " << r << " gap " << gap;
         }
         EXPECT_TRUE(SleepRules::beyond(dir * ((sigma + gap) * 1.01), sigma + gap));
     }

@@ -37,7 +37,9 @@ void push_and_hold(Vec3& residual, Vec3 n, double& push, Vec3& hold, double fric
     const double next = std::max(0.0, push - dot(n, residual));
     residual += n * (next - push);
     push = next;
-    if (friction > 0.0 && push == 0.0) {  // within_cone() with no room: none (up to signs of zero)
+    // Pushing nothing, it holds nothing: what within_cone() with no room gives, but for signs of
+    // zero (and a hold so small that its length underflows, which it kept).
+    if (friction > 0.0 && push == 0.0) {
         residual -= hold;
         hold = {};
     } else if (friction > 0.0) {

@@ -77,8 +77,8 @@ public:
         return d - sigma <= gap && above(dp / d);
     }
     // Are two centres dp apart surely farther apart than `reach` (d − σ > gap for reach σ + gap,
-    // whatever the rounding of d and of the difference)? Decided without a square root: most
-    // neighbours a ball is tested against are this far.
+    // gap >= 0, whatever the rounding of d and of the difference)? Decided without a square
+    // root: most neighbours a ball is tested against are this far.
     static bool beyond(Vec3 dp, double reach) {
         const double most = reach * (1.0 + 1e-12);
         return dot(dp, dp) > most * most;
