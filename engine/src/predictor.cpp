@@ -319,8 +319,7 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
             auto dp = [&] { return (balls_.position_at(j, now, aj) - p) + shift; };
             const double sigma = r + balls_.radius[j];
-            Vec3 d;  // dp(), once found
-            bool found = false;
+            Vec3 d;  // dp(), formed once
             if (aj == a) {
                 lanes.slot[quadratics] = j;
                 if (imaged) {
@@ -332,14 +331,13 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
             } else {
                 --quartics;
                 d = dp();
-                found = true;
                 lanes.set(quartics, d, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
                 lanes.order[quartics] = j;
             }
             if (!wakes || !rest.asleep) continue;
             // Found within rounding beyond the gap too: a load whose gap opens at the instant of
             // another event of its support (another load's Wake) wakes then.
-            if (!found) d = dp();
+            if (aj == a) d = dp();
             if (SleepRules::beyond(d, sigma + gap + kJamTravel * sigma)) continue;  // touching <= gap
             const double touching = std::min(gap, rules_.touch_gap(balls_.radius[j]));
             if (rules_.resting_on(d, sigma, touching + kJamTravel * sigma)) {
