@@ -287,12 +287,12 @@ TEST(Capsule, RaysAmongManyStaticsMeetTheNearestAsEachAloneWould) {
 }
 
 // Balls rain through a board of pegs and between the long capsules of its bins, elastic: energy
-// stays to rounding, no ball gets into a capsule, and the bits are the same for any thread count
-// (two threads in parallel batches).
+// stays to rounding, no ball gets into a capsule, and the bits are the same for any thread count.
 TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
     auto build = [](int threads) {
         WorldDef def = with_gravity(1.0, threads);
-        def.parallel_events_min_balls = 0;  // two threads take the parallel batches
+        def.parallel_events_min_balls = 0;  // batches allowed (its hashed cells give none)
+        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         world.add_plane({{0, 0, 0}, {0, 1, 0}});
         world.add_plane({{-8, 0, 0}, {1, 0, 0}});
@@ -393,6 +393,7 @@ TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
         WorldDef def = with_gravity(0.5, threads);
         def.friction = 0.5;                 // they stop sliding, and sleep
         def.parallel_events_min_balls = 0;  // two threads take the parallel batches
+        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         world.add_plane({{-3, 0, 0}, {1, 0, 0}});
         world.add_plane({{3, 0, 0}, {-1, 0, 0}});

@@ -71,9 +71,10 @@ std::vector<std::shared_ptr<TaskSystem>> task_systems() {
 // parallel slabs (parallel_events_min_balls lowered).
 World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = WorldDef{}.step_event_budget) {
     WorldDef def;
-    def.periodic = Box{{0, 0, 0}, {60, 60, 60}};
+    def.periodic = Box{{0, 0, 0}, {40, 40, 40}};
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
+    def.parallel_events_pacing = false;  // a batch before every event
     def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
@@ -86,10 +87,21 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
     return world;
 }
 
+// With more than one thread, the steps' events were committed by parallel batches.
+void expect_batches(const std::shared_ptr<TaskSystem>& tasks, std::uint64_t batched) {
+    const int concurrency = tasks ? tasks->concurrency() : static_cast<int>(std::thread::hardware_concurrency());
+    if (concurrency > 1) {
+        EXPECT_GT(batched, 0u) << concurrency;
+    } else {
+        EXPECT_EQ(batched, 0u) << concurrency;
+    }
+}
+
 std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
-    World world = gas(std::move(tasks));
-    world.step(0.4);
-    world.step(0.4);
+    World world = gas(tasks);
+    std::uint64_t batched = world.step(0.4).batched;
+    batched += world.step(0.4).batched;
+    expect_batches(tasks, batched);
     return world.state_hash();
 }
 
@@ -97,8 +109,9 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     def.restitution = 0.6;
-    def.task_system = std::move(tasks);
+    def.task_system = tasks;
     def.parallel_events_min_balls = 1000;
+    def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{-12, 0, 0}, {1, 0, 0}});
@@ -106,13 +119,15 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     world.add_plane({{0, 0, -12}, {0, 0, 1}});
     world.add_plane({{0, 0, 12}, {0, 0, -1}});
     GenerateDef gen;
-    gen.count = 5000;
+    gen.count = 6000;  // enough for the cells around them to be a dense block, cut into slabs
     gen.radius = 0.3;
     gen.region = {{-12, 0, -12}, {12, 12, 12}};
     gen.speed = 1.0;
     world.add_balls(generate_balls(world, gen));
-    for (int k = 0; k < 4; ++k) world.step(0.25);
+    std::uint64_t batched = 0;
+    for (int k = 0; k < 4; ++k) batched += world.step(0.25).batched;
     EXPECT_GT(world.event_counts().collisions(), 20000u);
+    expect_batches(tasks, batched);
     return world.state_hash();
 }
 

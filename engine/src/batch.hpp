@@ -103,6 +103,26 @@ struct Batch {
     };
 
     std::size_t size = kMinSize;  // candidates per batch, adapted to how many commit
+
+    // Pacing (WorldDef::parallel_events_pacing): a batch that commits fewer than kMinSize events
+    // costs more (taking, merging and sorting the slabs' candidates, two hand-overs between
+    // threads) than its parallel part saves. After one, the loop processes `serial_left` events
+    // serially before it tries again; the run doubles with each such batch in a row (from
+    // kFirstSerialRun up to kLongestSerialRun) and ends at a batch that commits enough. A pile's
+    // landing is such a world: an impact rings through touching balls at once, so that a batch's
+    // first events already produce events earlier than the rest of it (about 10 of ~40 commit).
+    static constexpr std::uint64_t kFirstSerialRun = 64, kLongestSerialRun = std::uint64_t{1} << 16;
+    std::uint64_t serial_left = 0, serial_run = 0;
+    // After a batch that committed `committed` of its `n` events (leftovers included), `whole`
+    // when it took every candidate it could merge (it would have grown).
+    void paced(std::size_t committed, std::size_t n, bool whole) {
+        if (committed >= kMinSize || (whole && committed == n)) {
+            serial_run = 0;
+            return;
+        }
+        serial_run = serial_run == 0 ? kFirstSerialRun : std::min(2 * serial_run, kLongestSerialRun);
+        serial_left = serial_run;
+    }
     std::vector<Slab> slabs;
     std::vector<Event> events;
     std::vector<BoundaryCell> boundary;

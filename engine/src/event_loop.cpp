@@ -27,10 +27,11 @@ void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
     queue.build(events, slab_of, slabs.count(), parallel_);
     slabs_ = std::move(slabs);
     queue_ = std::move(queue);
+    batch_.serial_left = batch_.serial_run = 0;
 }
 
 EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
-    const bool batched = slabs_.count() > 1;
+    const bool sliced = slabs_.count() > 1;
     // A batch commits at most this many events: with fewer left in the budget the loop goes on
     // serially, so that the budget ends the step at the same event for every thread count.
     const std::uint64_t largest_batch = slabs_.count() * Batch::kMaxSize;
@@ -44,8 +45,10 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         if (budget != 0 && done >= budget) return End::Budget;
         if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
         // While balls roam, every crossing reads and writes the counts of blocks: serially.
-        if (batched && !response_.roaming() && (budget == 0 || budget - done > largest_batch) && run_batch(end))
+        if (sliced && batch_.serial_left == 0 && !response_.roaming() &&
+            (budget == 0 || budget - done > largest_batch) && run_batch(end))
             continue;
+        if (batch_.serial_left > 0) --batch_.serial_left;
         try {
             response_.compute(s, event, single);
             record(single);

@@ -53,6 +53,7 @@ public:
 
     const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
     std::uint64_t processed = 0;   // events processed since the world was created
+    std::uint64_t batched = 0;     // of which committed by parallel batches
     double last_processed = 0.0;   // the time of the last of them
     std::vector<std::uint32_t> woken;  // the balls events woke, in order (the world empties it)
 

@@ -112,7 +112,10 @@ bool EventLoop::run_batch(double end) {
         b.slabs[c.slab].events.push_back(index);
     }
     const std::size_t n = b.events.size();
-    if (n < 2) return false;
+    if (n < 2) {
+        if (def_.parallel_events_pacing) b.paced(0, n, false);
+        return false;
+    }
 
     if (b.outcomes.size() < n) b.outcomes.resize(n);
     b.computed.assign(n, 0);
@@ -165,6 +168,7 @@ bool EventLoop::run_batch(double end) {
             undo_from(k);
             throw;
         }
+        ++batched;
         for (int i = 0; i < out.n_requeue; ++i) {
             const std::uint32_t slot = out.requeue[static_cast<std::size_t>(i)];
             const Pending& next = out.next[static_cast<std::size_t>(i)];
@@ -197,9 +201,11 @@ bool EventLoop::run_batch(double end) {
     });
     for (const std::uint32_t i : b.moves) requeue(b.touched[i].slot, b.touched[i].next);
 
-    // Batches grow while nearly all of them commits, and shrink when much is undone.
-    if (8 * undone > n) b.size = std::max(Batch::kMinSize, b.size / 2);
+    // Batches grow while nearly all of them commits, and shrink when much is undone or less than
+    // half commits (most of the rest was never computed: its slab stopped at an overtaken event).
+    if (8 * undone > n || 2 * k < n) b.size = std::max(Batch::kMinSize, b.size / 2);
     else if (out_of_candidates) b.size = std::min(Batch::kMaxSize, 2 * b.size);
+    if (def_.parallel_events_pacing) b.paced(k, n, out_of_candidates);
     return true;
 }
 

@@ -230,6 +230,14 @@ struct WorldDef {
     // step, measurements, ray batches) run at any size. Results are bit-identical for every
     // value.
     std::size_t parallel_events_min_balls = 500000;
+    // After a batch that commits fewer than 32 events the loop processes events serially for a
+    // while before it tries again: 64 events, doubling with each such batch in a row up to 65 536,
+    // until a batch commits enough. A world whose events cascade (a pile that is landing: an
+    // impact rings through touching balls at once) then runs at the one-thread speed instead of
+    // paying for batches that commit a few events each. false: a batch is tried before every
+    // event (the tests use it to take whole steps through the batches). A machine setting, as
+    // `threads`: results are bit-identical either way, and a snapshot does not carry it.
+    bool parallel_events_pacing = true;
 };
 
 // How World::restore() builds the world it reads: the machine's settings, which a snapshot does
@@ -238,6 +246,7 @@ struct RestoreOptions {
     int threads = 0;                                     // WorldDef::threads
     std::shared_ptr<TaskSystem> task_system;             // WorldDef::task_system
     std::size_t memory_limit = std::size_t{16} << 30;    // WorldDef::memory_limit, checked first
+    bool parallel_events_pacing = true;                  // WorldDef::parallel_events_pacing
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
@@ -290,6 +299,10 @@ struct BallDef {
 struct StepResult {
     std::uint64_t events = 0;      // events processed: collisions, cell crossings, re-predictions
     std::uint64_t collisions = 0;  // of which collisions
+    // Of the events, those committed by parallel batches (engine/README.md, "Parallel event
+    // processing"): 0 on one thread and in worlds below WorldDef::parallel_events_min_balls. The
+    // one number here that depends on the thread count; the results do not.
+    std::uint64_t batched = 0;
     std::size_t sleeping = 0;      // balls asleep at the end of the step
     std::size_t awake = 0;         // balls awake at the end of the step
 };
