@@ -309,7 +309,7 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     EXPECT_EQ(world.max_balls(), 10u);
     std::vector<BallDef> eleven;
     for (int k = 0; k < 11; ++k) eleven.push_back({{3.0 * k, 0, 0}, {}, 1.0, 1.0});
-    expect_rejected(world, [&] { world.add_balls(eleven); }, "balls", {"memory limit", "0 + 11 balls need about 3520 bytes", "3200 bytes"});
+    expect_rejected(world, [&] { world.add_balls(eleven); }, "balls", {"memory limit", "0 + 11 balls need about 4224 bytes", "3840 bytes"});
     eleven.pop_back();
     world.add_balls(eleven);
     GenerateDef gen;
@@ -317,7 +317,7 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     gen.region = {{100, 100, 100}, {110, 110, 110}};
     expect_rejected(world, [&] { world.add_balls(generate_balls(world, gen)); }, "generate.count",
                     {"asks for 1 balls", "at most 10"});
-    EXPECT_EQ(World().max_balls(), (std::size_t{16} << 30) / 320);  // 16 GiB at 320 bytes per ball
+    EXPECT_EQ(World().max_balls(), (std::size_t{16} << 30) / 384);  // 16 GiB at 384 bytes per ball
 }
 
 // Found by fuzz_world: stepping an empty world made cells of width zero, into which the next
