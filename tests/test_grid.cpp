@@ -77,3 +77,31 @@ TEST(Grid, AssignMakesTheListsOfInsertionInSlotOrderWithHashedCells) {
     // of them that the buckets are rehashed on the way.
     expect_same_lists(std::nullopt, 64.0, 97);
 }
+
+// A pile 10 cells deep under a sparse cloud 300 cells tall: too many cells for a dense block
+// around every ball, so the block is the slab that holds the most balls, the pile's layers.
+TEST(Grid, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
+    std::vector<CellKey> keys;
+    std::mt19937 random(5);
+    std::uniform_int_distribution<std::int32_t> across(0, 29), pile(0, 9), cloud(10, 299);
+    for (int k = 0; k < 4000; ++k) keys.push_back({across(random), pile(random), across(random)});
+    for (int k = 0; k < 1000; ++k) keys.push_back({across(random), cloud(random), across(random)});
+    keys.push_back({0, 299, 0});  // the cloud's top and the room's corner, that the block spans
+    keys.push_back({29, 0, 29});
+    Grid grid;
+    grid.configure(1.0, std::nullopt, {}, keys.size());
+    const CellKey lo{0, 0, 0}, hi{29, 299, 29};
+    ASSERT_FALSE(grid.fit_dense(lo, hi));  // 270 000 cells, more than 8 per ball
+    ASSERT_TRUE(grid.fit_dense_slab(keys, lo, hi));
+    EXPECT_EQ(grid.dense_cells(0), 34);  // the layer across, with margins of two cells
+    EXPECT_EQ(grid.dense_cells(2), 34);
+    EXPECT_LE(grid.dense_lo(1), 0);      // the whole pile, and a few layers of the cloud over it
+    EXPECT_GE(grid.dense_lo(1) + grid.dense_cells(1), 10);
+    EXPECT_LE(double(grid.dense_cells(0) * grid.dense_cells(1) * grid.dense_cells(2)), 8.0 * double(keys.size()));
+    // A slab thinner than 8 cells is not worth it: a layer too wide for the balls.
+    Grid wide;
+    wide.configure(1.0, std::nullopt, {}, 100);
+    const std::vector<CellKey> few(100, CellKey{0, 0, 0});
+    EXPECT_FALSE(wide.fit_dense_slab(few, {0, 0, 0}, {999, 20, 999}));
+    EXPECT_EQ(wide.dense_cells(0), 0);
+}

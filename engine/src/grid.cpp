@@ -76,6 +76,35 @@ bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
     return false;
 }
 
+bool Grid::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi) {
+    int d = 0;
+    for (int e = 1; e < 3; ++e)
+        if (hi[e] - lo[e] > hi[d] - lo[d]) d = e;
+    double across = 1.0;  // cells of a layer across the axis, with fit_dense()'s least margins
+    for (int e = 0; e < 3; ++e)
+        if (e != d) across *= double(hi[e] - lo[e] + 5);
+    const double thickest = std::floor(dense_limit() / across) - 4.0;
+    const std::int64_t extent = std::int64_t{hi[d]} - lo[d] + 1;
+    if (!(thickest >= 8.0) || extent > std::int64_t{16} * static_cast<std::int64_t>(keys.size())) return false;
+    const auto thickness = static_cast<std::int64_t>(thickest);
+    std::vector<std::uint32_t> layer(static_cast<std::size_t>(extent), 0);  // balls per layer
+    for (const CellKey& k : keys)
+        if (k[d] >= lo[d] && k[d] <= hi[d]) ++layer[static_cast<std::size_t>(k[d] - lo[d])];
+    std::uint64_t held = 0, most = 0;
+    std::int64_t first = 0;
+    for (std::int64_t k = 0; k < extent; ++k) {
+        held += layer[static_cast<std::size_t>(k)];
+        if (k >= thickness) held -= layer[static_cast<std::size_t>(k - thickness)];
+        if (held > most) {
+            most = held;
+            first = std::max<std::int64_t>(0, k - thickness + 1);
+        }
+    }
+    hi[d] = static_cast<std::int32_t>(lo[d] + std::min(extent - 1, first + thickness - 1));
+    lo[d] = static_cast<std::int32_t>(lo[d] + first);
+    return fit_dense(lo, hi);
+}
+
 double Grid::dense_limit() const { return 8.0 * double(std::max<std::size_t>(capacity_, 1024)); }
 
 CellKey Grid::key_of(Vec3 position) const {

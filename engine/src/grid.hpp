@@ -12,6 +12,7 @@
 #include <ballistic/box.hpp>
 
 #include <optional>
+#include <span>
 
 #include <algorithm>
 #include <array>
@@ -51,6 +52,10 @@ public:
     // balls occupy) dense, with a margin, unless that takes many more cells than there are balls.
     // True when it did.
     bool fit_dense(const CellKey& lo, const CellKey& hi);
+    // When the block from lo to hi is too large for dense cells (a pile under a falling cloud in
+    // a tall room): along its longest axis, the slab as thick as the dense block may be that
+    // holds the most of the balls at `keys`, if that is at least 8 cells thick.
+    bool fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi);
 
     bool periodic() const { return periodic_; }
     bool wraps(int d) const { return wraps_[static_cast<std::size_t>(d)]; }  // periodic along axis d
@@ -273,6 +278,7 @@ public:
     }
 
 private:
+    double dense_limit() const;  // most dense cells: a few per ball
     bool in_dense(const CellKey& key) const {
         if (periodic_) return dense_count_ > 0;
         return key.x >= dense_lo_.x && key.x - dense_lo_.x < dense_n_[0] && key.y >= dense_lo_.y &&
@@ -293,7 +299,6 @@ private:
     void unlink(std::uint32_t slot);
     void rehash(std::size_t buckets);  // allocates first: a failure leaves the cells as they were
     void room_for_hashed(std::size_t hashed);  // enough hashed buckets for this many balls
-    double dense_limit() const;  // most dense cells: a few per ball
 
     static constexpr std::size_t kFewHashed = 64;  // hashed buckets beside dense cells, to start
 

@@ -171,7 +171,8 @@ std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) 
 void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys) {
     if (keys.empty() || def.periodic) return;
     // The block of every ball, or, when a few balls far out would make it too large, of all but
-    // the outermost thousandth on each side.
+    // the outermost thousandth on each side, or when that is still too large the slab of it that
+    // holds the most balls.
     const auto [lowest, highest] = key_block(keys);
     if (cells.fit_dense(lowest, highest)) return;
     const std::size_t trim = keys.size() / 1000;
@@ -187,7 +188,7 @@ void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys
         std::nth_element(sorted.begin(), last, sorted.end(), by_axis);
         hi[d] = (*last)[d];
     }
-    cells.fit_dense(lo, hi);
+    if (!cells.fit_dense(lo, hi)) cells.fit_dense_slab(keys, lo, hi);
 }
 
 void World::Impl::rebuild_events(bool within_step) {
