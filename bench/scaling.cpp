@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
         std::cerr << "cannot write " << csv_path << "\n";
         return 1;
     }
-    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,batched,state_hash\n";
+    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,batched_share,state_hash\n";
     std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
     std::printf("%8s %12s %12s %10s %11s %8s  %s\n", "threads", "ms/step", "coll/s", "speed-up", "efficiency", "batched",
                 "state hash");

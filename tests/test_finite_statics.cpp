@@ -292,7 +292,6 @@ TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
     auto build = [](int threads) {
         WorldDef def = with_gravity(1.0, threads);
         def.parallel_events_min_balls = 0;  // batches allowed (its hashed cells give none)
-        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         world.add_plane({{0, 0, 0}, {0, 1, 0}});
         world.add_plane({{-8, 0, 0}, {1, 0, 0}});

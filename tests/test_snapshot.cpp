@@ -23,6 +23,7 @@ using test_worlds::save;
 World restore(const std::string& bytes, int threads = 1, std::size_t min_balls_for_batches = 500000) {
     World world = test_worlds::restore(bytes, threads);
     EXPECT_EQ(world.def().parallel_events_min_balls, min_balls_for_batches);
+    EXPECT_FALSE(world.def().parallel_events_pacing);  // RestoreOptions' (a snapshot does not carry it)
     return world;
 }
 

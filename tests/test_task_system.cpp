@@ -88,20 +88,19 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
 }
 
 // With more than one thread, the steps' events were committed by parallel batches.
-void expect_batches(const std::shared_ptr<TaskSystem>& tasks, std::uint64_t batched) {
-    const int concurrency = tasks ? tasks->concurrency() : static_cast<int>(std::thread::hardware_concurrency());
-    if (concurrency > 1) {
-        EXPECT_GT(batched, 0u) << concurrency;
+void expect_batches(const World& world, std::uint64_t batched) {
+    if (world.concurrency() > 1) {
+        EXPECT_GT(batched, 0u) << world.concurrency();
     } else {
-        EXPECT_EQ(batched, 0u) << concurrency;
+        EXPECT_EQ(batched, 0u) << world.concurrency();
     }
 }
 
 std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
-    World world = gas(tasks);
+    World world = gas(std::move(tasks));
     std::uint64_t batched = world.step(0.4).batched;
     batched += world.step(0.4).batched;
-    expect_batches(tasks, batched);
+    expect_batches(world, batched);
     return world.state_hash();
 }
 
@@ -109,7 +108,7 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     def.restitution = 0.6;
-    def.task_system = tasks;
+    def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
     def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
@@ -127,7 +126,7 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     std::uint64_t batched = 0;
     for (int k = 0; k < 4; ++k) batched += world.step(0.25).batched;
     EXPECT_GT(world.event_counts().collisions(), 20000u);
-    expect_batches(tasks, batched);
+    expect_batches(world, batched);
     return world.state_hash();
 }
 
@@ -262,7 +261,7 @@ TEST(TaskSystem, EventBudgetStopsEveryTaskSystemAtTheSameEvent) {
 // gas kept), and the next step goes on once the flag is down.
 TEST(TaskSystem, InterruptFlagStopsAStepAtAnEvent) {
     for (const auto& tasks : task_systems()) {
-        World world = gas(tasks);
+        World world = gas(std::move(tasks));
         std::atomic<bool> stop{true};
         world.set_interrupt(&stop);
         const std::uint64_t hash = world.state_hash(), events = world.events_processed();

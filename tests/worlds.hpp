@@ -58,7 +58,6 @@ inline World barometric_column(int threads) {
     def.periodic_axes = {true, false, true};
     def.threads = threads;
     def.parallel_events_min_balls = 0;
-    def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{0, 40, 0}, {0, -1, 0}});

@@ -104,19 +104,21 @@ struct Batch {
 
     std::size_t size = kMinSize;  // candidates per batch, adapted to how many commit
 
-    // Pacing (WorldDef::parallel_events_pacing): a batch that commits fewer than kMinSize events
-    // costs more (taking, merging and sorting the slabs' candidates, two hand-overs between
-    // threads) than its parallel part saves. After one, the loop processes `serial_left` events
-    // serially before it tries again; the run doubles with each such batch in a row (from
-    // kFirstSerialRun up to kLongestSerialRun) and ends at a batch that commits enough. A pile's
-    // landing is such a world: an impact rings through touching balls at once, so that a batch's
-    // first events already produce events earlier than the rest of it (about 10 of ~40 commit).
+    // Pacing (WorldDef::parallel_events_pacing): a batch that commits fewer than kPaceBelow
+    // events (leftover copies counted) rarely pays for its take, merge and hand-overs between
+    // threads. After one, the loop processes `serial_left` events serially before it tries again;
+    // the run doubles with each such batch in a row (from kFirstSerialRun up to
+    // kLongestSerialRun) and ends at a batch that commits enough, or one that the end of the
+    // loop's run cut short (a step's end, a test of sleeping, a pause: not the batch's fault). A
+    // pile's landing is such a world: an impact rings through touching balls at once, so that a
+    // batch's first events already produce events earlier than the rest of it (about 10 of ~40
+    // commit).
+    static constexpr std::size_t kPaceBelow = 32;
     static constexpr std::uint64_t kFirstSerialRun = 64, kLongestSerialRun = std::uint64_t{1} << 16;
     std::uint64_t serial_left = 0, serial_run = 0;
-    // After a batch that committed `committed` of its `n` events (leftovers included), `whole`
-    // when it took every candidate it could merge (it would have grown).
-    void paced(std::size_t committed, std::size_t n, bool whole) {
-        if (committed >= kMinSize || (whole && committed == n)) {
+    // After a batch that committed `committed` events, `ended` when the run's end cut it short.
+    void paced(std::size_t committed, bool ended) {
+        if (committed >= kPaceBelow || ended) {
             serial_run = 0;
             return;
         }

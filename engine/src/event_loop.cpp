@@ -45,7 +45,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
         if (budget != 0 && done >= budget) return End::Budget;
         if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
         // While balls roam, every crossing reads and writes the counts of blocks: serially.
-        if (sliced && batch_.serial_left == 0 && !response_.roaming() &&
+        if (sliced && (batch_.serial_left == 0 || !def_.parallel_events_pacing) && !response_.roaming() &&
             (budget == 0 || budget - done > largest_batch) && run_batch(end))
             continue;
         if (batch_.serial_left > 0) --batch_.serial_left;

@@ -70,7 +70,7 @@ bool EventLoop::run_batch(double end) {
     for (Batch::Slab& slab : b.slabs) slab.events.clear();
     std::vector<std::size_t>& at = b.merge_at;
     at.assign(slab_count, 0);
-    bool out_of_candidates = false;
+    bool out_of_candidates = false, ended = false;
     for (;;) {
         const Candidate* next = nullptr;
         std::size_t from = 0;
@@ -82,7 +82,10 @@ bool EventLoop::run_batch(double end) {
                 from = r;
             }
         }
-        if (!next || !(next->event.time <= end)) break;
+        if (!next || !(next->event.time <= end)) {
+            ended = true;
+            break;
+        }
         if (limit && before(limit->event, limit->slot, next->event, next->slot)) {
             out_of_candidates = true;
             break;
@@ -113,7 +116,7 @@ bool EventLoop::run_batch(double end) {
     }
     const std::size_t n = b.events.size();
     if (n < 2) {
-        if (def_.parallel_events_pacing) b.paced(0, n, false);
+        b.paced(0, ended);
         return false;
     }
 
@@ -205,7 +208,7 @@ bool EventLoop::run_batch(double end) {
     // half commits (most of the rest was never computed: its slab stopped at an overtaken event).
     if (8 * undone > n || 2 * k < n) b.size = std::max(Batch::kMinSize, b.size / 2);
     else if (out_of_candidates) b.size = std::min(Batch::kMaxSize, 2 * b.size);
-    if (def_.parallel_events_pacing) b.paced(k, n, out_of_candidates);
+    b.paced(k, ended && k == n);
     return true;
 }
 

@@ -234,7 +234,8 @@ struct WorldDef {
     std::size_t parallel_events_min_balls = 500000;
     // After a batch that commits fewer than 32 events the loop processes events serially for a
     // while before it tries again: 64 events, doubling with each such batch in a row up to 65 536,
-    // until a batch commits enough. A world whose events cascade (a pile that is landing: an
+    // until a batch commits enough or the end of a step (or of a test of sleeping, or a pause)
+    // cuts one short. A world whose events cascade (a pile that is landing: an
     // impact rings through touching balls at once) then runs at the one-thread speed instead of
     // paying for batches that commit a few events each. false: a batch is tried before every
     // event (the tests use it to take whole steps through the batches). A machine setting, as
@@ -301,12 +302,13 @@ struct BallDef {
 struct StepResult {
     std::uint64_t events = 0;      // events processed: collisions, cell crossings, re-predictions
     std::uint64_t collisions = 0;  // of which collisions
-    // Of the events, those committed by parallel batches (engine/README.md, "Parallel event
-    // processing"): 0 on one thread and in worlds below WorldDef::parallel_events_min_balls. The
-    // one number here that depends on the thread count; the results do not.
-    std::uint64_t batched = 0;
     std::size_t sleeping = 0;      // balls asleep at the end of the step
     std::size_t awake = 0;         // balls awake at the end of the step
+    // Of the events, those committed by parallel batches (engine/README.md, "Parallel event
+    // processing"): 0 on one thread and in worlds below WorldDef::parallel_events_min_balls. It
+    // depends on the thread count, the pacing and the world's history (a restored world starts
+    // its batches afresh); the results do not.
+    std::uint64_t batched = 0;
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };
