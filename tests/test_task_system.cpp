@@ -261,7 +261,7 @@ TEST(TaskSystem, EventBudgetStopsEveryTaskSystemAtTheSameEvent) {
 // gas kept), and the next step goes on once the flag is down.
 TEST(TaskSystem, InterruptFlagStopsAStepAtAnEvent) {
     for (const auto& tasks : task_systems()) {
-        World world = gas(std::move(tasks));
+        World world = gas(tasks);
         std::atomic<bool> stop{true};
         world.set_interrupt(&stop);
         const std::uint64_t hash = world.state_hash(), events = world.events_processed();
