@@ -1025,9 +1025,9 @@ TEST(Determinism, WorldBuiltAtOnceOrBallByBallSameBits) {
 }
 
 // The box scene: six walls, no gravity, speed 5, packing 0.1, 8000 balls (cells two
-// diameters wide, 17 along an axis: two slabs, also for more threads). Dilute, so cell crossings outnumber collisions and
-// parallel batches hold nearly all events; paced (the default) the loop keeps most of them (a
-// pile's landing, whose batches commit a few events each, gives them up:
+// diameters wide, 17 along an axis: two slabs, also for more threads). Dilute, so cell crossings
+// outnumber collisions and parallel batches hold nearly all events; paced (the default) the loop
+// keeps most of them (a pile's landing, whose batches commit a few events each, gives them up:
 // Sleep.PourSameBitsForAnyThreadCountEnergyNeverGrows).
 TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     struct Run {

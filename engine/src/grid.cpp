@@ -60,7 +60,7 @@ bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
         double cells = 1.0;
         for (int d = 0; d < 3; ++d) {
             const std::int64_t extent = hi[d] - lo[d] + 1;
-            const std::int64_t margin = 2 + (wide ? extent / 8 : 0);
+            const std::int64_t margin = kLeastMargin + (wide ? extent / 8 : 0);
             first[d] = static_cast<std::int32_t>(lo[d] - margin);
             n[static_cast<std::size_t>(d)] = extent + 2 * margin;
             cells *= double(n[static_cast<std::size_t>(d)]);
@@ -82,8 +82,8 @@ bool Grid::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi)
         if (hi[e] - lo[e] > hi[d] - lo[d]) d = e;
     double across = 1.0;  // cells of a layer across the axis, with fit_dense()'s least margins
     for (int e = 0; e < 3; ++e)
-        if (e != d) across *= double(hi[e] - lo[e] + 5);
-    const double thickest = std::floor(dense_limit() / across) - 4.0;
+        if (e != d) across *= double(hi[e] - lo[e] + 1 + 2 * kLeastMargin);
+    const double thickest = std::floor(dense_limit() / across) - double(2 * kLeastMargin);
     const std::int64_t extent = std::int64_t{hi[d]} - lo[d] + 1;
     if (!(thickest >= 8.0) || extent > std::int64_t{16} * static_cast<std::int64_t>(keys.size())) return false;
     const auto thickness = static_cast<std::int64_t>(thickest);

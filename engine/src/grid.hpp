@@ -301,6 +301,7 @@ private:
     void room_for_hashed(std::size_t hashed);  // enough hashed buckets for this many balls
 
     static constexpr std::size_t kFewHashed = 64;  // hashed buckets beside dense cells, to start
+    static constexpr std::int64_t kLeastMargin = 2;  // dense cells on each side of the balls' block
 
     bool periodic_ = false;
     std::array<bool, 3> wraps_{};  // per axis, in a periodic box
