@@ -104,6 +104,13 @@ void check_options(const RunOptions& options) {
                 << shown(options.equilibrate);
         throw BadInput(message.str());
     }
+    if ((options.equilibrate + options.duration) / scene::kFrame > kMaxFrames) {
+        std::ostringstream message;
+        message << "--equilibrate and --duration: " << shown(options.equilibrate) << " and " << shown(options.duration)
+                << " are " << shown((options.equilibrate + options.duration) / scene::kFrame)
+                << " frames of 1/60 together, more than the limit of " << kMaxFrames << " frames per run";
+        throw BadInput(message.str());
+    }
     // Samples fall on frame ends: a trajectory never changes where the steps end (nor the bits).
     const double frames = std::round(options.every / scene::kFrame);
     if (!(frames >= 1.0 && frames <= kMaxFrames && std::abs(frames * scene::kFrame - options.every) <= 1e-9 * scene::kFrame)) {
@@ -333,7 +340,7 @@ int run_file(const RunOptions& options) {
     // 2⁴⁰ (about 1.1e12) doubles are at most 1/68 of a frame apart (near 10¹⁵, 0.125).
     if (const double t = loaded.world.time(), last = t + options.equilibrate + options.duration;
         !(std::abs(t) <= 0x1p40 && std::abs(last) <= 0x1p40)) {
-        throw BadInput((options.resume ? options.scene_path + ": the checkpoint's time " : std::string("time: ")) +
+        throw BadInput(options.scene_path + (options.resume ? ": the checkpoint's time " : ": time: ") +
                        shown(t) + (std::abs(t) <= 0x1p40 ? " and --duration " + shown(options.duration) + " reach " + shown(last) : std::string()) +
                        ", beyond 2^40 (about 1.1e12) in magnitude: frames of 1/60 cannot advance the time there");
     }
@@ -463,12 +470,16 @@ int main(int argc, char** argv) {
     for (CLI::App* command : {run, resume}) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");
         command->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
-        command->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout");
+        // An output asked for by an empty name (an unset shell variable) is an error, not skipped.
+        auto file = [](const std::string& text) -> std::string {
+            return text.empty() ? "must name a file, got an empty path" : std::string();
+        };
+        command->add_option("--stats", options.stats, "Write the statistics JSON to this file instead of stdout")->check(file);
         command->add_option("--state", options.state, "Write the world at the end as a scene file (JSON: settings, statics, every ball) that "
-                            "`ballistic run` goes on from");
+                            "`ballistic run` goes on from")->check(file);
         command->add_option("--checkpoint", options.checkpoint,
                             "Write a snapshot of the whole world to this file at the end (also when interrupted), "
-                            "for `ballistic resume`");
+                            "for `ballistic resume`")->check(file);
         command->add_option("--event-budget", options.event_budget,
                             "Events the run may process (1 to 10^18); reached, it stops there with complete outputs and exit 1 "
                             "(default: none; every step is also bounded by 10^9 events)")
@@ -484,11 +495,11 @@ int main(int argc, char** argv) {
         command->add_option("--equilibrate", options.equilibrate,
                             "Simulate this long first, then reset the measurements and run --duration: the "
                             "statistics describe only the run after equilibration (default 0)");
-        command->add_option("--trajectory", options.trajectory,
+        CLI::Option* trajectory = command->add_option("--trajectory", options.trajectory,
                             "Write extended XYZ frames (ASE, OVITO) to this file: species, position, velocity, "
-                            "radius, the time and the periodic box, every --every and at the end");
+                            "radius, the time and the periodic box, every --every and at the end")->check(file);
         command->add_option("--every", options.every,
-                            "Trajectory sample interval, a whole number of frames of 1/60 (default 0.1)");
+                            "Trajectory sample interval, a whole number of frames of 1/60 (default 0.1)")->needs(trajectory);
         command->add_flag("--quiet", options.quiet, "No progress line on a terminal");
     }
 

@@ -359,7 +359,14 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         {"run " + good.string() + " --state " + good.string(), "--state names the scene file " + good.string()},
         {"run " + good.string() + " --event-budget 0", "--event-budget: must be a whole number of events from 1 to 10^18"},
         {"run " + good.string() + " --event-budget -1", "got -1"},
-        {"run " + late.string(), "time: 1e+16, beyond 2^40 (about 1.1e12) in magnitude"},
+        {"run " + late.string(), late.string() + ": time: 1e+16, beyond 2^40 (about 1.1e12) in magnitude"},
+        {"run " + good.string() + " --state ''", "--state: must name a file, got an empty path"},
+        {"run " + good.string() + " --stats ''", "--stats: must name a file, got an empty path"},
+        {"run " + good.string() + " --checkpoint ''", "--checkpoint: must name a file, got an empty path"},
+        {"run " + good.string() + " --trajectory ''", "--trajectory: must name a file, got an empty path"},
+        {"run " + good.string() + " --every 0.1", "--every requires --trajectory"},
+        {"run " + good.string() + " --equilibrate 4e7 --duration 4e7",
+         "--equilibrate and --duration: 4e+07 and 4e+07 are 4.8e+09 frames of 1/60 together"},
         {"run " + good.string() + " --event-budget 010", "got 010"},
     };
     for (const Case& c : cases) {
@@ -533,15 +540,47 @@ TEST_F(Cli, ResumeFromACheckpointGoesOnEmitting) {
     EXPECT_NE(cut.err.find("cut.ckpt: nothing after the snapshot"), std::string::npos) << cut.err;
 }
 
-TEST_F(Cli, AnInterruptedRunLeavesACheckpointToResume) {
-    const fs::path scene = write("box.json", kBoxGas);
-    const Result stopped = run("run " + scene.string() + " --duration 100 --event-budget 5000 --stats " +
-                               path("stats.json").string() + " --checkpoint " + path("box.ckpt").string());
+TEST_F(Cli, ARunStoppedAnywhereResumesToTheWholeRun) {
+    // A pile settling (restitution, friction: balls sleep), stopped by the event budget or ended
+    // between two frame ends: resumed, it steps on the whole run's frame ends n/60 and ends with
+    // its bits, on any thread count; the counters go on from the checkpoint's start.
+    std::string text = kBoxGas;
+    text.insert(1, R"("restitution": 0.5, "friction": 0.5, )");
+    const fs::path scene = write("pile.json", text);
+    const json whole = run_ok(scene, "--duration 3 --threads 1");
+    auto exact = [](double t) {
+        std::ostringstream out;
+        out.precision(17);
+        out << t;
+        return out.str();
+    };
+    const Result stopped = run("run " + scene.string() + " --duration 3 --threads 1 --event-budget 5000 --stats " +
+                               path("stats.json").string() + " --checkpoint " + path("budget.ckpt").string());
     EXPECT_EQ(stopped.exit_code, 1) << stopped.err;
     const double reached = json::parse(read_file(path("stats.json")))["time"].get<double>();
-    const Result resumed = run("resume " + path("box.ckpt").string() + " --duration 0.5");
-    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-    EXPECT_DOUBLE_EQ(json::parse(resumed.out)["time"].get<double>(), reached + 0.5);
+    ASSERT_GT(reached, 0.0);
+    ASSERT_LT(reached, 3.0);
+    EXPECT_NE(std::round(reached * 60.0) / 60.0, reached) << "the budget stops between frame ends";
+    const Result budget = run("resume " + path("budget.ckpt").string() + " --duration " + exact(3.0 - reached) +
+                              " --threads 2");
+    ASSERT_EQ(budget.exit_code, 0) << budget.err;
+    const json resumed = json::parse(budget.out);
+    EXPECT_EQ(resumed["time"].get<double>(), 3.0);
+    EXPECT_EQ(resumed["state_hash"], whole["state_hash"]);
+    EXPECT_EQ(resumed["events"], whole["events"]);
+    EXPECT_EQ(resumed["measured_from"].get<double>(), 0.0) << "the counters began with the checkpointed run";
+    EXPECT_GT(whole["sleeping"].get<int>(), 0);
+
+    ASSERT_EQ(run("run " + scene.string() + " --duration 1.37 --threads 2 --stats " + path("first.json").string() +
+                  " --checkpoint " + path("between.ckpt").string()).exit_code, 0);
+    const json split = json::parse(run("resume " + path("between.ckpt").string() + " --duration 1.63 --threads 1").out);
+    EXPECT_EQ(split["time"].get<double>(), 3.0);
+    EXPECT_EQ(split["state_hash"], whole["state_hash"]);
+    // Collisions per second count the run's own: the resumed part's, not the checkpoint's too.
+    const json first = json::parse(read_file(path("first.json")));
+    const double collisions = split["events"]["total"].get<double>() - first["events"]["total"].get<double>();
+    EXPECT_NEAR(split["events_per_second"].get<double>() * split["wall_seconds"].get<double>(), collisions,
+                1e-9 * collisions);
 }
 
 TEST_F(Cli, ABadCheckpointIsRefusedNamingTheFile) {
@@ -609,6 +648,10 @@ TEST_F(Cli, EquilibrationIsLeftOutOfTheMeasurements) {
     EXPECT_EQ(measured["events"]["total"].get<std::uint64_t>(),
               whole["events"]["total"].get<std::uint64_t>() - first["events"]["total"].get<std::uint64_t>());
     EXPECT_EQ(measured["kinetic_energy"]["start"], first["kinetic_energy"]["end"]);
+    // Collisions per second count the equilibration's too: the wall time covers it.
+    const double collisions = whole["events"]["total"].get<double>();
+    EXPECT_NEAR(measured["events_per_second"].get<double>() * measured["wall_seconds"].get<double>(), collisions,
+                1e-9 * collisions);
     const Result bad = run("run " + scene.string() + " --equilibrate -1");
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("--equilibrate"), std::string::npos) << bad.err;

@@ -1128,6 +1128,50 @@ TEST(Determinism, PolydisperseRoomUnderGravitySameForAnyThreadCount) {
     }
 }
 
+// A step stopped by its event budget (or its interrupt flag: the same path) leaves every ball's
+// state as it was and only shows the balls at the time reached: stepped on to the step's end, the
+// world ends with the bits of the step never stopped, on one thread or in parallel batches.
+TEST(Determinism, AStepStoppedByItsBudgetGoesOnWithTheSameBits) {
+    for (const int threads : {1, 2}) {
+        auto room = [&] {
+            WorldDef def = with_gravity(9.81, 0.8);
+            def.threads = threads;
+            def.parallel_events_min_balls = 0;
+            def.parallel_events_pacing = false;
+            World world(def);
+            for (const auto& [point, normal] : std::initializer_list<std::pair<Vec3, Vec3>>{
+                     {{0, 0, 0}, {1, 0, 0}}, {{24, 0, 0}, {-1, 0, 0}}, {{0, 0, 0}, {0, 1, 0}},
+                     {{0, 0, 0}, {0, 0, 1}}, {{0, 0, 24}, {0, 0, -1}}})
+                world.add_plane({point, normal});
+            GenerateDef gen;
+            gen.count = 2000;
+            gen.radius = 0.3;
+            gen.region = {{0, 0, 0}, {24, 12, 24}};
+            gen.speed = 4;
+            gen.seed = 7;
+            world.add_balls(generate_balls(world, gen));
+            return world;
+        };
+        constexpr double kDt = 0.25;
+        World free = room();
+        const std::uint64_t events = free.step(kDt).events;
+        int continued = 0;
+        for (const std::uint64_t budget : {events / 7, events / 3, events / 2, events - 5}) {
+            World stopped = room();
+            stopped.set_step_event_budget(budget);
+            EXPECT_THROW(stopped.step(kDt), BudgetExceeded);
+            const double rest = kDt - stopped.time();
+            if (stopped.time() + rest != kDt) continue;  // the sum must end the step at kDt exactly
+            stopped.set_step_event_budget(0);
+            stopped.step(rest);
+            EXPECT_EQ(stopped.state_hash(), free.state_hash()) << threads << " threads, budget " << budget;
+            EXPECT_EQ(stopped.event_counts().collisions(), free.event_counts().collisions());
+            ++continued;
+        }
+        EXPECT_GE(continued, 3) << threads << " threads";
+    }
+}
+
 // No walls: a dense cloud expands into empty space, so balls leave the block of dense cells
 // (their events are processed alone) until a re-sort fits the cells to the cloud again.
 TEST(Determinism, ExpandingCloudSameForAnyThreadCount) {

@@ -758,9 +758,12 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         throw;
     }
     if (!all_done) {
-        // Interrupted before its first event, the step leaves the world where it was.
+        // Interrupted before its first event, the step leaves the world where it was. The balls
+        // are shown at the time reached but keep their state as it is, as at a step's end: the
+        // next step goes on with the very bits an uninterrupted one would have.
         const double reached = std::max({w.time, w.loop.last_processed, tested});
-        w.stand_at(reached, true);
+        w.stand_at(reached, false);
+        w.show_balls(reached);
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
@@ -1069,5 +1072,7 @@ void World::reset_measurements() {
     impl_->between_steps("reset_measurements");
     impl_->measurements.reset(impl_->time);
 }
+
+double World::measured_since() const { return impl_->measurements.window_start; }
 
 }  // namespace ballistic

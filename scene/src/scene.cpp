@@ -746,19 +746,18 @@ bool advance(World& world, double duration, const RunControl& control) {
         }
     } restore{world, step_budget};
     world.set_interrupt(control.stop);
-    // Frame ends come from the frame number, not from a running sum, so rounding does not drift
-    // over many frames. A run that starts at a frame end n·kFrame (at 0, or resumed from a
-    // checkpoint written at a frame end) keeps to those frame ends, and its end snaps to one
-    // within a nanoframe: a run split at a frame end steps at the very times the whole run does.
+    // Frame ends are the times n·kFrame, from the frame number, not from a running sum, so
+    // rounding does not drift over many frames. A run that starts between two (a checkpoint
+    // written when a signal or the event budget stopped a run, a scene's `time`) first finishes
+    // its frame, and its end snaps to a frame end within a nanoframe: a run split anywhere steps
+    // at the very times the whole run does.
     const double start = world.time();
-    const double frames_before = std::round(start / kFrame);
-    const bool on_frames = frames_before * kFrame == start;
-    const double origin = on_frames ? 0.0 : start;
-    const double base = on_frames ? frames_before : 0.0;
+    double base = std::floor(start / kFrame);  // the frame end at or before the start
+    if (base * kFrame > start) base -= 1.0;
+    else if ((base + 1.0) * kFrame <= start) base += 1.0;
     double end = start + duration;
-    if (const double last = std::round((end - origin) / kFrame);
-        std::abs(origin + last * kFrame - end) <= 1e-9 * kFrame && origin + last * kFrame > start)
-        end = origin + last * kFrame;
+    if (const double last = std::round(end / kFrame); std::abs(last * kFrame - end) <= 1e-9 * kFrame && last * kFrame > start)
+        end = last * kFrame;
     for (std::uint64_t frame = 1; world.time() < end; ++frame) {
         if (control.stop && control.stop->load(std::memory_order_relaxed)) return false;
         // The world's step budget, lowered to what is left of the run's: the step that spends the
@@ -769,7 +768,7 @@ bool advance(World& world, double duration, const RunControl& control) {
             run_budget = step_budget == 0 || left < step_budget;
             world.set_step_event_budget(run_budget ? left : step_budget);
         }
-        double target = origin + (base + static_cast<double>(frame)) * kFrame;
+        double target = (base + static_cast<double>(frame)) * kFrame;
         // A remainder below a nanoframe is rounding in duration / kFrame, not a real partial frame.
         if (target > end - 1e-9 * kFrame) target = end;
         try {
@@ -869,7 +868,7 @@ double total_energy(const Scene& scene) {
 }
 
 double RunStats::events_per_second() const {
-    return wall_seconds > 0.0 ? static_cast<double>(events.collisions()) / wall_seconds : 0.0;
+    return wall_seconds > 0.0 ? static_cast<double>(run_collisions) / wall_seconds : 0.0;
 }
 
 double RunStats::relative_energy_drift() const {
@@ -885,6 +884,9 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     double energy_emitted_before = scene.energy_emitted;
     const auto start = std::chrono::steady_clock::now();
     const std::uint64_t first = world.events_processed();
+    // The collisions this run processes, for events_per_second(): the equilibration's are
+    // counted before the reset clears them.
+    std::uint64_t counted_from = world.event_counts().collisions(), equilibration_collisions = 0;
     // One phase of the run, on what is left of the run's event budget.
     auto phase = [&](double length) {
         RunControl left = control;
@@ -900,8 +902,11 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     };
     try {
         bool finished = equilibrate > 0.0 ? phase(equilibrate) : true;
-        if (equilibrate > 0.0 && finished) world.reset_measurements();
-        stats.measured_from = world.time();
+        if (equilibrate > 0.0 && finished) {
+            equilibration_collisions = world.event_counts().collisions() - counted_from;
+            counted_from = 0;
+            world.reset_measurements();
+        }
         stats.kinetic_energy_start = world.kinetic_energy();
         stats.momentum_start = world.momentum();
         stats.energy_start = total_energy(scene);
@@ -921,6 +926,8 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
     }
     require_finite_state(world);
     stats.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats.run_collisions = equilibration_collisions + (world.event_counts().collisions() - counted_from);
+    stats.measured_from = world.measured_since();
 
     stats.balls = world.ball_count();
     stats.time = world.time();

@@ -98,7 +98,8 @@ public:
     // Processes every event in [time(), time() + dt] in time order, then brings every ball to
     // time() + dt. The step's collisions are available from events() afterwards. Throws
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
-    // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set.
+    // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set;
+    // steps from there to the stopped step's end give the bits of that step never stopped.
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
     // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
     // many events would have stopped it, up to the balls that test would have put to sleep (at
@@ -187,6 +188,9 @@ public:
     // time (x, y, z, vx, vy, vz; each value's 8 bytes from least significant).
     std::uint64_t state_hash() const;
     void reset_measurements();
+    // When the measurements began: the world's start (WorldDef::time) or the last
+    // reset_measurements(); a restored world keeps the saved world's (unit: time).
+    double measured_since() const;
     // Memory of the simulation state per ball: storage, contacts, event queue, cells, handles and
     // the table of support sets (which keeps the entries of events a parallel batch undid, so
     // this may differ slightly between thread counts; the simulation does not).

@@ -128,11 +128,12 @@ struct RunStats {
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
     bool interrupted = false;         // stopped early; `time` is the time reached
     std::string stop_reason;          // why: "signal", "out of memory", or the event budget's message
-    double measured_from = 0.0;       // the time the measurements start (after equilibration)
-    double wall_seconds = 0.0;
+    double measured_from = 0.0;       // when the measurements began (World::measured_since())
+    double wall_seconds = 0.0;        // of the whole run, equilibration included
+    std::uint64_t run_collisions = 0;  // collisions the run processed, equilibration included
     std::uint64_t state_hash = 0;
 
-    double events_per_second() const;
+    double events_per_second() const;  // run_collisions / wall_seconds
     // |E_end − E_start − E_emitted| / max(|E_start|, |E_start + E_emitted|) (0 when the
     // numerator is 0).
     double relative_energy_drift() const;
