@@ -434,7 +434,8 @@ TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
     expect_rejected(R"({"friction": -0.5})", "friction", "must be >= 0, got -0.5");
     expect_rejected(R"({"sleep_speed": -1})", "sleep_speed", "");
     expect_rejected(R"({"sleep_time": "long"})", "sleep_time", "expected a number");
-    expect_rejected(R"({"sleep_events": 0})", "sleep_events", "");
+    expect_rejected(R"({"sleep_events": 0})", "sleep_events", "must be >= 1, got 0");
+    expect_rejected(R"({"sleep_events": -3})", "sleep_events", "must be >= 1, got -3");
     expect_rejected(R"({"sleep_events": 1e10})", "sleep_events", "");
     expect_rejected(R"({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": 1, "sleeping": 1}]})",
                     "balls[0].sleeping", "expected true or false, got 1");

@@ -266,18 +266,20 @@ Vec3 read_vec3(const json& value, const std::string& path) {
             read_number(value[2], element(path, 2))};
 }
 
-// Non-negative whole number up to `limit`; written as an integer or as an integral float (1e5).
-std::uint64_t read_whole(const json& value, const std::string& path, double limit) {
+// Whole number from `least` up to `limit`; written as an integer or as an integral float (1e5).
+std::uint64_t read_whole(const json& value, const std::string& path, double limit, std::uint64_t least = 0) {
+    const std::string too_small = "must be >= " + std::to_string(least) + ", got " + quote(value);
     if (value.is_number_unsigned()) {
         const auto whole = value.get<std::uint64_t>();
         // Below 2^64 every limit is a power of two or below 2^53, where the conversion is exact.
         if (limit < 0x1p64 && !(static_cast<double>(whole) < limit))
             fail(path, "must be below " + format("%.17g", limit) + ", got " + quote(value));
+        if (whole < least) fail(path, too_small);
         return whole;
     }
     if (!value.is_number()) fail(path, "expected a non-negative integer, got " + quote(value));
     const double number = value.get<double>();
-    if (number < 0.0) fail(path, "must be >= 0, got " + quote(value));
+    if (number < static_cast<double>(least)) fail(path, too_small);
     if (number != std::floor(number) || !(number < limit)) {
         fail(path, "expected a non-negative integer, got " + quote(value));
     }
@@ -319,7 +321,7 @@ World make_world(const json& root, const LoadOptions& options) {
     if (const json* v = optional_key(root, "sleep_speed")) def.sleep_speed = read_number(*v, "sleep_speed");
     if (const json* v = optional_key(root, "sleep_time")) def.sleep_time = read_number(*v, "sleep_time");
     if (const json* v = optional_key(root, "sleep_events"))
-        def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0));
+        def.sleep_events = static_cast<std::uint32_t>(read_whole(*v, "sleep_events", 4294967296.0, 1));
     if (const json* v = optional_key(root, "sleep_friction")) def.sleep_friction = read_number(*v, "sleep_friction");
     if (const json* v = optional_key(root, "sleep_interval")) def.sleep_interval = read_number(*v, "sleep_interval");
     if (const json* v = optional_key(root, "wake_lift")) def.wake_lift = read_number(*v, "wake_lift");
