@@ -401,6 +401,11 @@ TEST_F(Cli, ControlCharactersAndHugeNumbersAreShownEscapedAndCut) {
     EXPECT_NE(nul.err.find("balls[0].po\\u0000s: unknown key"), std::string::npos) << nul.err;
     const Result escape = run("run " + write("escape_key.json", R"({"\u001b[31mred": 1})").string());
     EXPECT_EQ(escape.err.find('\x1b'), std::string::npos) << escape.err;
+    // A byte that is not UTF-8 is shown as \xNN; a well-formed character as it is.
+    const Result bad_utf8 = run("run " + write("bad_utf8.json", "{\"caf\xc3\xa9\xff\": 1}").string());
+    EXPECT_EQ(bad_utf8.exit_code, 2);
+    EXPECT_NE(bad_utf8.err.find("caf\xc3\xa9\\xff"), std::string::npos) << bad_utf8.err;
+    EXPECT_EQ(bad_utf8.err.find('\xff'), std::string::npos) << bad_utf8.err;
     const Result digits = run("run " + write("digits.json", "{\"time\": " + std::string(1 << 20, '1') + "}").string());
     EXPECT_EQ(digits.exit_code, 2);
     EXPECT_LT(digits.err.size(), 1000u) << digits.err.substr(0, 300);

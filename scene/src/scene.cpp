@@ -38,23 +38,48 @@ std::string format(const char* pattern, double value) {
     throw InvalidArgument(path, (path.empty() ? std::string("scene") : path) + ": " + what);
 }
 
+// The length of the well-formed UTF-8 sequence of more than one byte at the start of `text`
+// (RFC 3629: no overlong forms, no surrogates, nothing beyond U+10FFFF), or 0.
+std::size_t utf8_sequence(std::string_view text) {
+    const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = at(0);
+    const std::size_t length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
+                             : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length == 0 || text.size() < length) return 0;
+    const unsigned char low = lead == 0xe0 ? 0xa0 : lead == 0xf0 ? 0x90 : 0x80;
+    const unsigned char high = lead == 0xed ? 0x9f : lead == 0xf4 ? 0x8f : 0xbf;
+    if (at(1) < low || at(1) > high) return 0;
+    for (std::size_t k = 2; k < length; ++k)
+        if (at(k) < 0x80 || at(k) > 0xbf) return 0;
+    return length;
+}
+
 // A key as error messages name it: a long one cut short, so that a huge key is not echoed whole.
 // Text from the file as a message shows it: control characters escaped as JSON writes them
-// (\u0000: a NUL would end the message), cut to about `limit` bytes with the full length given.
+// (\u0000: a NUL would end the message), bytes that are not UTF-8 as \xff, cut to about `limit`
+// bytes with the full length given.
 std::string shown_text(std::string_view text, std::size_t limit) {
+    constexpr char kHex[] = "0123456789abcdef";
     const std::size_t size = text.size();
     if (size > limit) text = text.substr(0, limit - 16);
     std::string out;
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte < 0x20 || byte == 0x7f) {
-            constexpr char kHex[] = "0123456789abcdef";
-            out += "\\u00";
+    for (std::size_t k = 0; k < text.size();) {
+        const auto byte = static_cast<unsigned char>(text[k]);
+        if (byte >= 0x80) {
+            if (const std::size_t length = utf8_sequence(text.substr(k)); length > 0) {
+                out += text.substr(k, length);
+                k += length;
+                continue;
+            }
+        }
+        if (byte < 0x20 || byte >= 0x7f) {
+            out += byte >= 0x80 ? "\\x" : "\\u00";
             out += kHex[byte >> 4];
             out += kHex[byte & 15];
         } else {
-            out += c;
+            out += text[k];
         }
+        ++k;
     }
     if (size > limit) out += "...(" + std::to_string(size) + " bytes)";
     return out;
