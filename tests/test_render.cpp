@@ -443,6 +443,19 @@ TEST(Caption, WhiteTextOverAShadowAtTheTopLeft) {
     EXPECT_GT(white, 20);
     EXPECT_GT(dark, 5);
     EXPECT_EQ(changed_right, 0);
+    // Wider than the image, the text wraps at its spaces onto more lines instead of being cut.
+    image.height = 120;
+    image.rgba.assign(200 * 120 * 4, 100);
+    render::draw_caption(image, "t = 1.00   1000000 balls   20 asleep   2.1e+07 events/s (simulated)", 1);
+    int lowest = -1, rightmost = -1;
+    for (int y = 0; y < 120; ++y)
+        for (int x = 0; x < 200; ++x)
+            if (image.pixel(x, y)[0] == 255) {
+                lowest = std::max(lowest, y);
+                rightmost = std::max(rightmost, x);
+            }
+    EXPECT_GT(lowest, 20) << "more than one line";
+    EXPECT_LT(rightmost, 200 - 6) << "within the right margin";
 }
 
 TEST(Camera, ProjectAndPixelRayAgree) {

@@ -18,11 +18,30 @@ void draw_caption(Image& image, std::string_view text, int scale) {
         float x, y, z;
         unsigned char color[4];
     };
-    std::string copy(text);  // stb_easy_font takes a mutable C string
+    const int margin = 6 * scale;
+    // Wrapped at spaces to the image's width (stb_easy_font breaks lines at '\n'): the spaces
+    // before a word that starts a new line are left out; a word wider than the image stays whole
+    // and is cut at its edge.
+    std::string copy;  // stb_easy_font takes a mutable C string
+    auto width = [](std::string line) { return stb_easy_font_width(line.data()); };
+    const int room = (image.width - 2 * margin) / scale;
+    std::size_t line = 0;  // where the last line starts in `copy`
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t word = std::min(text.find_first_not_of(' ', at), text.size());
+        const std::size_t end = std::min(text.find(' ', word), text.size());
+        const std::string spaced(text.substr(at, end - at));
+        if (copy.size() > line && width(copy.substr(line) + spaced) > room) {
+            copy += '\n';
+            line = copy.size();
+            copy += text.substr(word, end - word);
+        } else {
+            copy += spaced;
+        }
+        at = end;
+    }
     std::vector<Vertex> quads(copy.size() * 70);  // ~270 bytes per character, with room
     const int count = stb_easy_font_print(0.0f, 0.0f, copy.data(), nullptr, quads.data(),
                                           static_cast<int>(quads.size() * sizeof(Vertex)));
-    const int margin = 6 * scale;
     auto fill = [&](float x0, float y0, float x1, float y1, int offset, std::uint8_t value) {
         const int ax = margin + offset + static_cast<int>(std::lround(x0 * static_cast<float>(scale)));
         const int ay = margin + offset + static_cast<int>(std::lround(y0 * static_cast<float>(scale)));

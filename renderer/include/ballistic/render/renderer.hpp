@@ -151,8 +151,8 @@ struct Image {
 };
 
 Status write_png(const Image& image, const std::filesystem::path& path);
-// Writes `text` (ASCII, one line) in white with a dark shadow at the image's top left, each font
-// pixel `scale` image pixels wide (stb_easy_font, on the CPU).
+// Writes `text` (ASCII) in white with a dark shadow at the image's top left, each font pixel
+// `scale` image pixels wide (stb_easy_font, on the CPU), wrapped at spaces to the image's width.
 void draw_caption(Image& image, std::string_view text, int scale = 2);
 
 // Draws into an offscreen image. Two frames may be in flight: submit() records and submits a
