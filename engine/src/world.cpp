@@ -762,8 +762,14 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         // are shown at the time reached but keep their state as it is, as at a step's end: the
         // next step goes on with the very bits an uninterrupted one would have.
         const double reached = std::max({w.time, w.loop.last_processed, tested});
-        w.stand_at(reached, false);
-        w.show_balls(reached);
+        try {
+            w.stand_at(reached, false);
+            w.show_balls(reached);
+        } catch (...) {  // both may allocate: then as a failure above, the balls brought there
+            w.events_valid = false;
+            w.stand_at(reached, true);
+            throw;
+        }
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");

@@ -138,7 +138,7 @@ struct World::Impl {
     double shown_at = -std::numeric_limits<double>::infinity();  // when every view was last written
     // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
     // first every ball is brought there and shown on the calling thread, allocating nothing (a
-    // stop before the step's end, a failure), and then it never fails.
+    // failure within a step), and then it never fails.
     void stand_at(double at, bool bring);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
