@@ -464,8 +464,9 @@ int main(int argc, char** argv) {
     CLI::App* run = app.add_subcommand("run", "Simulate a scene file headless and print statistics as JSON");
     run->add_option("scene", options.scene_path, "Scene file (JSON, see README.md)")->required();
     CLI::App* resume = app.add_subcommand(
-        "resume", "Continue a run from its checkpoint (--checkpoint) and print statistics as JSON; the "
-                  "result is bit-identical to the run never having stopped");
+        "resume", "Continue a run from its checkpoint (--checkpoint) and print statistics as JSON; a run "
+                  "stopped by a signal or the event budget, or at a frame end, goes on bit-identical to the "
+                  "run never having stopped");
     resume->add_option("checkpoint", options.scene_path, "Checkpoint file written by --checkpoint")->required();
     for (CLI::App* command : {run, resume}) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");

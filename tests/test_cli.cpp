@@ -548,7 +548,8 @@ TEST_F(Cli, ResumeFromACheckpointGoesOnEmitting) {
 TEST_F(Cli, ARunStoppedAnywhereResumesToTheWholeRun) {
     // A pile settling (restitution, friction: balls sleep), stopped by the event budget or ended
     // between two frame ends: resumed, it steps on the whole run's frame ends n/60 and ends with
-    // its bits, on any thread count; the counters go on from the checkpoint's start.
+    // its bits, on any thread count; the counters go on from the checkpoint's start. (The end at
+    // 1.37 is a step end, which tests every awake ball for sleeping: none falls asleep there.)
     std::string text = kBoxGas;
     text.insert(1, R"("restitution": 0.5, "friction": 0.5, )");
     const fs::path scene = write("pile.json", text);

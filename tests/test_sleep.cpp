@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -951,6 +952,69 @@ TEST(Sleep, ATestWithinAStepKeepsTheStepsBudget) {
         ++continued;
     }
     EXPECT_GT(continued, events / 2);
+}
+
+// A step stopped by its budget keeps its tests of sleeping: the step that goes on from there (in
+// the same world, or in one restored from a snapshot taken at the stop) tests at the times and
+// after the events the step never stopped would have, so a settling pile, tested a hundred times
+// within the step, ends with that step's bits and sleepers wherever it was stopped.
+TEST(Sleep, AStepStoppedAnywhereKeepsItsTestsOfSleeping) {
+    WorldDef def = granular(0.8);
+    def.friction = 0.5;
+    World pour(def);
+    const Vec3 lo{-3, 0, -3}, hi{3, 20, 3};
+    for (const Vec3 n : {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}}) pour.add_plane({lo, n});
+    for (const Vec3 n : {Vec3{1, 0, 0}, Vec3{0, 0, 1}}) pour.add_plane({hi, -n});
+    test_worlds::add_generated(pour, 120, 0.4, {{-3, 2, -3}, hi}, 1.0, 1);
+    while (pour.time() < 2.5) pour.step(1.0 / 60.0);
+    std::ostringstream bytes;
+    pour.save(bytes);
+    auto restored = [](const std::string& snapshot) {
+        std::istringstream in(snapshot);
+        return World::restore(in);
+    };
+    const double start = pour.time();
+    constexpr double kDt = 0.5;
+    const double end = start + kDt;
+    World free = restored(bytes.str());
+    const StepResult whole = free.step(kDt);
+    ASSERT_GT(free.sleeping_count(), pour.sleeping_count());  // balls fell asleep within the step
+    ASSERT_LT(free.sleeping_count(), free.ball_count());
+    int continued = 0;
+    for (int k = 1; k < 24; ++k) {
+        const std::uint64_t budget = whole.events * k / 24;
+        for (const bool through_snapshot : {false, true}) {
+            World stopped = restored(bytes.str());
+            stopped.set_step_event_budget(budget);
+            EXPECT_THROW(stopped.step(kDt), BudgetExceeded) << "budget " << budget;
+            if (stopped.time() + (end - stopped.time()) != end) continue;  // must end the step exactly
+            std::ostringstream at_stop;
+            stopped.save(at_stop);
+            World goes_on = through_snapshot ? restored(at_stop.str()) : std::move(stopped);
+            goes_on.set_step_event_budget(0);
+            goes_on.step(end - goes_on.time());
+            EXPECT_EQ(goes_on.state_hash(), free.state_hash()) << "budget " << budget << (through_snapshot ? ", restored" : "");
+            EXPECT_EQ(goes_on.sleeping_count(), free.sleeping_count()) << "budget " << budget;
+            EXPECT_EQ(goes_on.events_processed(), free.events_processed()) << "budget " << budget;
+            ++continued;
+        }
+    }
+    EXPECT_GT(continued, 30);
+
+    // A change between the stop and the step that goes on drops the stopped step's tests: a
+    // sleeping ball woken standing still in the pile is tested with the others, and sleeps again.
+    World stopped = restored(bytes.str());
+    stopped.set_step_event_budget(whole.events / 2);
+    EXPECT_THROW(stopped.step(kDt), BudgetExceeded);
+    const std::vector<std::uint8_t> asleep = stopped.sleeping_flags();
+    const auto first = std::find(asleep.begin(), asleep.end(), 1);
+    ASSERT_NE(first, asleep.end());
+    const BallId woken = stopped.balls().id[static_cast<std::size_t>(first - asleep.begin())];
+    stopped.set_sleeping(woken, false);
+    ASSERT_FALSE(stopped.sleeping(woken));
+    stopped.set_step_event_budget(0);
+    stopped.step(end - stopped.time());
+    EXPECT_TRUE(stopped.sleeping(woken));
 }
 
 // Capsules alone (no plane, no block) carry sleeping balls too, and a sleeping ball stands still

@@ -190,7 +190,7 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
     refused("{\"balls\": []}", "not a Ballistic snapshot");
     std::string other = good;
     other[8] = 1;  // the format version
-    refused(other, "format version 1; this build of Ballistic reads version 7 only");
+    refused(other, "format version 1; this build of Ballistic reads version 8 only");
     refused(good.substr(0, good.size() / 2), "ends early");
     refused(good.substr(0, good.size() - 1), "ends early");
     std::string flipped = good;
@@ -206,7 +206,8 @@ TEST(Snapshot, ForeignOrDamagedFilesAreRefusedClearly) {
 
 // Damage that keeps the checksum right (a file written by a broken or hostile program): every
 // byte changed, one at a time, is either refused with InvalidArgument or gives a world that
-// steps without crashing (run under the sanitizers in CI).
+// steps without crashing (run under the sanitizers in CI). The world is saved where its event
+// budget stopped a step, so the file holds that step's tests of sleeping too.
 TEST(Snapshot, ConsistentChecksumDoesNotHideInconsistentState) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
@@ -217,6 +218,9 @@ TEST(Snapshot, ConsistentChecksumDoesNotHideInconsistentState) {
     world.add_ball({{0, 1, 0}, {1, 0, 0}, 0.5, 1.0});
     world.add_ball({{1.5, 1, 0}, {-1, 0, 0}, 0.5, 2.0});
     run(world, 5);
+    world.add_ball({{0, 4, 0}, {0.3, 0, 0}, 0.5, 1.0});  // dropped onto them
+    world.set_step_event_budget(3);
+    EXPECT_THROW(world.step(2.0), BudgetExceeded);  // saved with the stopped step's tests of sleeping
     const std::string good = save(world);
     auto resign = [](std::string& bytes) {
         std::uint64_t hash = 0xcbf29ce484222325ull;

@@ -175,6 +175,18 @@ void World::save(std::ostream& out_stream) const {
             put_pending(out, w.loop.pending(s));
         }
     }
+
+    // A stopped step's tests of sleeping, for the step that goes on (World::Impl::carried).
+    const bool carried = w.carried && w.carried->at == w.time && w.events_valid;
+    out.put(static_cast<std::uint8_t>(carried));
+    if (carried) {
+        out.put(w.carried->test);
+        out.put(w.carried->since);
+        for (const auto* list : {&w.settling, &w.loop.woken}) {
+            out.put(static_cast<std::uint64_t>(list->size()));
+            for (const std::uint32_t s : *list) out.put(s);
+        }
+    }
     out.put_checksum();
     out_stream.flush();
     if (out.failed()) throw std::runtime_error("World::save: the stream failed (disk full or closed?)");
@@ -437,6 +449,28 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             events[s] = get_pending(in, balls, planes, cylinders, capsules, blocks, s);
         }
         w.loop.build(events, w.grid);
+    }
+
+    // A stopped step's tests of sleeping: the next after the stop, the lists of balls in range
+    // (the first ascending), no more of them than events and balls allow.
+    if (in.get<std::uint8_t>("carried tests") != 0) {
+        if (!w.events_valid) bad("a stopped step's tests without events");
+        const double test = in.get<double>("the next test of sleeping");
+        if (!(test > w.time)) bad("the next test of sleeping, at " + show(test) + ", is not after the time " + show(w.time));
+        const auto since = in.get<std::uint64_t>("events since a test of sleeping");
+        if (since > w.loop.processed) bad(std::to_string(since) + " events since a test of sleeping, of " + std::to_string(w.loop.processed));
+        for (auto* list : {&w.settling, &w.loop.woken}) {
+            const auto count = in.get<std::uint64_t>("balls to test for sleeping");
+            if (count > balls && count - balls > since) bad(std::to_string(count) + " balls to test for sleeping");
+            list->clear();
+            for (std::uint64_t k = 0; k < count; ++k) {
+                const auto s = in.get<std::uint32_t>("a ball to test for sleeping");
+                if (s >= balls || (list == &w.settling && !list->empty() && s <= list->back()))
+                    bad("ball slot " + std::to_string(s) + " listed for the tests of sleeping");
+                list->push_back(s);
+            }
+        }
+        w.carried = World::Impl::CarriedTests{w.time, test, since};
     }
     in.check_checksum();
     w.show_balls(w.time);

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace ballistic {
 
@@ -176,7 +177,7 @@ Id World::Impl::add_static(const Def& unit, const std::string& field, std::vecto
 }
 
 PlaneId World::add_plane(const PlaneDef& def) {
-    impl_->between_steps("add_plane");
+    impl_->changing("add_plane");
     Impl& w = *impl_;
     const std::string field = "planes[" + std::to_string(w.statics.planes().size()) + "]";
     w.room_for_infinite(field);
@@ -188,7 +189,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
 }
 
 CylinderId World::add_cylinder(const CylinderDef& def) {
-    impl_->between_steps("add_cylinder");
+    impl_->changing("add_cylinder");
     Impl& w = *impl_;
     const std::string field = "cylinders[" + std::to_string(w.statics.cylinders().size()) + "]";
     w.room_for_infinite(field);
@@ -227,13 +228,13 @@ Id World::Impl::add_finite(const Def& static_def, const std::string& kind, std::
 }
 
 CapsuleId World::add_capsule(const CapsuleDef& def) {
-    impl_->between_steps("add_capsule");
+    impl_->changing("add_capsule");
     Impl& w = *impl_;
     return w.add_finite(def, "capsules", w.measurements.capsule_counters, w.capsule_handles, w.capsule_ids);
 }
 
 BlockId World::add_block(const BlockDef& def) {
-    impl_->between_steps("add_block");
+    impl_->changing("add_block");
     Impl& w = *impl_;
     return w.add_finite(def, "blocks", w.measurements.block_counters, w.block_handles, w.block_ids);
 }
@@ -251,7 +252,7 @@ void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_h
 }
 
 void World::remove_plane(PlaneId id) {
-    impl_->between_steps("remove_plane");
+    impl_->changing("remove_plane");
     Impl& w = *impl_;
     const std::uint32_t k = w.plane_handles.slot(id, "plane");
     // Everything that allocates first (the planes and rests as they will be): then nothing fails.
@@ -282,21 +283,21 @@ void World::Impl::remove_static(Id id, const char* what, detail::Handles<Id>& st
 }
 
 void World::remove_cylinder(CylinderId id) {
-    impl_->between_steps("remove_cylinder");
+    impl_->changing("remove_cylinder");
     Impl& w = *impl_;
     w.remove_static(id, "cylinder", w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters,
                     &detail::Statics::remove_cylinder);
 }
 
 void World::remove_capsule(CapsuleId id) {
-    impl_->between_steps("remove_capsule");
+    impl_->changing("remove_capsule");
     Impl& w = *impl_;
     w.remove_static(id, "capsule", w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters,
                     &detail::Statics::remove_capsule);
 }
 
 void World::remove_block(BlockId id) {
-    impl_->between_steps("remove_block");
+    impl_->changing("remove_block");
     Impl& w = *impl_;
     w.remove_static(id, "block", w.block_handles, w.block_ids, w.measurements.block_counters,
                     &detail::Statics::remove_block);
@@ -337,6 +338,7 @@ BallId World::add_ball(const BallDef& def) {
 
 std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     Impl& w = *impl_;
+    w.carried.reset();  // in a pause, the step has taken them already
     for (std::size_t k = 0; k < defs.size(); ++k) {
         auto field = [k](const char* member) {
             return [k, member] { return "balls[" + std::to_string(k) + "]" + member; };
@@ -488,7 +490,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
 }
 
 void World::remove_ball(BallId id) {
-    impl_->between_steps("remove_ball");
+    impl_->changing("remove_ball");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     w.handles.reserve_release();
@@ -535,7 +537,7 @@ void World::Impl::predict_changed(std::span<const std::uint32_t> changed, std::u
 }
 
 void World::set_position(BallId id, Vec3 position) {
-    impl_->between_steps("set_position");
+    impl_->changing("set_position");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.position", position);
@@ -555,7 +557,7 @@ void World::set_position(BallId id, Vec3 position) {
 }
 
 void World::set_velocity(BallId id, Vec3 velocity) {
-    impl_->between_steps("set_velocity");
+    impl_->changing("set_velocity");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.velocity", velocity);
@@ -587,7 +589,7 @@ void World::set_velocity(BallId id, Vec3 velocity) {
 }
 
 void World::set_sleeping(BallId id, bool sleeping) {
-    impl_->between_steps("set_sleeping");
+    impl_->changing("set_sleeping");
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     if (sleeping == w.balls.asleep(s)) return;
@@ -628,6 +630,11 @@ void World::Impl::between_steps(const char* call) const {
     if (pausing)
         throw std::logic_error(std::string("world.") + call +
                                ": not allowed in a pause of a step (only adding balls and reading single balls are)");
+}
+
+void World::Impl::changing(const char* call) {
+    between_steps(call);
+    carried.reset();
 }
 
 double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
@@ -681,12 +688,16 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     auto inside = [&](double at) { return pause && at <= end ? at : std::numeric_limits<double>::infinity(); };
     double paused = inside(pause_at);
     std::size_t sleeping = 0;
+    double test = std::numeric_limits<double>::infinity();  // the next test of sleeping
+    // Going on from a stopped step (World::Impl::carried): as that step would have gone on.
+    const std::optional<Impl::CarriedTests> carried = std::exchange(w.carried, std::nullopt);
+    const bool goes_on = carried && carried->at == w.time && w.events_valid;
     try {
         // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
         // the balls have had about four collisions each since the last sort: O(N log N) then,
         // amortised O(log N) per collision.
         const std::uint64_t collisions = w.measurements.lifetime_collisions();
-        if (!w.events_valid || collisions - w.collisions_at_reorder > 4 * w.balls.size()) {
+        if (!w.events_valid || (!goes_on && collisions - w.collisions_at_reorder > 4 * w.balls.size())) {
             if (w.grid_valid) w.reorder();
             w.collisions_at_reorder = collisions;
         }
@@ -695,9 +706,14 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.rebuild_events(false);
         }
         w.measurements.begin_step();
-        w.begin_settling();
+        if (goes_on) {
+            w.settled_at_event = w.loop.processed - carried->since;
+            test = carried->test;
+        } else {
+            w.begin_settling();
+            test = w.next_settle(w.time);
+        }
         const std::uint64_t budget = w.def.step_event_budget;
-        double test = w.next_settle(w.time);
         w.start_roaming(dt);
         for (;;) {  // to the step's end, the budget, the next review of the cells' width, test of sleeping or pause
             const double until = std::min({end, test, paused});
@@ -770,6 +786,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.stand_at(reached, true);
             throw;
         }
+        w.carried = Impl::CarriedTests{reached, test, w.loop.processed - w.settled_at_event};
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
@@ -861,7 +878,7 @@ void World::set_interrupt(const std::atomic<bool>* flag) { impl_->loop.interrupt
 std::uint64_t World::events_processed() const { return impl_->loop.processed; }
 
 void World::set_gravity(Vec3 gravity) {
-    impl_->between_steps("set_gravity");
+    impl_->changing("set_gravity");
     require_finite("world.gravity", gravity);
     Impl& w = *impl_;
     Impl::Awakening awakening;
@@ -871,7 +888,7 @@ void World::set_gravity(Vec3 gravity) {
 }
 
 void World::set_restitution(double restitution) {
-    impl_->between_steps("set_restitution");
+    impl_->changing("set_restitution");
     if (!(restitution >= 0.0 && restitution <= 1.0))
         reject("world.restitution", "must be in [0, 1], got " + show(restitution));
     Impl& w = *impl_;

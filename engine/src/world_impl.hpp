@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace ballistic::detail {
@@ -74,6 +75,7 @@ struct World::Impl {
     // A step's caller runs within it (World::step with pauses): only balls may be added.
     bool pausing = false;
     void between_steps(const char* call) const;  // std::logic_error while pausing
+    void changing(const char* call);  // between_steps(), and a stopped step's tests are dropped
     // A pause at `at` (every event before it done): time reads `at` while `pause` runs, the balls
     // it adds are queued and listed for settling, and `tested` becomes `at`. Returns the next pause.
     double pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world);
@@ -205,6 +207,17 @@ struct World::Impl {
     void begin_settling();
     double next_settle(double after);
     void settle_within_step(double at, double& tested);  // `tested` = at when it tests
+    // A step stopped by its budget or interrupt flag leaves its tests as they stood: the next one
+    // at `test`, `since` events after the last, the list and loop.woken kept. The step that goes
+    // on from `at`, with no call that may change the world between (changing() drops them, even
+    // for a call refused), tests at the times and after the events the step never stopped would
+    // have. Snapshots keep them.
+    struct CarriedTests {
+        double at;
+        double test;
+        std::uint64_t since;
+    };
+    std::optional<CarriedTests> carried;
     // The test over the list (the balls woken since merged in); those that fell asleep leave it.
     void settle_listed(double at);
     void wake_all();  // between steps; as it was if it fails

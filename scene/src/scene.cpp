@@ -777,7 +777,7 @@ bool advance(World& world, double duration, const RunControl& control) {
     // rounding does not drift over many frames. A run that starts between two (a checkpoint
     // written when a signal or the event budget stopped a run, a scene's `time`) first finishes
     // its frame, and its end snaps to a frame end within a nanoframe: a run split anywhere then
-    // ends its steps at the whole run's frame ends (the split itself adds a step end).
+    // ends its steps at the whole run's frame ends (a duration that ends between two adds one).
     const double start = world.time();
     double base = std::floor(start / kFrame);  // the frame end at or before the start
     if (base * kFrame > start) base -= 1.0;

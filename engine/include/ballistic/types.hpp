@@ -253,7 +253,7 @@ struct RestoreOptions {
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
-inline constexpr std::uint32_t kSnapshotVersion = 7;
+inline constexpr std::uint32_t kSnapshotVersion = 8;
 
 // One-sided infinite wall: balls live on the side the normal points to.
 struct PlaneDef {

@@ -99,9 +99,9 @@ public:
     // time() + dt. The step's collisions are available from events() afterwards. Throws
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
     // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set;
-    // the balls keep their state, so steps from there to exactly the stopped step's end give the
-    // bits of that step never stopped, but for its tests of sleeping (the continuing step counts
-    // its events towards the next test afresh), which may put balls to sleep at other times.
+    // the balls keep their state and the step's tests of sleeping stand as they were (save()
+    // keeps them too), so steps from there to exactly the stopped step's end, with no change to
+    // the world between, give the bits of that step never stopped.
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
     // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
     // many events would have stopped it, up to the balls that test would have put to sleep (at
