@@ -431,6 +431,7 @@ TEST(SceneErrors, EngineErrorsNameThePlaceInTheFile) {
                     "balls[0].mass", "");
     expect_rejected(R"({"restitution": 1.5})", "restitution", "");
     expect_rejected(R"({"rest_speed": 0})", "rest_speed", "");
+    expect_rejected(R"({"rest_speed": 0.5, "sleep_speed": 0.2})", "rest_speed", "must be <= sleep_speed (0.2)");
     expect_rejected(R"({"friction": -0.5})", "friction", "must be >= 0, got -0.5");
     expect_rejected(R"({"sleep_speed": -1})", "sleep_speed", "");
     expect_rejected(R"({"sleep_time": "long"})", "sleep_time", "expected a number");

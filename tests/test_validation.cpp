@@ -60,6 +60,10 @@ TEST(Validation, WorldDefinition) {
     def = {};
     def.rest_speed = 0;
     expect(def, "world.rest_speed", "0");
+    def.rest_speed = 0.2;  // above sleep_speed (0.1): a pressed ball would never sleep
+    expect(def, "world.rest_speed", "must be <= sleep_speed (0.1)");
+    def.sleep_speed = 0;  // sleeping off: any speed
+    EXPECT_NO_THROW(World{def});
     def = {};
     def.threads = -2;
     expect(def, "world.threads", "-2");

@@ -110,7 +110,8 @@ struct WorldDef {
     // pile settles (in `demos/scenes/pile.json`, 0.03 costs 1.2–1.35 times the events of 0.05;
     // the former defaults, 0.01 with sleep_speed 0.05, 2.7 times the events and 2.8 times the
     // time). Keep it well below sleep_speed, so that such a ball is quiet (both at 0.05 cost
-    // pile.json 1.7 times the events). However small it is, a pressed contact leaves fast enough
+    // pile.json 1.7 times the events); above it (with sleep_speed > 0) it is refused, as a ball
+    // pressed into another would never sleep. However small it is, a pressed contact leaves fast enough
     // to rise 10⁻⁶ of the radius, so it bounces at most √(a / 8·10⁻⁶ r) times a second, a the
     // acceleration pressing it (|g| for a ball on a sleeping one). (unit: length/time; must be > 0)
     double rest_speed = 0.05;
