@@ -747,6 +747,34 @@ TEST(Sleep, TheEmbedderPutsABallToSleepAndWakesIt) {
     EXPECT_FALSE(elastic.sleeping(ball));
 }
 
+// A ball given asleep stays asleep only with something under it: a static, a ball, or a ball
+// given asleep that has something under it, in any order within one call. With nothing under it
+// (in mid-air, against a wall alone, or on such a ball) it is added awake, standing still, and
+// falls.
+TEST(Sleep, ABallGivenAsleepWithNothingUnderItFalls) {
+    World world(granular());
+    add_floor(world);
+    world.add_plane({{-3, 0, 0}, {1, 0, 0}});  // a wall
+    auto asleep = [](Vec3 p) {
+        BallDef def{p, {}, 0.5, 1.0};
+        def.sleeping = true;
+        return def;
+    };
+    const std::vector<BallId> ids = world.add_balls(std::vector<BallDef>{
+        asleep({0, 2.5, 0}), asleep({0, 1.5, 0}), asleep({0, 0.5, 0}),  // a stack on the floor, top first
+        asleep({4, 6, 0}), asleep({4, 5, 0}),                           // one on another, in mid-air
+        asleep({-2.5, 4, 0})});                                         // against the wall alone
+    for (int k = 0; k < 3; ++k) EXPECT_TRUE(world.sleeping(ids[k])) << k;
+    for (int k = 3; k < 6; ++k) EXPECT_FALSE(world.sleeping(ids[k])) << k;
+    const BallId on_top = world.add_ball(asleep({0, 3.5, 0}));  // on a ball asleep before
+    EXPECT_TRUE(world.sleeping(on_top));
+    EXPECT_TRUE(settle(world, 5.0));
+    EXPECT_LT(world.ball(ids[3]).position.y, 1.6);
+    EXPECT_LT(world.ball(ids[4]).position.y, 1.6);
+    EXPECT_NEAR(world.ball(ids[5]).position.y, 0.5, 1e-3);
+    EXPECT_EQ(world.ball(on_top).position.y, 3.5);
+}
+
 TEST(Sleep, ABallIsAddedAsleepOnlyStandingStillInAWorldWhereBallsSleep) {
     World world(granular());
     add_floor(world);

@@ -92,6 +92,38 @@ void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn, Within 
     }, Grid::kAllNear);
 }
 
+void Sleep::wake_unheld(std::uint32_t first, double now, std::vector<std::uint8_t>& held,
+                        std::vector<std::uint32_t>& found) noexcept {
+    const auto n = static_cast<std::uint32_t>(balls_.size());
+    held.assign(n - first, 0);  // within the capacity the caller gave
+    found.clear();
+    // Held from below by a static, an awake ball or a ball asleep before.
+    for (std::uint32_t s = first; s < n; ++s) {
+        if (!balls_.asleep(s)) continue;
+        bool under = false;  // n, towards the ball, points up
+        for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
+            under = under || (rules_.above(normal) && (j == kFixed || j < first || !balls_.asleep(j)));
+        });
+        if (under) {
+            held[s - first] = 1;
+            found.push_back(s);
+        }
+    }
+    // Then the balls added asleep that rest on those, and on them in turn.
+    while (!found.empty()) {
+        const std::uint32_t s = found.back();
+        found.pop_back();
+        for_each_touching_ball(s, now, [&](std::uint32_t j, Vec3 normal) {
+            if (j >= first && balls_.asleep(j) && !held[j - first] && rules_.above(-normal)) {
+                held[j - first] = 1;
+                found.push_back(j);
+            }
+        });
+    }
+    for (std::uint32_t s = first; s < n; ++s)
+        if (balls_.asleep(s) && !held[s - first]) balls_.rest[s] = Rests::kNone;
+}
+
 bool Sleep::can_stand(std::uint32_t s, double now) const {
     // The normals (towards the ball) of the statics and the sleeping balls it touches, and the
     // pushes of the balls resting on it. An awake ball under it means no: a ball falls asleep on

@@ -115,6 +115,13 @@ public:
     using Woken = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // slot, awake rest
     Woken prepare_wake_touching(std::uint32_t slot, double time);
     void commit_wake(const Woken& woken, double time) noexcept;
+    // Of the balls from slot `first` on that were added asleep (the cells valid): those with
+    // nothing under them, no static and no ball touching them from below but balls added asleep
+    // that have nothing under them either, wake standing still (awake, on nothing). `held` and
+    // `found` are scratch of one entry per ball from `first` on, allocated by the caller: it
+    // never fails.
+    void wake_unheld(std::uint32_t first, double now, std::vector<std::uint8_t>& held,
+                     std::vector<std::uint32_t>& found) noexcept;
     // Appends the awake balls below slot `first` that the ball rests on, as a sleeping load
     // whose Wake their predictions find (within the touch gap and rounding).
     void awake_under(std::uint32_t slot, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const;

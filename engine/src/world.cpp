@@ -408,6 +408,14 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     std::string found;
     std::vector<BallId> ids;
     ids.reserve(defs.size());  // before any change: what may fail comes first
+    // The scratch of the test of the balls added asleep (Sleep::wake_unheld()).
+    const bool any_asleep = std::any_of(defs.begin(), defs.end(), [](const BallDef& d) { return d.sleeping; });
+    std::vector<std::uint8_t> held;
+    std::vector<std::uint32_t> on_held;
+    if (any_asleep) {
+        held.reserve(defs.size());
+        on_held.reserve(defs.size());
+    }
     try {
         std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
         w.handles.reserve(defs.size());
@@ -469,6 +477,9 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         }
     }
 
+    // A ball added asleep with nothing under it falls (a state file may list a ball before the
+    // one it rests on: all of them are in the cells now).
+    if (any_asleep) w.sleep.wake_unheld(first_slot, w.time, held, on_held);
     // Only now, with nothing left to fail, hand out handles.
     for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
         w.balls.id[s] = w.handles.issue(s);

@@ -292,9 +292,11 @@ struct BallDef {
     std::uint64_t user_data = 0;  // the embedder's own value, kept with the ball (World::user_data)
     // Added asleep (World::sleeping), as a ball that fell asleep there: it stands still (its
     // velocity must be zero), costs no event, and is an obstacle for awake balls until an impact,
-    // a support that leaves it or a change of the world wakes it. Taken as given, not tested:
-    // what a world's sleeping balls were when saved (the `--state` scene files write it), so that
-    // a pile goes on asleep where it was; a ball added asleep in the air hangs there until woken.
+    // a support that leaves it or a change of the world wakes it. Taken as given, its balance not
+    // tested: what a world's sleeping balls were when saved (the `--state` scene files write it),
+    // so that a pile goes on asleep where it was. A ball with nothing under it (no static and no
+    // ball touching it from below, but balls added asleep in the same call with nothing under
+    // them) is added awake, standing still, and falls.
     // Only in a world where balls can sleep (gravity, dissipation and a plane, capsule or block).
     bool sleeping = false;
 };

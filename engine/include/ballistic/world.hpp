@@ -84,12 +84,12 @@ public:
     void set_position(BallId id, Vec3 position);
     void set_velocity(BallId id, Vec3 velocity);
     void apply_impulse(BallId id, Vec3 impulse);
-    // Between steps: puts the ball to sleep where it is, its velocity dropped (taken as given,
-    // as BallDef::sleeping, and only where the jam rule holds: gravity, dissipation and a plane,
-    // capsule or block), or wakes it standing still, as set_velocity() with zero does (it may
-    // sleep again where it can stand, when sleep_speed allows). A sleeping ball costs no event
-    // of its own until an impact that wakes it, a support leaving it or a change of the world.
-    // A rejected call changes nothing.
+    // Between steps: puts the ball to sleep where it is, its velocity dropped (taken as given, and
+    // only where the jam rule holds: gravity, dissipation and a plane, capsule or block; a ball
+    // in mid-air hangs there, frozen, where BallDef::sleeping would let it fall), or wakes it
+    // standing still, as set_velocity() with zero does (it may sleep again where it can stand,
+    // when sleep_speed allows). A sleeping ball costs no event of its own until an impact that
+    // wakes it, a support leaving it or a change of the world. A rejected call changes nothing.
     void set_sleeping(BallId id, bool sleeping);
     // The embedder's 64-bit value kept with each ball (BallDef::user_data; 0 by default).
     void set_user_data(BallId id, std::uint64_t value);
