@@ -341,7 +341,10 @@ int run_file(const RunOptions& options) {
     if (const double t = loaded.world.time(), last = t + options.equilibrate + options.duration;
         !(std::abs(t) <= 0x1p40 && std::abs(last) <= 0x1p40)) {
         throw BadInput(options.scene_path + (options.resume ? ": the checkpoint's time " : ": time: ") +
-                       shown(t) + (std::abs(t) <= 0x1p40 ? " and --duration " + shown(options.duration) + " reach " + shown(last) : std::string()) +
+                       shown(t) +
+                       (std::abs(t) <= 0x1p40 ? (options.equilibrate > 0.0 ? " with --equilibrate " + shown(options.equilibrate) : std::string()) +
+                                                    " and --duration " + shown(options.duration) + " reach " + shown(last)
+                                              : std::string()) +
                        ", beyond 2^40 (about 1.1e12) in magnitude: frames of 1/60 cannot advance the time there");
     }
     std::optional<AtomicOutput> stats_file = open_output(options.stats, "stats");
