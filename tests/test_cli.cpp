@@ -271,6 +271,7 @@ TEST_F(Cli, StatsKeysAndCountersInABox) {
     EXPECT_TRUE(stats["pressure"].is_null());
     EXPECT_EQ(stats["escaped"].get<std::size_t>(), 0u);
     EXPECT_EQ(stats["threads"].get<int>(), 1);
+    EXPECT_GE(stats["cells"]["width"].get<double>(), 2 * 0.4);  // at least a diameter
     EXPECT_EQ(stats["momentum"]["start"].size(), 3u);
     const double wall = stats["wall_seconds"].get<double>();
     EXPECT_GT(wall, 0.0);
@@ -286,6 +287,7 @@ TEST_F(Cli, AllThreadsIsTheDefault) {
     const fs::path scene = write("one.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");
     const json stats = run_ok(scene, "--duration 0.1");
     EXPECT_GE(stats["threads"].get<int>(), 1);
+    EXPECT_TRUE(stats["cells"]["width"].is_null()) << "one cell for a single ball: " << stats["cells"];
     EXPECT_EQ(run_ok(scene, "--duration 0.1 --threads 3")["threads"].get<int>(), 3);
 }
 

@@ -50,7 +50,11 @@ double World::bytes_per_ball() const {
     return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
 }
 
-double World::cell_width() const { return impl_->grid_valid ? impl_->grid.min_width() : 0.0; }
+double World::cell_width() const {
+    if (!impl_->grid_valid) return 0.0;
+    const double width = impl_->grid.min_width();
+    return width < detail::kWholeSpace ? width : std::numeric_limits<double>::infinity();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Impl helpers

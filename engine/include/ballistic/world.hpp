@@ -198,7 +198,8 @@ public:
     // this may differ slightly between thread counts; the simulation does not).
     double bytes_per_ball() const;
     // Width of the spatial cells (engine/README.md, "Cells as wide as the balls are sparse"): at
-    // least a ball's diameter, wider where balls are few and far apart.
+    // least a ball's diameter, wider where balls are few and far apart; +inf where one cell holds
+    // all space (at most 16 balls, not periodic); 0 without balls.
     double cell_width() const;
 
     // Nearest hit along the ray, exact (the ray–sphere test of the picking article).
