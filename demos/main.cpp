@@ -15,6 +15,8 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
 
 #include <algorithm>
 #include <array>
@@ -548,6 +550,15 @@ int main(int argc, char** argv) {
     }
 
     try {
+        // More threads than the CPUs this process may use run as asked, taking turns, instead of
+        // oneTBB's limit of one a CPU (and its warning): `threads` in the statistics is what ran.
+        int asked = options.threads;
+#ifdef BALLISTIC_WITH_RENDERER
+        asked = std::max({asked, render_options.threads, view_options.threads});
+#endif
+        std::optional<tbb::global_control> threads_as_asked;
+        if (asked > tbb::info::default_concurrency())
+            threads_as_asked.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(asked));
         options.resume = resume->parsed();
         if (run->parsed() || resume->parsed()) return run_file(options);
 #ifdef BALLISTIC_WITH_RENDERER
