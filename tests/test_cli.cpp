@@ -289,6 +289,11 @@ TEST_F(Cli, AllThreadsIsTheDefault) {
     EXPECT_GE(stats["threads"].get<int>(), 1);
     EXPECT_TRUE(stats["cells"]["width"].is_null()) << "one cell for a single ball: " << stats["cells"];
     EXPECT_EQ(run_ok(scene, "--duration 0.1 --threads 3")["threads"].get<int>(), 3);
+    // More threads than CPUs run as asked, without oneTBB's warning that it would not.
+    const Result many = run("run " + scene.string() + " --duration 0.1 --threads 64");
+    ASSERT_EQ(many.exit_code, 0) << many.err;
+    EXPECT_EQ(json::parse(many.out)["threads"].get<int>(), 64);
+    EXPECT_EQ(many.err.find("TBB"), std::string::npos) << many.err;
 }
 
 TEST_F(Cli, StateIsInInputOrder) {
