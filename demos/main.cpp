@@ -487,15 +487,29 @@ int main(int argc, char** argv) {
                             "Write a snapshot of the whole world to this file at the end (also when interrupted), "
                             "for `ballistic resume`")->check(file);
         command->add_option("--event-budget", options.event_budget,
-                            "Events the run may process (1 to 10^18); reached, it stops there with complete outputs and exit 1 "
-                            "(default: none; every step is also bounded by 10^9 events)")
-            ->check([](const std::string& text) -> std::string {
-                // No leading zero: CLI11 would read the number as octal.
-                const bool digits = !text.empty() && text.size() <= 19 && text[0] != '0' &&
-                                    std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-                if (digits && std::stoull(text) >= 1 && std::stoull(text) <= 1'000'000'000'000'000'000ull) return {};
-                return "must be a whole number of events from 1 to 10^18 (leave it out for none), got " + text.substr(0, 40);
-            });
+                            "Events the run may process, a whole number from 1 to 10^18 (as 250000 or 2.5e5); reached, it "
+                            "stops there with complete outputs and exit 1 (default: none; every step is also bounded by "
+                            "10^9 events)")
+            ->transform(CLI::Validator(
+                [](std::string& text) -> std::string {
+                    // Digits exactly, or a number in any notation that is whole, handed on in
+                    // digits (CLI11 would read a leading zero as octal).
+                    const char* end = text.data() + text.size();
+                    std::uint64_t events = 0;
+                    if (auto [stop, error] = std::from_chars(text.data(), end, events); error != std::errc{} || stop != end) {
+                        double value = 0.0;
+                        const auto [at, fail] = std::from_chars(text.data(), end, value);
+                        events = fail == std::errc{} && at == end && value >= 1.0 && value <= 1e18 && std::floor(value) == value
+                                     ? static_cast<std::uint64_t>(value)
+                                     : 0;
+                    }
+                    if (events >= 1 && events <= 1'000'000'000'000'000'000ull) {
+                        text = std::to_string(events);
+                        return {};
+                    }
+                    return "must be a whole number of events from 1 to 10^18 (leave it out for none), got " + text.substr(0, 40);
+                },
+                "EVENTS"));
         command->add_option("--memory-limit", options.memory_limit_gib,
                             "GiB the balls may take, estimated before anything is allocated (default 16)");
         command->add_option("--equilibrate", options.equilibrate,

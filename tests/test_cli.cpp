@@ -374,7 +374,8 @@ TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
         {"run " + good.string() + " --every 0.1", "--every requires --trajectory"},
         {"run " + good.string() + " --equilibrate 4e7 --duration 4e7",
          "--equilibrate and --duration: 4e+07 and 4e+07 are 4.8e+09 frames of 1/60 together"},
-        {"run " + good.string() + " --event-budget 010", "got 010"},
+        {"run " + good.string() + " --event-budget 1.5", "got 1.5"},
+        {"run " + good.string() + " --event-budget 1e19", "got 1e19"},
     };
     for (const Case& c : cases) {
         const Result result = run(c.args);
@@ -467,11 +468,12 @@ TEST_F(Cli, InterruptWritesCompleteOutputsAndExits130) {
     }
 }
 
-// --event-budget ends a run at that many events: complete outputs for the time reached, exit 1.
+// --event-budget ends a run at that many events (2e4 reads as 20000): complete outputs for the
+// time reached, exit 1.
 TEST_F(Cli, EventBudgetStopsTheRunWithCompleteOutputs) {
     const fs::path scene = write("gas.json", R"({"periodic": {"min": [0, 0, 0], "max": [20, 20, 20]},
         "generate": [{"count": 1000, "radius": 0.5, "min": [0, 0, 0], "max": [20, 20, 20], "temperature": 1}]})");
-    const Result result = run("run " + scene.string() + " --duration 100 --event-budget 20000 --stats " +
+    const Result result = run("run " + scene.string() + " --duration 100 --event-budget 2e4 --stats " +
                               path("stats.json").string() + " --state " + path("state.json").string());
     EXPECT_EQ(result.exit_code, 1) << result.err;
     EXPECT_NE(result.err.find("--event-budget: 20000 events in the run"), std::string::npos) << result.err;
