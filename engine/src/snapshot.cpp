@@ -451,12 +451,13 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         w.loop.build(events, w.grid);
     }
 
-    // A stopped step's tests of sleeping: the next after the stop, the lists of balls in range
+    // A stopped step's tests of sleeping: the next not before the stop, the lists of balls in range
     // (the first ascending), no more of them than events and balls allow.
     if (in.get<std::uint8_t>("carried tests") != 0) {
         if (!w.events_valid) bad("a stopped step's tests without events");
         const double test = in.get<double>("the next test of sleeping");
-        if (!(test > w.time)) bad("the next test of sleeping, at " + show(test) + ", is not after the time " + show(w.time));
+        // At the time itself when the step stopped at an event that fell on the test's time.
+        if (!(test >= w.time)) bad("the next test of sleeping, at " + show(test) + ", is before the time " + show(w.time));
         const auto since = in.get<std::uint64_t>("events since a test of sleeping");
         if (since > w.loop.processed) bad(std::to_string(since) + " events since a test of sleeping, of " + std::to_string(w.loop.processed));
         for (auto* list : {&w.settling, &w.loop.woken}) {
