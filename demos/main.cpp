@@ -471,7 +471,7 @@ int main(int argc, char** argv) {
     CLI::App* resume = app.add_subcommand(
         "resume", "Continue a run from its checkpoint (--checkpoint) and print statistics as JSON; a run "
                   "stopped by a signal or the event budget, or at a frame end, goes on bit-identical to the "
-                  "run never having stopped");
+                  "run never having stopped (README: but where lone fast balls roam)");
     resume->add_option("checkpoint", options.scene_path, "Checkpoint file written by --checkpoint")->required();
     for (CLI::App* command : {run, resume}) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");

@@ -13,8 +13,10 @@
 #include "world_impl.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace ballistic {
 
@@ -470,6 +472,19 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
                     bad("ball slot " + std::to_string(s) + " listed for the tests of sleeping");
                 list->push_back(s);
             }
+        }
+        // As a step leaves them: tests on the interval's multiples, and every awake ball listed
+        // (a ball the lists miss would go untested to the step's end).
+        const double every = d.sleep_interval;
+        if (!(every > 0.0) ? test != std::numeric_limits<double>::infinity() || !w.settling.empty() || !w.loop.woken.empty()
+                           : test != std::numeric_limits<double>::infinity() && std::round(test / every) * every != test)
+            bad("the next test of sleeping, at " + show(test) + ", is not one of sleep_interval's multiples");
+        if (w.sleep.enabled()) {
+            std::vector<std::uint8_t> listed(balls, 0);
+            for (const auto* list : {&w.settling, &w.loop.woken})
+                for (const std::uint32_t s : *list) listed[s] = 1;
+            for (std::size_t s = 0; s < balls; ++s)
+                if (!listed[s] && !w.balls.asleep(s)) bad("the awake ball slot " + std::to_string(s) + " is not listed for the tests of sleeping");
         }
         w.carried = World::Impl::CarriedTests{w.time, test, since};
     }

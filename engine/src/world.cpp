@@ -752,14 +752,18 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                 stopped = w.loop.run_until(until, limit);
             }
             if (stopped == detail::EventLoop::End::Budget) {
-                if (budget != 0 && w.loop.processed - events_before >= budget) break;
-                const double now = std::max(w.time, w.loop.last_processed);
-                if (const double width = w.reviewed_cell_width(now); width > 0.0) {
-                    w.stop_roaming(now);
-                    w.stand_at(now, true);
-                    w.cells_wide = width;
-                    w.rebuild_events(true);
+                // The review due at this event comes first, also where the step's budget ends
+                // at it: the step that goes on would not meet it again.
+                if (w.loop.processed % review == 0) {
+                    const double now = std::max(w.time, w.loop.last_processed);
+                    if (const double width = w.reviewed_cell_width(now); width > 0.0) {
+                        w.stop_roaming(now);
+                        w.stand_at(now, true);
+                        w.cells_wide = width;
+                        w.rebuild_events(true);
+                    }
                 }
+                if (budget != 0 && w.loop.processed - events_before >= budget) break;
                 continue;
             }
             if (stopped != detail::EventLoop::End::Reached) break;

@@ -100,8 +100,10 @@ public:
     // BudgetExceeded, the world consistent at the time reached, when the step would process more
     // than def().step_event_budget events, and StepInterrupted when the interrupt flag is set;
     // the balls keep their state and the step's tests of sleeping stand as they were (save()
-    // keeps them too), so steps from there to exactly the stopped step's end, with no change to
-    // the world between, give the bits of that step never stopped.
+    // keeps them too), so a step from there to exactly the stopped step's end, with no change to
+    // the world between, gives the bits of that step never stopped, unless balls roamed in it
+    // (a lone fast ball, in a step long enough to cross many cells: the stop brings it back to
+    // its cell, and it may come down at other bits; engine/README.md, "Cells of several sizes").
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
     // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
     // many events would have stopped it, up to the balls that test would have put to sleep (at
