@@ -179,9 +179,8 @@ void World::save(std::ostream& out_stream) const {
     }
 
     // A stopped step's tests of sleeping, for the step that goes on (World::Impl::carried).
-    const bool carried = w.carried && w.carried->at == w.time && w.events_valid;
-    out.put(static_cast<std::uint8_t>(carried));
-    if (carried) {
+    out.put(static_cast<std::uint8_t>(w.carried.has_value()));
+    if (w.carried) {
         out.put(w.carried->test);
         out.put(w.carried->since);
         for (const auto* list : {&w.settling, &w.loop.woken}) {
@@ -473,12 +472,14 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
                 list->push_back(s);
             }
         }
-        // As a step leaves them: tests on the interval's multiples, and every awake ball listed
-        // (a ball the lists miss would go untested to the step's end).
+        // As a step leaves them: tests on the interval's multiples and nothing listed without an
+        // interval, and every awake ball listed (a ball the lists miss would go untested to the
+        // step's end).
         const double every = d.sleep_interval;
-        if (!(every > 0.0) ? test != std::numeric_limits<double>::infinity() || !w.settling.empty() || !w.loop.woken.empty()
-                           : test != std::numeric_limits<double>::infinity() && std::round(test / every) * every != test)
+        if (test != std::numeric_limits<double>::infinity() && !(every > 0.0 && std::round(test / every) * every == test))
             bad("the next test of sleeping, at " + show(test) + ", is not one of sleep_interval's multiples");
+        if (!(every > 0.0) && !(w.settling.empty() && w.loop.woken.empty()))
+            bad("balls listed for the tests of sleeping without a sleep_interval");
         if (w.sleep.enabled()) {
             std::vector<std::uint8_t> listed(balls, 0);
             for (const auto* list : {&w.settling, &w.loop.woken})
@@ -486,7 +487,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             for (std::size_t s = 0; s < balls; ++s)
                 if (!listed[s] && !w.balls.asleep(s)) bad("the awake ball slot " + std::to_string(s) + " is not listed for the tests of sleeping");
         }
-        w.carried = World::Impl::CarriedTests{w.time, test, since};
+        w.carried = World::Impl::CarriedTests{test, since};
     }
     in.check_checksum();
     w.show_balls(w.time);

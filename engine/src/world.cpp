@@ -713,7 +713,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     double test = std::numeric_limits<double>::infinity();  // the next test of sleeping
     // Going on from a stopped step (World::Impl::carried): as that step would have gone on.
     const std::optional<Impl::CarriedTests> carried = std::exchange(w.carried, std::nullopt);
-    const bool goes_on = carried && carried->at == w.time && w.events_valid;
+    const bool goes_on = carried.has_value();
     try {
         // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
         // the balls have had about four collisions each since the last sort: O(N log N) then,
@@ -812,7 +812,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.stand_at(reached, true);
             throw;
         }
-        w.carried = Impl::CarriedTests{reached, test, w.loop.processed - w.settled_at_event};
+        w.carried = Impl::CarriedTests{test, w.loop.processed - w.settled_at_event};
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");

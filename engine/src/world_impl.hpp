@@ -208,12 +208,11 @@ struct World::Impl {
     double next_settle(double after);
     void settle_within_step(double at, double& tested);  // `tested` = at when it tests
     // A step stopped by its budget or interrupt flag leaves its tests as they stood: the next one
-    // at `test`, `since` events after the last, the list and loop.woken kept. The step that goes
-    // on from `at`, with no call that may change the world between (changing() drops them, even
-    // for a call refused), tests at the times and after the events the step never stopped would
-    // have. Snapshots keep them.
+    // at `test`, `since` events after the last, the list and loop.woken kept. The next step, which
+    // goes on from the time the stop reached when no call that may change the world came between
+    // (changing() drops them, even for a call refused), tests at the times and after the events
+    // the step never stopped would have. Snapshots keep them.
     struct CarriedTests {
-        double at;
         double test;
         std::uint64_t since;
     };
