@@ -18,8 +18,10 @@ constexpr int kBalanceSweeps = 200;
 constexpr double kClearly = 0.1;
 // balanced() speeds up the sweeps over this many contacts or more (fewer converge as fast alone).
 constexpr std::size_t kAccelerated = 512;
-// carry_down() sweeps over each member's own supports this many times.
-constexpr int kCarrySweeps = 8;
+// carry_down() sweeps over the contacts that take a member's load until they leave less than
+// kCarried of it (squared), at most kCarrySweeps times.
+constexpr int kCarrySweeps = 64;
+constexpr double kCarried = 1e-12;
 // holds(), and balanced() when told to give up, stop when kStallSweeps sweeps leave more than
 // kStall of the squared residual.
 constexpr int kStallSweeps = 8;
@@ -233,15 +235,22 @@ void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const
         const std::uint32_t k = local[slot];
         if (k >= m || members[k] != slot) continue;  // set aside: no longer a member
         // The push a contact gives member k: along n when k is its b (or its b is fixed), along
-        // -n when k is its a and b is a member. Only the contacts that push k up take its load,
-        // and only k's pass sets them (for the member on their other side they push down).
+        // -n when k is its a and b is a member. The statics and sleeping balls it touches take
+        // its load, and of the members only those that push it up (for the member on their other
+        // side they push down); only k's pass sets them. Its share is solved to the end: a ball
+        // pressed against a wall by a support at an obtuse angle to it keeps much of its load
+        // after a few sweeps, and a chain of balls between two walls, whose lowest contacts carry
+        // many weights, balances from no other guess (balanced() spreads a load one contact a
+        // sweep).
         const auto begin = by_contact.begin() + first_contact[k], end = by_contact.begin() + first_contact[k + 1];
         auto push_on = [&](const IslandContact& ct) { return ct.b != kFixed && local[ct.a] == k ? -ct.n : ct.n; };
         auto lifts = [&](std::uint32_t c) { return dot(push_on(touching[c]), gravity) < 0.0; };
+        auto takes = [&](std::uint32_t c) { return touching[c].b == kFixed || lifts(c); };
         Vec3 none{};
-        for (int sweep = 0; sweep < kCarrySweeps; ++sweep)
+        const double enough = kCarried * dot(residual[k], residual[k]);
+        for (int sweep = 0; sweep < kCarrySweeps && dot(residual[k], residual[k]) > enough; ++sweep)
             for (auto c = begin; c != end; ++c)
-                if (lifts(*c)) push_and_hold(residual[k], push_on(touching[*c]), force[*c], none, 0.0);
+                if (takes(*c)) push_and_hold(residual[k], push_on(touching[*c]), force[*c], none, 0.0);
         // What it passed on loads the members under it.
         for (auto c = begin; c != end; ++c) {
             const IslandContact& ct = touching[*c];

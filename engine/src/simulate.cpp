@@ -197,7 +197,8 @@ void World::Impl::rebuild_events(bool within_step) {
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance_awake(s, time);
     rebuild_grid(max_radius);
     index_finite();
-    sleep_islands(time);  // a loaded pile at rest sleeps before it costs an event
+    // A pile loaded at rest sleeps before it costs an event; no history of its balls is known here.
+    sleep_islands(time, detail::Sleep::Within::StillDrift);
     std::vector<Pending> events(balls.size());
     predictor.forget_contacts(balls.size(), time, within_step);
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
@@ -210,14 +211,14 @@ void World::Impl::rebuild_events(bool within_step) {
 // ---------------------------------------------------------------------------------------------
 // Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
 
-std::size_t World::Impl::sleep_islands(double now) {
+std::size_t World::Impl::sleep_islands(double now, detail::Sleep::Within within) {
     if (!grid_valid) return 0;
     std::size_t fell = 0;
     sleep.settle(now, [&](std::span<const std::uint32_t> members) {
         fell += members.size();
         if (events_valid)
             for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
-    });
+    }, within);
     return fell;
 }
 

@@ -13,10 +13,6 @@ namespace ballistic::detail {
 namespace {
 
 constexpr double kConeTolerance = 1e-9;  // relative: a direction counts as in a cone this close to it
-// A quiet ball is still when it has stayed within this fraction of its radius of one place for
-// kStillTimes sleep_time (seen at the tests of sleeping).
-constexpr double kStillDrift = 1e-2;
-constexpr double kStillTimes = 10.0;
 
 // Is the unit vector u a non-negative combination of the unit normals? In three dimensions it is
 // one of one normal, of two, or of three (Carathéodory), so those are tried in turn.
@@ -196,12 +192,18 @@ void Sleep::list_awake(std::vector<std::uint32_t>& awake) const {
         if (!balls_.asleep(s)) awake.push_back(s);
 }
 
-void Sleep::settle(double now, const FellAsleep& fell_asleep) {
-    list_awake(islands_.awake);
-    settle(now, islands_.awake, fell_asleep);
+bool Sleep::touched_from_below(std::uint32_t s, double now) const {
+    bool under = false;
+    for_each_touching(s, now, [&](std::uint32_t, Vec3 normal) { under = under || rules_.above(normal); });
+    return under;
 }
 
-void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep) {
+void Sleep::settle(double now, const FellAsleep& fell_asleep, Within within) {
+    list_awake(islands_.awake);
+    settle(now, islands_.awake, fell_asleep, within);
+}
+
+void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep, Within within) {
     if (!enabled()) return;
     Islands& is = islands_;
     const auto n = static_cast<std::uint32_t>(balls_.size());
@@ -231,7 +233,7 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
     // holds them up for the balance (as it does now), but they stay awake (below).
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
-        bool supported = false;  // something under it: only then can collisions hold it still
+        bool supported = false;  // something under it within the gap: only then can collisions hold it still
         for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
             supported = supported || rules_.above(normal);
             if (j == kFixed || balls_.asleep(j)) {
@@ -246,8 +248,12 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
                 const std::uint32_t a = is.root(s), b = is.root(j);
                 is.parent[std::max(a, b)] = std::min(a, b);
             }
-        });
+        }, within);
+        if (within != Within::TouchGap) supported = touched_from_below(s, now);
         is.still[s] = supported && still(s, now);
+        // Held only from farther than the touching gap, it would fall onto what holds it: its
+        // weight counts, but it and the balls resting on it stay awake.
+        if (!supported && within != Within::TouchGap) is.disturbed[s] = 1;
     }
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
     for (const std::uint32_t s : is.candidates) is.parent[s] = is.root(s);

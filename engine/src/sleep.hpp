@@ -96,15 +96,31 @@ public:
     static constexpr std::size_t kMaxContacts = 24;
     void wake(std::uint32_t slot, double now);
 
+    // How far apart bodies count as touching: within touch_gap (resting, for sleeping); within
+    // kStillDrift of the radius or as high as a slow ball rises, whichever is more (a test of a
+    // pile whose history is not known); or within rounding (kJamTravel of the radius: in contact,
+    // for an impact).
+    enum class Within { TouchGap, StillDrift, Rounding };
+    // A quiet ball is still when it has stayed within this fraction of its radius of one place for
+    // kStillTimes sleep_time (seen at the tests of sleeping).
+    static constexpr double kStillDrift = 1e-2;
+    static constexpr double kStillTimes = 10.0;
+
     // At `now` (the cells valid): each cluster of touching quiet awake balls that
     // non-negative contact forces can hold in equilibrium, against the statics and sleeping balls
     // it touches, falls asleep at once, and `fell_asleep` is told the balls that did. All or
     // nothing: should it fail (out of memory) before `fell_asleep`, no ball has changed.
     // The balls tried are every awake ball, or those of `among` (slots, ascending), and it costs
     // what they cost: the others are neither tried nor held still.
+    // Contacts count `within` TouchGap, or StillDrift where the balls' history is not known (the
+    // events predicted afresh, as for a pile loaded at rest): the still, jam and wedge rules stop
+    // balls on supports that far, and a file holds none of the history they read.
+    // A ball then stays awake, with every ball resting on it, unless something under it touches it
+    // within the touching gap, as a still ball must; its weight counts in the balance all the same.
     using FellAsleep = std::function<void(std::span<const std::uint32_t>)>;
-    void settle(double now, const FellAsleep& fell_asleep);
-    void settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep);
+    void settle(double now, const FellAsleep& fell_asleep, Within within = Within::TouchGap);
+    void settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep,
+                Within within = Within::TouchGap);
     // The awake balls' slots, ascending (none when nothing can sleep).
     void list_awake(std::vector<std::uint32_t>& awake) const;
 
@@ -138,12 +154,16 @@ private:
     // the ball put to sleep with it (never fails).
     std::uint32_t asleep_rest(std::uint32_t slot);
     void lie_down(std::uint32_t slot, double now, std::uint32_t rest) noexcept;
-    // How far apart bodies touch: within touch_gap (resting, for sleeping), or within rounding
-    // (kJamTravel of the radius: in contact, for an impact).
-    enum class Within { TouchGap, Rounding };
     double reach(double radius, Within within) const {
-        return within == Within::TouchGap ? rules_.touch_gap(radius) : kJamTravel * radius;
+        switch (within) {
+            case Within::TouchGap: return rules_.touch_gap(radius);
+            case Within::StillDrift: return std::max(kStillDrift * radius, rules_.slow_rise());
+            case Within::Rounding: break;
+        }
+        return kJamTravel * radius;
     }
+    // Does a static or a ball touch it from below, within the touching gap?
+    bool touched_from_below(std::uint32_t slot, double now) const;
     // fn(j, n) for every body the ball touches at `now`: j the slot of a ball or kFixed for a
     // static, n the unit normal towards the ball.
     template <class Fn>

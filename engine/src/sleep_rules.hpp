@@ -48,9 +48,11 @@ public:
 
     // How far apart a ball of this radius and a body still touch, for sleeping (unit: length):
     // a ball slower than slow() (sleep_speed) rises at most slow()² / 2|g| above what it rests on.
-    double touch_gap(double radius) const {
+    double touch_gap(double radius) const { return std::min(slow_rise(), 1e-3 * radius); }
+    // How high a ball slower than slow() rises (unit: length).
+    double slow_rise() const {
         const double speed = slow();
-        return std::min(speed * speed / (2.0 * length(def_.gravity)), 1e-3 * radius);
+        return speed * speed / (2.0 * length(def_.gravity));
     }
     // How long a ball that the jam rule put to sleep must have slept before a moving ball under it
     // wakes it (unit: time): the time to open the touching gap at slow() (sleep_speed). Woken at

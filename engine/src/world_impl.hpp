@@ -191,9 +191,10 @@ struct World::Impl {
                      std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
-    // End of a step at `now`: the clusters that can stand fall asleep, and their
-    // events are predicted afresh. Returns how many fell asleep.
-    std::size_t sleep_islands(double now);
+    // End of a step at `now` (or the events predicted afresh, `within` StillDrift: Sleep::settle()):
+    // the clusters that can stand fall asleep, and their events are predicted afresh. Returns how
+    // many fell asleep.
+    std::size_t sleep_islands(double now, detail::Sleep::Within within = detail::Sleep::Within::TouchGap);
     // Within a step, the cluster test at the multiples of def.sleep_interval (WorldDef), over the
     // balls awake when the step began: begin_settling() lists them (O(N), once a step);
     // next_settle() is the first multiple after `after` that follows the next event (+inf when

@@ -107,8 +107,9 @@ public:
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
     // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
     // many events would have stopped it, up to the balls that test would have put to sleep (at
-    // time() + dt once every event is done; where it was, before the first), and the next step
-    // goes on from there.
+    // time() + dt once every event is done; where it was, before the first; at the last event
+    // when memory ran out queueing what follows it, where the budget would have gone on to a
+    // test beyond it), and the next step goes on from there.
     StepResult step(double dt);
     // The same step, pausing within it for the caller: at `pause_at` (after time(); +inf: no
     // pause), and then at each time pause() returns (after the pause's), while that time is at or
