@@ -794,6 +794,19 @@ TEST(Emitters, ProgressSurvivesTheStateFileAndASnapshot) {
     EXPECT_EQ(restored.world.state_hash(), whole.world.state_hash());
 }
 
+TEST(Emitters, AnEmptySpoutWrittenLongAfterItsLastBallLoads) {
+    // The Galton board written at 320 s by --state: its spout emptied at 300 s.
+    Scene first = load_scene_text(R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+        "emitters": [{"position": [0, 5, 0], "radius": 0.5, "count": 3, "interval": 0.1}]})", 1);
+    run_scene(first, 2.0);
+    ASSERT_EQ(first.emitters[0].emitted, 3u);
+    Scene again = load_scene_text(state_json(first.world, first.balls, first.emitters), 1);
+    EXPECT_EQ(again.world.ball_count(), 3u);
+    EXPECT_EQ(again.emitters[0].emitted, 3u);
+    run_scene(again, 1.0);
+    EXPECT_EQ(again.world.ball_count(), 3u);
+}
+
 TEST(Emitters, BadValuesAreNamed) {
     auto spout = [](const std::string& extra) {
         return R"({"emitters": [{"position": [0, 0, 0], "radius": 0.5, "count": 2, "interval": 0.1)" + extra +

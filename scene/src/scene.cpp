@@ -582,8 +582,9 @@ std::vector<Emitter> read_emitter_list(const json& list, const World& world) {
             e.next = read_number(*v, join(path, "next"));
             // Progress a run wrote: the next ball is due at or after the time it stopped (files of
             // earlier versions, which emitted at frame ends, up to a frame before: that ball comes
-            // out at once).
-            if (e.next < world.time() - kFrame * (1 + 1e-6) - 8 * std::abs(world.time()) * 0x1p-52)
+            // out at once). A spout that is empty keeps the time its next ball would have had.
+            if (e.emitted < e.count &&
+                e.next < world.time() - kFrame * (1 + 1e-6) - 8 * std::abs(world.time()) * 0x1p-52)
                 fail(join(path, "next"), "must not be more than a frame (1/60) before the scene's time " +
                                              format("%.17g", world.time()) + ", got " + quote(*v));
         }
