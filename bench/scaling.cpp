@@ -32,7 +32,7 @@ struct Run {
     double seconds;
     std::uint64_t collisions;
     std::uint64_t hash;
-    double batched;          // share of the timed events committed by parallel batches
+    double in_regions;       // share of the timed events the regions processed at once
     bool repeatable = true;  // every repetition ended in the same state
 };
 
@@ -41,15 +41,15 @@ Run measure(const scenes::Scene& scene, int threads, int steps) {
     copy.world.threads = threads;
     World world = scenes::make_world(copy);
     world.step(scene.dt);  // builds cells and queue outside the timed part
-    std::uint64_t events = 0, batched = 0;
+    std::uint64_t events = 0, in_regions = 0;
     const auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < steps; ++k) {
         const StepResult step = world.step(scene.dt);
         events += step.events;
-        batched += step.batched;
+        in_regions += step.in_regions;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double share = events > 0 ? double(batched) / double(events) : 0.0;
+    const double share = events > 0 ? double(in_regions) / double(events) : 0.0;
     return {threads, seconds, world.event_counts().collisions(), world.state_hash(), share, true};
 }
 
@@ -72,9 +72,6 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--parallel-min-balls", parallel_min_balls,
                    "WorldDef::parallel_events_min_balls: smaller worlds process events serially");
-    bool unpaced = false;
-    app.add_flag("--unpaced", unpaced,
-                 "WorldDef::parallel_events_pacing off: a batch is tried before every event, however few commit");
     app.add_option("--csv", csv_path, "CSV output");
     app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
     CLI11_PARSE(app, argc, argv);
@@ -84,7 +81,6 @@ int main(int argc, char** argv) {
     try {  // a scene the engine rejects: more balls than fit, a box narrower than three cells...
         scene = build(scene_name, count, packing);
         scene.world.parallel_events_min_balls = parallel_min_balls;
-        scene.world.parallel_events_pacing = !unpaced;
         for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
         for (int r = 1; r < repeat; ++r)
             for (Run& best : runs) {
@@ -102,9 +98,9 @@ int main(int argc, char** argv) {
         std::cerr << "cannot write " << csv_path << "\n";
         return 1;
     }
-    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,batched_share,state_hash\n";
+    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,in_regions_share,state_hash\n";
     std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
-    std::printf("%8s %12s %12s %10s %11s %8s  %s\n", "threads", "ms/step", "coll/s", "speed-up", "efficiency", "batched",
+    std::printf("%8s %12s %12s %10s %11s %8s  %s\n", "threads", "ms/step", "coll/s", "speed-up", "efficiency", "regions",
                 "state hash");
     bool same = true;
     for (const Run& r : runs) {
@@ -112,10 +108,10 @@ int main(int argc, char** argv) {
         const double efficiency = speedup / r.threads;
         same = same && r.repeatable && r.hash == runs.front().hash;
         std::printf("%8d %12.3f %12.4g %10.3f %11.3f %7.1f%%  %016llx\n", r.threads, 1e3 * r.seconds / steps,
-                    double(r.collisions) / r.seconds, speedup, efficiency, 100.0 * r.batched,
+                    double(r.collisions) / r.seconds, speedup, efficiency, 100.0 * r.in_regions,
                     static_cast<unsigned long long>(r.hash));
         csv << r.threads << ',' << r.seconds << ',' << 1e3 * r.seconds / steps << ','
-            << double(r.collisions) / r.seconds << ',' << speedup << ',' << efficiency << ',' << r.batched << ",0x" << std::hex
+            << double(r.collisions) / r.seconds << ',' << speedup << ',' << efficiency << ',' << r.in_regions << ",0x" << std::hex
             << r.hash << std::dec << '\n';
     }
     csv.close();

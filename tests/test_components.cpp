@@ -219,6 +219,7 @@ TEST(Measurements, CountsRecordsUpToTheLimitAndResets) {
     CollisionEvent ball_ball{1.0, EventKind::BallBall, {}, {}, 0, {}, {}, 2.0};
     CollisionEvent plane{1.5, EventKind::BallPlane, {}, {}, 1, {}, {}, 3.0};
     m.begin_step();
+    m.room_for(3, 2);
     m.count(ball_ball, 0.25, 1e-12, 2);
     m.count(plane, 0.0, 0.0, 2);
     m.count(plane, 0.0, 2e-12, 2);

@@ -271,7 +271,6 @@ std::string gas() {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {12, 12, 12}};
     def.parallel_events_min_balls = 0;
-    def.parallel_events_pacing = false;  // a batch before every event
     def.threads = 2;
     World world(def);
     std::vector<BallDef> balls;

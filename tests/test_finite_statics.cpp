@@ -392,7 +392,6 @@ TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
         WorldDef def = with_gravity(0.5, threads);
         def.friction = 0.5;                 // they stop sliding, and sleep
         def.parallel_events_min_balls = 0;  // two threads take the parallel batches
-        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         world.add_plane({{-3, 0, 0}, {1, 0, 0}});
         world.add_plane({{3, 0, 0}, {-1, 0, 0}});

@@ -57,7 +57,6 @@ World periodic_gas(std::size_t n, double packing, double kT, int threads, std::u
     def.periodic = Box{{0, 0, 0}, {side, side, side}};
     def.threads = threads;
     def.parallel_events_min_balls = 0;  // small worlds take the parallel batches too
-    def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
     GenerateDef gen;
     gen.count = n;
@@ -268,7 +267,6 @@ TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
         WorldDef def = test_worlds::granular(0.5, threads);
         def.gravity = {0, -1000, 0};
         def.parallel_events_min_balls = 0;
-        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
         world.add_plane({{10, 0, 0}, {-1, 0, 0}});
@@ -312,7 +310,6 @@ World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravit
     def.threads = threads;
     if (batches) {
         def.parallel_events_min_balls = 0;
-        def.parallel_events_pacing = false;
     }
     def.gravity = gravity;
     World world(def);
@@ -1025,42 +1022,34 @@ TEST(Determinism, WorldBuiltAtOnceOrBallByBallSameBits) {
 }
 
 // The box scene: six walls, no gravity, speed 5, packing 0.1, 8000 balls (cells two
-// diameters wide, 17 along an axis: two slabs, also for more threads). Dilute, so cell crossings
-// outnumber collisions and parallel batches hold nearly all events; paced (the default) the loop
-// keeps most of them (a pile's landing, whose batches commit a few events each, gives them up:
-// Sleep.PourSameBitsForAnyThreadCountEnergyNeverGrows).
+// diameters wide, 17 along an axis: two regions, also for more threads). The regions process
+// nearly every event; the few that are not are a ball–ball event whose partner is more than a cell
+// away and not stale, and those after it, serially (engine/README.md, "Regions").
 TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
-    struct Run {
-        int threads;
-        bool pacing;
-    };
     std::uint64_t reference = 0, collisions = 0;
-    for (const Run run : {Run{1, true}, Run{2, false}, Run{2, true}}) {
+    for (const int threads : {1, 2, 3}) {
         WorldDef def;
-        def.threads = run.threads;
+        def.threads = threads;
         def.parallel_events_min_balls = 0;
-        def.parallel_events_pacing = run.pacing;
         World world = boxed_balls(def, 34.7, 8000, 5, 3);
-        std::uint64_t batched = 0, events = 0;
+        std::uint64_t in_regions = 0, events = 0;
         for (int k = 0; k < 240; ++k) {
             const StepResult step = world.step(1.0 / 60.0);
-            batched += step.batched;
+            in_regions += step.in_regions;
             events += step.events;
         }
-        EXPECT_LT(world.max_overlap(), 1e-10) << run.threads << " threads";
+        EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
         EXPECT_EQ(world.escaped_count(), 0u);
-        if (run.threads == 1) {
+        if (threads == 1) {
             reference = world.state_hash();
             collisions = world.event_counts().collisions();
             EXPECT_GT(collisions, 50000u);
-            EXPECT_EQ(batched, 0u);
+            EXPECT_EQ(in_regions, 0u);
         } else {
-            // Unpaced nearly every event (99.99 %), paced most (81 % in `scaling --scene box --count
-            // 8000 --parallel-min-balls 0` on two threads).
-            EXPECT_GT(batched, run.pacing ? events / 2 : events * 99 / 100) << run.threads << " threads";
+            EXPECT_GT(in_regions, events * 9 / 10) << threads << " threads";
         }
-        EXPECT_EQ(world.state_hash(), reference) << run.threads << " threads" << (run.pacing ? ", paced" : "");
-        EXPECT_EQ(world.event_counts().collisions(), collisions) << run.threads << " threads";
+        EXPECT_EQ(world.state_hash(), reference) << threads << " threads";
+        EXPECT_EQ(world.event_counts().collisions(), collisions) << threads << " threads";
     }
 }
 
@@ -1091,7 +1080,6 @@ TEST(Determinism, PolydisperseRoomUnderGravitySameForAnyThreadCount) {
         WorldDef def = with_gravity(9.81, 0.8);
         def.threads = threads;
         def.parallel_events_min_balls = 0;
-        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         const double length = 96, width = 12, height = 24;
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
@@ -1137,7 +1125,6 @@ TEST(Determinism, AStepStoppedByItsBudgetGoesOnWithTheSameBits) {
             WorldDef def = with_gravity(9.81, 0.8);
             def.threads = threads;
             def.parallel_events_min_balls = 0;
-            def.parallel_events_pacing = false;
             World world(def);
             for (const auto& [point, normal] : std::initializer_list<std::pair<Vec3, Vec3>>{
                      {{0, 0, 0}, {1, 0, 0}}, {{24, 0, 0}, {-1, 0, 0}}, {{0, 0, 0}, {0, 1, 0}},
@@ -1180,7 +1167,6 @@ TEST(Determinism, ExpandingCloudSameForAnyThreadCount) {
         WorldDef def;
         def.threads = threads;
         def.parallel_events_min_balls = 0;
-        def.parallel_events_pacing = false;  // a batch before every event
         World world(def);
         GenerateDef gen;
         gen.count = 4000;

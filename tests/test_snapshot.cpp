@@ -20,10 +20,9 @@ namespace {
 
 using test_worlds::save;
 
-World restore(const std::string& bytes, int threads = 1, std::size_t min_balls_for_batches = 500000) {
+World restore(const std::string& bytes, int threads = 1, std::size_t min_balls_for_batches = WorldDef{}.parallel_events_min_balls) {
     World world = test_worlds::restore(bytes, threads);
     EXPECT_EQ(world.def().parallel_events_min_balls, min_balls_for_batches);
-    EXPECT_FALSE(world.def().parallel_events_pacing);  // RestoreOptions' (a snapshot does not carry it)
     return world;
 }
 
@@ -33,14 +32,13 @@ void run(World& world, int steps, double dt = 1.0 / 60.0) {
 
 // A box with a column and gravity, restitution e: 400 balls poured, some removed and added
 // again (the handle table then has free indices and new generations).
-World box_world(double e, int threads, std::size_t batches_from = 500000, double friction = 0.0) {
+World box_world(double e, int threads, std::size_t batches_from = WorldDef{}.parallel_events_min_balls, double friction = 0.0) {
     WorldDef def;
     def.gravity = {0, -9.81, 0};
     def.restitution = e;
     def.friction = friction;
     def.threads = threads;
     def.parallel_events_min_balls = batches_from;
-    def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
     const Vec3 lo{0, 0, 0}, hi{8, 30, 8};
     world.add_plane({lo, {1, 0, 0}});
@@ -71,7 +69,7 @@ World well_world(int threads) {
 // Splits a run of `first + second` steps at `first` through a snapshot restored with `threads`;
 // expects the state hash of the uninterrupted run.
 void expect_same_continuation(World straight, World split, int first, int second, int threads,
-                              std::size_t batches_from = 500000) {
+                              std::size_t batches_from = WorldDef{}.parallel_events_min_balls) {
     run(straight, first + second);
     run(split, first);
     const std::string bytes = save(split);
@@ -115,14 +113,15 @@ TEST(Snapshot, DissipativePourWithSleepingBallsContinuesBitIdentically) {
     }
 }
 
-TEST(Snapshot, BatchedParallelProcessingContinuesBitIdentically) {
+TEST(Snapshot, RegionsContinueBitIdentically) {
     expect_same_continuation(box_world(0.8, 2, 100), box_world(0.8, 2, 100), 30, 30, 2, 100);
 }
 
 TEST(Snapshot, FrictionIsSavedAndAFrictionalPourContinuesBitIdentically) {
     for (const int threads : {1, 2}) {
-        World split = box_world(0.7, 1, 500000, 0.5);
-        expect_same_continuation(box_world(0.7, 1, 500000, 0.5), box_world(0.7, 1, 500000, 0.5), 60, 30, threads);
+        const std::size_t from = WorldDef{}.parallel_events_min_balls;
+        World split = box_world(0.7, 1, from, 0.5);
+        expect_same_continuation(box_world(0.7, 1, from, 0.5), box_world(0.7, 1, from, 0.5), 60, 30, threads);
         run(split, 1);
         EXPECT_EQ(restore(save(split), threads).def().friction, 0.5);
     }

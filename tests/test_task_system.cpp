@@ -74,7 +74,6 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
     def.periodic = Box{{0, 0, 0}, {40, 40, 40}};
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
-    def.parallel_events_pacing = false;  // a batch before every event
     def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
@@ -87,20 +86,20 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
     return world;
 }
 
-// With more than one thread, the steps' events were committed by parallel batches.
-void expect_batches(const World& world, std::uint64_t batched) {
+// With more than one thread, the regions processed the steps' events.
+void expect_regions(const World& world, std::uint64_t in_regions) {
     if (world.concurrency() > 1) {
-        EXPECT_GT(batched, 0u) << world.concurrency();
+        EXPECT_GT(in_regions, 0u) << world.concurrency();
     } else {
-        EXPECT_EQ(batched, 0u) << world.concurrency();
+        EXPECT_EQ(in_regions, 0u) << world.concurrency();
     }
 }
 
 std::uint64_t gas_hash(std::shared_ptr<TaskSystem> tasks) {
     World world = gas(std::move(tasks));
-    std::uint64_t batched = world.step(0.4).batched;
-    batched += world.step(0.4).batched;
-    expect_batches(world, batched);
+    std::uint64_t in_regions = world.step(0.4).in_regions;
+    in_regions += world.step(0.4).in_regions;
+    expect_regions(world, in_regions);
     return world.state_hash();
 }
 
@@ -110,7 +109,6 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     def.restitution = 0.6;
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
-    def.parallel_events_pacing = false;  // a batch before every event
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{-12, 0, 0}, {1, 0, 0}});
@@ -118,15 +116,15 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     world.add_plane({{0, 0, -12}, {0, 0, 1}});
     world.add_plane({{0, 0, 12}, {0, 0, -1}});
     GenerateDef gen;
-    gen.count = 6000;  // enough for the cells around them to be a dense block, cut into slabs
+    gen.count = 6000;  // enough for the cells around them to be a dense block, cut into regions
     gen.radius = 0.3;
     gen.region = {{-12, 0, -12}, {12, 12, 12}};
     gen.speed = 1.0;
     world.add_balls(generate_balls(world, gen));
-    std::uint64_t batched = 0;
-    for (int k = 0; k < 4; ++k) batched += world.step(0.25).batched;
+    std::uint64_t in_regions = 0;
+    for (int k = 0; k < 4; ++k) in_regions += world.step(0.25).in_regions;
     EXPECT_GT(world.event_counts().collisions(), 20000u);
-    expect_batches(world, batched);
+    expect_regions(world, in_regions);
     return world.state_hash();
 }
 

@@ -50,7 +50,7 @@ inline World pour_into_well(const WorldDef& def) {
 // A barometric column: periodic along x and z (a 10 × 10 base), a floor at y = 0 and a ceiling
 // at y = 40 along y, which does not wrap; 400 balls at kT = 1 under g = 1 (scale height kT/mg = 1).
 // Two threads run the parallel phases; its events run serially (its cells have no dense block to
-// cut into slabs: StepResult::batched is 0).
+// cut into regions: StepResult::in_regions is 0).
 inline World barometric_column(int threads) {
     WorldDef def;
     def.gravity = {0, -1, 0};
@@ -92,7 +92,6 @@ inline World restore(const std::string& bytes, int threads = 1) {
     std::istringstream in(bytes);
     RestoreOptions options;
     options.threads = threads;
-    options.parallel_events_pacing = false;  // as the tests' worlds: a batch before every event
     return World::restore(in, options);
 }
 

@@ -23,6 +23,8 @@
 #include "parallel.hpp"
 #include "reserve.hpp"
 
+#include <atomic>
+#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +69,25 @@ inline bool before(const Pending& x, std::uint32_t a, const Pending& y, std::uin
     return x.other < y.other;
 }
 
+// An event's place in the serial order (before() in event_queue.hpp) as two words compared in
+// turn: the time, as bits that order like the time, then kind, slot and the other index.
+struct EventKey {
+    std::uint64_t time = ~std::uint64_t{0};
+    std::uint64_t rest = ~std::uint64_t{0};
+    static std::uint64_t time_bits(double t) {
+        const auto b = std::bit_cast<std::uint64_t>(t);
+        return b >> 63 ? ~b : b | std::uint64_t{1} << 63;
+    }
+    static EventKey of(const Pending& e, std::uint32_t slot) {
+        return {time_bits(e.time), std::uint64_t{static_cast<std::uint32_t>(e.kind)} << 61 |
+                                        std::uint64_t{slot} << 32 | e.other};
+    }
+    friend bool operator<(const EventKey& a, const EventKey& b) {
+        return a.time != b.time ? a.time < b.time : a.rest < b.rest;
+    }
+    friend bool operator==(const EventKey&, const EventKey&) = default;
+};
+
 class EventQueue {
     struct Entry {
         double time;
@@ -96,6 +117,10 @@ public:
     bool empty() const { return nodes_.empty(); }
     std::size_t parts() const { return calendars_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
+    // The same, read while the part's own user may move the entry to another (regions).
+    std::uint32_t part_of_now(std::uint32_t slot) const {
+        return std::atomic_ref<const std::uint32_t>(nodes_[slot].part).load(std::memory_order_relaxed);
+    }
     // The key of `slot`: its pending event.
     Pending event(std::uint32_t slot) const { return pending(nodes_[slot].key); }
     // The slot of the earliest entry (the queue must not be empty). Also warm()s every part.
@@ -140,11 +165,35 @@ public:
     // The same, moving the entry to another part.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {
         remove(calendars_[nodes_[slot].part], slot);
-        nodes_[slot].part = part;
+        set_part(slot, part);
         insert(calendars_[part], slot, entry(slot, event));
+    }
+    // A region hands a ball to another (regions.hpp): its entry leaves its part, and until it is
+    // attached again it is in no part (part_of() reads kNoPart) and no top() sees it. Only the
+    // part's own user detaches and attaches.
+    static constexpr std::uint32_t kNoPart = ~0u;
+    void detach(std::uint32_t slot) {
+        remove(calendars_[nodes_[slot].part], slot);
+        set_part(slot, kNoPart);
+    }
+    void attach(std::uint32_t slot, const Pending& event, std::uint32_t part) {
+        set_part(slot, part);
+        insert(calendars_[part], slot, entry(slot, event));
+    }
+    // The earliest entry of one part, in `slot`; false when the part holds no finite entry.
+    // Different parts may be asked concurrently.
+    bool top_of(std::size_t part, std::uint32_t& slot) {
+        Calendar& c = calendars_[part];
+        if (c.front.empty()) advance(c);
+        if (c.front.empty()) return false;
+        slot = c.front.front().slot;
+        return true;
     }
 
 private:
+    void set_part(std::uint32_t slot, std::uint32_t part) {
+        std::atomic_ref<std::uint32_t>(nodes_[slot].part).store(part, std::memory_order_relaxed);
+    }
     // List indices in a calendar's heads: balls without an event, the overflow, then the ring of
     // buckets.
     static constexpr std::int32_t kNeverList = 0, kOverflowList = 1, kFirstBucket = 2;

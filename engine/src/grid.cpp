@@ -239,6 +239,26 @@ void Grid::move(std::uint32_t slot, const CellKey& key) {
     insert(slot, key);
 }
 
+std::int32_t Grid::move_dense(std::uint32_t slot, const CellKey& key) {
+    std::int32_t* at = &head_[bucket_of(key_[slot])];
+    std::int32_t before = -1;
+    while (*at != static_cast<std::int32_t>(slot)) {
+        before = *at;
+        at = &next_[static_cast<std::size_t>(*at)];
+    }
+    *at = next_[slot];
+    link(slot, key);
+    return before;
+}
+
+void Grid::put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept {
+    unlink(slot);
+    key_[slot] = key;
+    std::int32_t& link = before < 0 ? head_[bucket_of(key)] : next_[static_cast<std::size_t>(before)];
+    next_[slot] = link;
+    link = static_cast<std::int32_t>(slot);
+}
+
 void Grid::renumber(std::uint32_t from, std::uint32_t to) {
     link_to(from) = static_cast<std::int32_t>(to);
     next_[to] = next_[from];

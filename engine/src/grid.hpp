@@ -130,9 +130,16 @@ public:
     // Moves a ball to another cell. Between two dense cells it touches only the lists of those two
     // cells, so balls far apart may move concurrently.
     void move(std::uint32_t slot, const CellKey& key);
+    // The same between dense cells, returning the ball that preceded it in its old list (-1: it
+    // was first), and its undoing: the ball back into cell `key` right after `before`, exactly
+    // where it was once every later change of that list has been undone (the order of a list
+    // decides the order of the sums of the sleeping tests).
+    std::int32_t move_dense(std::uint32_t slot, const CellKey& key);
+    void put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept;
     void renumber(std::uint32_t from, std::uint32_t to);  // slot `from` now lives at `to`
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
     void prefetch(std::uint32_t slot) const { __builtin_prefetch(&key_[slot]); }
+    bool dense(const CellKey& key) const { return in_dense(key); }
     // Are this cell and its 26 neighbours dense cells?
     bool dense_near(const CellKey& key) const {
         if (periodic_) return dense_count_ > 0;

@@ -6,8 +6,9 @@
 namespace ballistic::detail {
 
 void Measurements::count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit) {
-    // The record first: should it fail to grow, nothing is counted.
-    if (step_events.size() < record_limit) step_events.push_back(e);
+    // Within the room made (room_for()): it never allocates. Without room (out of memory), the
+    // collision is counted but not recorded.
+    if (step_events.size() < record_limit && step_events.size() < step_events.capacity()) step_events.push_back(e);
     else ++step_events_unrecorded;
     switch (e.kind) {
         case EventKind::BallBall:

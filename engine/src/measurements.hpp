@@ -4,6 +4,9 @@
 
 #include <ballistic/types.hpp>
 
+#include "reserve.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -29,7 +32,12 @@ struct Measurements {
         step_events_unrecorded = 0;
     }
     void count_crossing() { ++counts.cell_crossings; }
-    // A processed collision, its virial J·σ (ball–ball) and the overlap met.
+    // Room in the step's record for `more` collisions, so that counting them cannot fail.
+    void room_for(std::size_t more, std::size_t record_limit) {
+        reserve_for(step_events, std::min(record_limit, step_events.size() + more));
+    }
+    // A processed collision, its virial J·σ (ball–ball) and the overlap met; after room_for(), it
+    // never fails.
     void count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit);
     void reset(double now);
 };

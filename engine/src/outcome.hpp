@@ -48,6 +48,8 @@ struct Outcome {
     double overlap = 0.0;  // overlap met at the collision
     bool crossing = false;
     CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
+    std::int32_t before = -1;  // the ball before it in its old cell's list (Grid::move_dense)
+    bool dense = false;        // both cells dense: undo() puts it back exactly there
     bool counted = false;      // balls roam: the crossing moved the ball's count (Roaming)
     int old_level = 0;         // the crossing ball's roaming level before
     double time = 0.0;  // of the event
@@ -56,7 +58,7 @@ struct Outcome {
     void clear() {  // what the next event reads; the rest is written before it is read
         n_saved = n_requeue = 0;
         woken = kNoBall;
-        collided = crossing = counted = false;
+        collided = crossing = counted = dense = false;
         virial = overlap = 0.0;
     }
 };

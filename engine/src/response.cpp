@@ -61,7 +61,8 @@ void Response::save(std::uint32_t s, Outcome& out) const {
 }
 
 void Response::undo(const Outcome& out) {
-    if (out.crossing) grid_.move(out.saved[0].slot, out.old_key);
+    if (out.crossing && out.dense) grid_.put_back(out.saved[0].slot, out.old_key, out.before);
+    else if (out.crossing) grid_.move(out.saved[0].slot, out.old_key);
     if (out.counted) {  // serially, while balls roam
         roaming_->moved(out.new_key, out.old_key);
         roaming_->set_level(out.saved[0].slot, out.old_level);
@@ -156,7 +157,9 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
     Vec3 shift;
     out.old_key = grid_.key(i);
     out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
-    grid_.move(i, out.new_key);  // as it was if it fails
+    out.dense = grid_.dense(out.old_key) && grid_.dense(out.new_key);
+    if (out.dense) out.before = grid_.move_dense(i, out.new_key);
+    else grid_.move(i, out.new_key);  // as it was if it fails
     out.crossing = true;
     if (counting) [[unlikely]] {
         roaming_->moved(out.old_key, out.new_key);

@@ -33,6 +33,11 @@ public:
     // Processes `event`, the pending event of ball `slot`: the physics on the balls it touches,
     // a crossing ball moved to its new cell, their next events predicted into `out`.
     void compute(std::uint32_t slot, const Pending& event, Outcome& out);
+    // Has the partner of ball `slot`'s ball–ball or Wake event changed its trajectory since the
+    // event was predicted (lazy invalidation)?
+    bool stale(std::uint32_t slot, const Pending& event) const {
+        return balls_.counter[event.other] != contacts_[slot].other_counter;
+    }
     // Puts back what compute() changed, also when it failed part-way.
     void undo(const Outcome& out);
     // After a change of velocity: a ball given a real normal velocity leaves the planes it rested

@@ -275,7 +275,6 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     d.threads = options.threads;
     d.task_system = options.task_system;
     d.memory_limit = options.memory_limit;
-    d.parallel_events_pacing = options.parallel_events_pacing;
     World world(d);  // checks the settings, naming their fields
     Impl& w = *world.impl_;
 

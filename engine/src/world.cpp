@@ -700,7 +700,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
     if (pause && !(pause_at > w.time))
         reject("pause_at", "must be after the world's time " + show(w.time) + " (+inf: no pause), got " + show(pause_at));
-    const std::uint64_t events_before = w.loop.processed, batched_before = w.loop.batched;
+    const std::uint64_t events_before = w.loop.processed, in_regions_before = w.loop.in_regions;
     const std::uint64_t collisions_before = w.measurements.lifetime_collisions();
     auto stopped = detail::EventLoop::End::Budget;
     bool all_done = false;  // every event to the step's end processed
@@ -824,7 +824,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     StepResult result;
     result.events = w.loop.processed - events_before;
     result.collisions = w.measurements.lifetime_collisions() - collisions_before;
-    result.batched = w.loop.batched - batched_before;
+    result.in_regions = w.loop.in_regions - in_regions_before;
     result.sleeping = sleeping;
     result.awake = w.balls.size() - sleeping;
     return result;

@@ -227,21 +227,11 @@ struct WorldDef {
     // are bit-identical for every task system.
     std::shared_ptr<TaskSystem> task_system;
     // Worlds with at least this many balls (and more than one thread) process their events in
-    // parallel batches; smaller ones process them serially, because a batch's bookkeeping and
-    // hand-overs between threads cost more than a small world's batch saves (engine/README.md,
-    // "Parallel event processing", has the measurements). The other parallel phases (end of
-    // step, measurements, ray batches) run at any size. Results are bit-identical for every
-    // value.
-    std::size_t parallel_events_min_balls = 500000;
-    // After a batch that commits fewer than 32 events the loop processes events serially for a
-    // while before it tries again: 64 events, doubling with each such batch in a row up to 65 536,
-    // until a batch commits enough or the end of a step (or of a test of sleeping, or a pause)
-    // cuts one short. A world whose events cascade (a pile that is landing: an
-    // impact rings through touching balls at once) then runs at the one-thread speed instead of
-    // paying for batches that commit a few events each. false: a batch is tried before every
-    // event (the tests use it to take whole steps through the batches). A machine setting, as
-    // `threads`: results are bit-identical either way, and a snapshot does not carry it.
-    bool parallel_events_pacing = true;
+    // regions of space, each with its own loop, at once (engine/README.md, "Regions"); smaller ones
+    // process them serially, because a region's waits at its neighbours cost more than a small
+    // world's share of events saves. The other parallel phases (end of step, measurements, ray
+    // batches) run at any size. Results are bit-identical for every value.
+    std::size_t parallel_events_min_balls = 10000;
 };
 
 // How World::restore() builds the world it reads: the machine's settings, which a snapshot does
@@ -250,7 +240,6 @@ struct RestoreOptions {
     int threads = 0;                                     // WorldDef::threads
     std::shared_ptr<TaskSystem> task_system;             // WorldDef::task_system
     std::size_t memory_limit = std::size_t{16} << 30;    // WorldDef::memory_limit, checked first
-    bool parallel_events_pacing = true;                  // WorldDef::parallel_events_pacing
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.
@@ -307,16 +296,16 @@ struct StepResult {
     std::uint64_t collisions = 0;  // of which collisions
     std::size_t sleeping = 0;      // balls asleep at the end of the step
     std::size_t awake = 0;         // balls awake at the end of the step
-    // Of the events, those committed by parallel batches (engine/README.md, "Parallel event
-    // processing"): 0 on one thread and in worlds below WorldDef::parallel_events_min_balls. It
-    // depends on the thread count, the pacing and the world's history (a restored world starts
-    // its batches afresh); the results do not.
-    std::uint64_t batched = 0;
+    // Of the events, those the regions processed at once (engine/README.md, "Regions"): 0 on one
+    // thread and in worlds below WorldDef::parallel_events_min_balls. It depends on the thread
+    // count; the results do not.
+    std::uint64_t in_regions = 0;
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };
 
-// One collision, as processed. Events of a step come in time order.
+// One collision, as processed. Events of a step come in time order; at one instant by kind, then
+// by the balls' storage order (the same for every thread count).
 struct CollisionEvent {
     double time = 0.0;            // world time of impact (unit: time)
     EventKind kind = EventKind::BallBall;
