@@ -19,7 +19,7 @@ void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = cells.key(static_cast<std::uint32_t>(s));
     });
     RegionPlan plan;
-    plan.plan(cells, keys, parallel_.concurrency(), def_.parallel_events_min_balls);
+    plan.plan(cells, keys, def_.gravity, parallel_.concurrency(), def_.parallel_events_min_balls);
     std::vector<std::uint32_t> region_of;  // the queue has one part per region
     if (plan.count() > 1) {
         region_of.resize(events.size());
@@ -29,11 +29,9 @@ void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
     }
     EventQueue queue;
     queue.build(events, region_of, plan.count(), parallel_);
-    std::vector<Origin> origins(events.size());
     region_loop_.prepare(plan);
     regions_ = std::move(plan);
     queue_ = std::move(queue);
-    origins_ = std::move(origins);
     serial_left_ = 0;
 }
 
@@ -54,8 +52,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
             };
             RegionLoop::End why;
             try {
-                why = region_loop_.run(end, left, interrupt, measurements_, def_.event_record_limit, origins_, woken,
-                                       counts);
+                why = region_loop_.run(end, left, interrupt, measurements_, def_.event_record_limit, woken, counts);
             } catch (...) {
                 take();
                 throw;
@@ -63,8 +60,8 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
             take();
             if (why == RegionLoop::End::Reached) return End::Reached;
             if (why == RegionLoop::End::Interrupted) return End::Interrupted;
-            if (why == RegionLoop::End::Apart) serial_left_ = kSerialRun;
-            continue;  // what is left of the budget, or past the event too far apart, serially
+            if (why == RegionLoop::End::Serial) serial_left_ = kSerialRun;
+            continue;  // what is left of the budget, or past the event regions cannot process, serially
         }
         const std::uint64_t most = regions ? serial_left_ : 0, before = processed;
         serial_left_ = 0;
@@ -118,7 +115,6 @@ void EventLoop::record(const Outcome& out) {
 
 void EventLoop::append(std::uint32_t s, const Pending& event) {
     queue_.append(s, event, regions_.count() == 1 ? 0 : regions_.region_of(grid_.key(s)));
-    origins_.emplace_back();  // reserve() made room
 }
 
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {

@@ -15,7 +15,6 @@
 #include "measurements.hpp"
 #include "outcome.hpp"
 #include "parallel.hpp"
-#include "processed.hpp"
 #include "region_loop.hpp"
 #include "regions.hpp"
 #include "response.hpp"
@@ -48,7 +47,6 @@ public:
     void append(std::uint32_t slot, const Pending& event);
     void reserve(std::size_t slots) {
         queue_.reserve(slots);
-        reserve_for(origins_, slots);
     }
     Pending pending(std::uint32_t slot) const { return queue_.event(slot); }
     // The time of the earliest queued event (+inf when none).
@@ -81,7 +79,6 @@ private:
     EventQueue queue_;
     RegionPlan regions_;
     RegionLoop region_loop_;
-    std::vector<Origin> origins_;  // per slot (processed.hpp), for the regions
     std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
 };
 

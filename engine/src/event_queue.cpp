@@ -120,22 +120,4 @@ bool EventQueue::new_year(Calendar& c) {
     return true;
 }
 
-bool EventQueue::smallest(std::size_t part, std::size_t count, std::vector<Queued>& out) {
-    out.clear();
-    Calendar& c = calendars_[part];
-    auto queued = [](const Entry& e) { return Queued{e.slot, pending(e)}; };
-    if (c.front.empty()) advance(c);
-    if (c.front.empty()) {  // no finite event in this part
-        if (c.head[kNeverList] >= 0) out.push_back(queued(nodes_[static_cast<std::size_t>(c.head[kNeverList])].key));
-        return false;
-    }
-    while (c.front.size() < count && c.in_ring > 0) pull(c);
-    c.sorted.assign(c.front.begin(), c.front.end());
-    const auto kept = c.sorted.begin() + static_cast<std::ptrdiff_t>(std::min(count, c.sorted.size()));
-    if (kept != c.sorted.end()) std::nth_element(c.sorted.begin(), kept, c.sorted.end(), less);
-    std::sort(c.sorted.begin(), kept, less);
-    for (auto e = c.sorted.begin(); e != kept; ++e) out.push_back(queued(*e));
-    return kept != c.sorted.end() || c.in_ring > 0 || c.head[kOverflowList] >= 0;
-}
-
 }  // namespace ballistic::detail

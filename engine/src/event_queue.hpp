@@ -11,13 +11,13 @@
 // bucket width is measured from the overflow's own times, so the width follows the event rate.
 // A binary heap over all N balls costs O(log N) cache misses per update instead.
 //
-// The entries are split into parts (the slabs of parallel event processing), each with a calendar
-// of its own: different parts may be read and updated concurrently, and top() is the earliest of
-// the parts' earliest entries.
+// The entries are split into parts (the regions of parallel event processing), each with a
+// calendar of its own: different parts may be read and updated concurrently, and top() is the
+// earliest of the parts' earliest entries.
 //
 // The queue keeps its own copy of each key: several balls' pending events may change before the
-// queue hears of them (a collision re-predicts two balls, a parallel batch many), and moving one
-// entry must never read another entry's new, not yet placed key.
+// queue hears of them (a collision re-predicts two balls), and moving one entry must never read
+// another entry's new, not yet placed key.
 #pragma once
 
 #include "parallel.hpp"
@@ -82,6 +82,7 @@ struct EventKey {
         return {time_bits(e.time), std::uint64_t{static_cast<std::uint32_t>(e.kind)} << 61 |
                                         std::uint64_t{slot} << 32 | e.other};
     }
+    static constexpr EventKey none() { return {0, 0}; }  // before every event
     friend bool operator<(const EventKey& a, const EventKey& b) {
         return a.time != b.time ? a.time < b.time : a.rest < b.rest;
     }
@@ -123,6 +124,7 @@ public:
     }
     // The key of `slot`: its pending event.
     Pending event(std::uint32_t slot) const { return pending(nodes_[slot].key); }
+    EventKey key(std::uint32_t slot) const { return EventKey::of(event(slot), slot); }
     // The slot of the earliest entry (the queue must not be empty). Also warm()s every part.
     std::uint32_t top();
     // One step of the walk that brings the next buckets' nodes of `part` into cache, up to
@@ -130,16 +132,6 @@ public:
     // call it while other parts are used.
     void warm(std::size_t part);
     static constexpr std::int64_t kWarmBuckets = 16;
-    // An event as the queue holds it: the slot and its key.
-    struct Queued {
-        std::uint32_t slot;
-        Pending event;
-    };
-    // The earliest entries of one part in queue order, at most `count` and at least one unless
-    // the part has no finite entry (fewer than `count` when its current year holds fewer), without
-    // removing them. Returns whether the part holds finite entries beyond those. Different parts
-    // may be asked concurrently.
-    bool smallest(std::size_t part, std::size_t count, std::vector<Queued>& out);
     // Takes the new key of `slot`, which stays in its part; different parts may be updated
     // concurrently.
     void update(std::uint32_t slot, const Pending& event) {
@@ -208,7 +200,6 @@ private:
         std::int64_t year_end = 0;   // buckets current + 1 .. year_end − 1 are in the ring
         std::int64_t mask = 0;       // ring size − 1 (a power of two)
         std::size_t in_ring = 0;     // entries in ring buckets
-        std::vector<Entry> sorted;            // scratch of smallest()
         std::vector<std::uint32_t> spread;    // scratch of new_year()
         std::vector<double> times;            // scratch of new_year()
         // The lists of the buckets after `current` are walked one node per warm() call ahead of

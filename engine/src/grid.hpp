@@ -148,6 +148,32 @@ public:
                 return false;
         return true;
     }
+    // The dense cells, numbered 0 … dense_count() − 1; a dense cell's number.
+    std::size_t dense_count() const { return dense_count_; }
+    std::size_t dense_number(const CellKey& key) const { return dense_index(key); }
+    // fn(number) for every dense cell among the 27 around `key` (across the faces of a periodic
+    // box that wrap), each once.
+    template <class Fn>
+    void for_each_dense_near(const CellKey& key, Fn&& fn) const {
+        std::int64_t k[3][3];
+        int n[3] = {0, 0, 0};
+        for (int d = 0; d < 3; ++d) {
+            const auto axis_d = static_cast<std::size_t>(d);
+            for (int o = -1; o <= 1; ++o) {
+                std::int64_t c = key[d] + o;
+                if (periodic_ && wraps(d)) c = (c + cells_[axis_d]) % cells_[axis_d];
+                const std::int64_t i = c - dense_lo_[d];
+                if (i < 0 || i >= dense_n_[axis_d]) continue;
+                bool seen = false;  // three cells along a wrapping axis of three are distinct anyway
+                for (int m = 0; m < n[d]; ++m) seen = seen || k[d][m] == i;
+                if (!seen) k[d][n[d]++] = i;
+            }
+        }
+        for (int z = 0; z < n[2]; ++z)
+            for (int y = 0; y < n[1]; ++y)
+                for (int x = 0; x < n[0]; ++x)
+                    fn(static_cast<std::size_t>(k[0][x] + dense_n_[0] * (k[1][y] + dense_n_[1] * k[2][z])));
+    }
     // Cells per axis of the dense block (of the box, when periodic); 0 without dense cells.
     std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
     std::int64_t dense_lo(int d) const { return dense_lo_[d]; }

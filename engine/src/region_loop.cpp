@@ -13,11 +13,10 @@ namespace ballistic::detail {
 namespace {
 
 constexpr std::uint64_t kNever = ~std::uint64_t{0};
-// Reach of an event, in cells, within which another region's events may touch what it touches:
-// its balls lie within one cell of its own ball's (two at an instant when one of them crosses a
-// face), an event reads the cells around its balls', and another region's balls lie within one
-// cell of that region.
-constexpr int kReach = 3;
+// How far from its ball's cell, in cells, an event may touch what another region's events touch:
+// it writes balls within one cell of its own and reads the cells around them, and so does
+// another region's event around its own ball. One at a static writes its ball alone.
+constexpr int kReach = 3, kStaticReach = 2;
 // A region that waits spins this many times before it leaves its task (the driver starts it again).
 constexpr std::uint32_t kSpins = 1u << 16;
 // A region forgets the events every region has passed once this many events since the last time.
@@ -34,10 +33,14 @@ void RegionLoop::prepare(const RegionPlan& plan) {
         floors_ = std::vector<Floor>(n);
         mail_ = std::vector<Mailbox>(n);
         regions_ = std::vector<Region>(n);
+        acked_ = std::make_unique<std::atomic<std::uint64_t>[]>(n * n);
+        for (Region& g : regions_) g.sent.assign(n, 0);
     }
+    stamps_.assign(n > 1 ? grid_.dense_count() : 0, Stamp{EventKey{}, 0});
+    run_ = 0;
 }
 
-EventKey RegionLoop::floor_of(std::uint32_t r) const {
+EventKey RegionLoop::floor_of(std::uint32_t r, std::uint32_t* version) const {
     const Floor& f = floors_[r];
     for (;;) {
         const std::uint32_t s1 = f.seq.load(std::memory_order_acquire);
@@ -47,14 +50,16 @@ EventKey RegionLoop::floor_of(std::uint32_t r) const {
         }
         const EventKey key{f.time.load(std::memory_order_relaxed), f.rest.load(std::memory_order_relaxed)};
         std::atomic_thread_fence(std::memory_order_acquire);
-        if (f.seq.load(std::memory_order_relaxed) == s1) return key;
+        if (f.seq.load(std::memory_order_relaxed) != s1) continue;
+        if (version) *version = s1;
+        return key;
     }
 }
 
-void RegionLoop::publish(std::uint32_t r, const EventKey& key) {
+void RegionLoop::publish_key(std::uint32_t r, const EventKey& key) {
     Floor& f = floors_[r];
-    const std::uint32_t s = f.seq.load(std::memory_order_relaxed);
     if (f.time.load(std::memory_order_relaxed) == key.time && f.rest.load(std::memory_order_relaxed) == key.rest) return;
+    const std::uint32_t s = f.seq.load(std::memory_order_relaxed);
     f.seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     f.time.store(key.time, std::memory_order_relaxed);
@@ -62,71 +67,97 @@ void RegionLoop::publish(std::uint32_t r, const EventKey& key) {
     f.seq.store(s + 2, std::memory_order_release);
 }
 
-bool RegionLoop::ready(RegionSet regions, const EventKey& key) const {
-    for (; regions != 0; regions &= regions - 1) {
-        const auto b = static_cast<std::uint32_t>(std::countr_zero(regions));
-        // The messages first: a region that takes one publishes its new floor before it lets the
-        // message's time go.
-        if (mail_[b].inbound.load(std::memory_order_seq_cst) <= key.time) return false;
-        if (!(key < floor_of(b))) return false;
-    }
+void RegionLoop::publish(std::uint32_t r) {
+    Region& g = regions_[r];
+    EventKey floor = g.top;
+    std::erase_if(g.outstanding, [&](const Outstanding& o) {
+        return o.seq <= acked(o.to, r).load(std::memory_order_acquire);
+    });
+    for (const Outstanding& o : g.outstanding) floor = std::min(floor, o.key);
+    publish_key(r, floor);
+}
+
+bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) {
+    // Its own messages to them first: one not yet taken in is in no floor of theirs, and once
+    // taken in, the floor read after its receipt holds it.
+    for (const Outstanding& o : regions_[r].outstanding)
+        if ((regions >> o.to & 1u) && o.key < key && o.seq > acked(o.to, r).load(std::memory_order_acquire))
+            return false;
+    for (RegionSet left = regions; left != 0; left &= left - 1)
+        if (!(key < floor_of(static_cast<std::uint32_t>(std::countr_zero(left))))) return false;
+    return true;
+}
+
+bool RegionLoop::running(RegionSet regions) const {
+    for (; regions != 0; regions &= regions - 1)
+        if (!mail_[static_cast<std::size_t>(std::countr_zero(regions))].active.load(std::memory_order_seq_cst))
+            return false;
     return true;
 }
 
 EventKey RegionLoop::top_key(std::uint32_t r, std::uint32_t& slot, Pending& event) {
-    if (mail_[r].inbound.load(std::memory_order_acquire) != kNever) drain(r);
-    EventKey key;
+    if (mail_[r].mail.load(std::memory_order_acquire)) drain(r);
+    Region& g = regions_[r];
     if (queue_.top_of(r, slot)) {
         event = queue_.event(slot);
-        key = EventKey::of(event, slot);
+        g.top = queue_.key(slot);
     } else {
         event = Pending{};
+        g.top = EventKey{};
     }
-    publish(r, key);
-    return key;
+    publish(r);
+    return g.top;
 }
 
-bool RegionLoop::drain(std::uint32_t r) {
+void RegionLoop::drain(std::uint32_t r) {
     Mailbox& box = mail_[r];
     Region& g = regions_[r];
-    const std::uint64_t seen = box.inbound.load(std::memory_order_acquire);
+    if (!box.mail.exchange(false, std::memory_order_acq_rel)) return;
     {
-        const std::lock_guard lock(box.lock);
+        const std::lock_guard taking(box.lock);
         g.incoming.swap(box.messages);
     }
-    const bool any = !g.incoming.empty();
+    // Its lock: an interface event of a neighbour reads the entries of the balls it changes.
+    lock(RegionSet{1} << r);
+    struct Release {
+        RegionLoop& loop;
+        std::uint32_t r;
+        ~Release() { loop.unlock(RegionSet{1} << r); }
+    } release{*this, r};
     for (const Message& m : g.incoming) {
         if (queue_.part_of(m.slot) == EventQueue::kNoPart) queue_.attach(m.slot, m.event, r);
         else queue_.update(m.slot, m.event);
     }
-    g.incoming.clear();
-    // The new floor is out before the messages' time goes (ready() reads them in that order).
+    // The floor that holds them is out before their senders let them go.
     std::uint32_t slot;
-    publish(r, queue_.top_of(r, slot) ? EventKey::of(queue_.event(slot), slot) : EventKey{});
-    std::uint64_t expected = seen;
-    box.inbound.compare_exchange_strong(expected, kNever, std::memory_order_seq_cst);
-    return any;
+    g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+    publish(r);
+    for (const Message& m : g.incoming) acked(r, m.from).store(m.seq, std::memory_order_release);
+    g.incoming.clear();
 }
 
-void RegionLoop::send(std::uint32_t to, std::uint32_t slot, const Pending& event) {
+void RegionLoop::send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event) {
+    Region& g = regions_[from];
+    const std::uint64_t seq = ++g.sent[to];
+    g.outstanding.push_back({to, seq, EventKey::of(event, slot)});
     Mailbox& box = mail_[to];
     {
         const std::lock_guard lock(box.lock);
-        box.messages.push_back({slot, event});
+        box.messages.push_back({slot, event, from, seq});
     }
-    const std::uint64_t t = EventKey::time_bits(event.time);
-    std::uint64_t seen = box.inbound.load(std::memory_order_relaxed);
-    while (t < seen && !box.inbound.compare_exchange_weak(seen, t, std::memory_order_seq_cst)) {}
+    box.mail.store(true, std::memory_order_release);
 }
 
-RegionSet RegionLoop::waits_for(std::uint32_t r, std::uint32_t slot, const Pending& event) const {
+RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending& event, bool& serial) const {
     const CellKey& cell = grid_.key(slot);
     const RegionSet everyone = (plan_.count() == 64 ? ~RegionSet{0} : (RegionSet{1} << plan_.count()) - 1) & ~(RegionSet{1} << r);
-    if (!grid_.dense_near(cell)) return everyone;
-    RegionSet set = plan_.near(cell, r, kReach);
+    serial = !grid_.dense_near(cell);  // a crossing out of the dense cells may rebuild the shared lists
+    if (serial) return everyone;
+    const bool reaching = pairwise(event.kind) || event.kind == Kind::Crossing;
+    RegionSet set = plan_.near(cell, r, reaching ? kReach : kStaticReach);
     if (pairwise(event.kind)) {
-        // The partner's counter tells whether the event is stale: its region must have passed
-        // the event, wherever the partner has gone since the event was predicted.
+        // The partner's counter tells whether the event is stale: its region must not change it
+        // meanwhile, wherever the partner has gone since the event was predicted.
         const std::uint32_t p = queue_.part_of_now(event.other);
         if (p == EventQueue::kNoPart) return everyone;  // on its way to another region
         if (p != r) set |= RegionSet{1} << p;
@@ -134,13 +165,57 @@ RegionSet RegionLoop::waits_for(std::uint32_t r, std::uint32_t slot, const Pendi
     return set;
 }
 
+void RegionLoop::lock(RegionSet regions) {
+    for (; regions != 0; regions &= regions - 1) {
+        std::atomic<bool>& held = mail_[static_cast<std::size_t>(std::countr_zero(regions))].locked;
+        while (held.exchange(true, std::memory_order_acquire))
+            while (held.load(std::memory_order_relaxed)) pause();
+    }
+}
+
+void RegionLoop::unlock(RegionSet regions) {
+    for (; regions != 0; regions &= regions - 1)
+        mail_[static_cast<std::size_t>(std::countr_zero(regions))].locked.store(false, std::memory_order_release);
+}
+
+bool RegionLoop::late(const EventKey& key, const Pending& event, const Outcome& out) const {
+    bool later = false;
+    auto newer = [&](const Stamp& stamp) { return stamp.run == run_ && key < stamp.key; };
+    auto around = [&](const CellKey& cell) {
+        grid_.for_each_dense_near(cell, [&](std::size_t c) { later = later || newer(stamps_[c]); });
+    };
+    for (int k = 0; k < out.n_saved; ++k) around(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    if (out.crossing) around(out.old_key);
+    // A stale event wrote nothing of its partner, but read its counter.
+    if (pairwise(event.kind) && grid_.dense(grid_.key(event.other)))
+        later = later || newer(stamps_[grid_.dense_number(grid_.key(event.other))]);
+    return later;
+}
+
+void RegionLoop::stamp(Logged& logged) {
+    const Outcome& out = logged.out;
+    auto put = [&](const CellKey& cell) {
+        const std::size_t c = grid_.dense_number(cell);
+        logged.stamps[static_cast<std::size_t>(logged.n_stamps++)] = {c, stamps_[c]};
+        stamps_[c] = {logged.key, run_};
+    };
+    logged.n_stamps = 0;
+    for (int k = 0; k < out.n_saved; ++k) put(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    if (out.crossing) put(out.old_key);
+}
+
 void RegionLoop::forget_final(std::uint32_t r) {
+    // The least floor at one instant: two reads of every floor that agree. Every event not yet
+    // processed, and every message on its way, is in some floor, so none that a stop could undo
+    // comes before it.
+    const auto n = static_cast<std::uint32_t>(plan_.count());
     EventKey final;
-    for (std::uint32_t b = 0; b < plan_.count(); ++b) {
-        const std::uint64_t inbound = mail_[b].inbound.load(std::memory_order_seq_cst);
-        const EventKey floor = floor_of(b);
-        if (inbound <= floor.time) final = std::min(final, EventKey{inbound, 0});
-        else final = std::min(final, floor);
+    std::uint32_t versions[RegionPlan::kMostRegions];
+    for (std::uint32_t b = 0; b < n; ++b) final = std::min(final, floor_of(b, &versions[b]));
+    for (std::uint32_t b = 0; b < n; ++b) {
+        std::uint32_t again;
+        floor_of(b, &again);
+        if (again != versions[b]) return;  // it moved: another time
     }
     Region& g = regions_[r];
     while (!g.log.empty() && g.log.front().key < final) {
@@ -151,8 +226,8 @@ void RegionLoop::forget_final(std::uint32_t r) {
 
 void RegionLoop::request_stop(const EventKey& key, End why) {
     const std::lock_guard lock(stop_lock_);
-    // An interruption or a failure outranks a limit, which outranks an event too far apart.
-    if (why == End::Interrupted || why_ == End::Reached || (why == End::Limit && why_ == End::Apart)) why_ = why;
+    // An interruption or a failure outranks a limit, which outranks an event for the serial loop.
+    if (why == End::Interrupted || why_ == End::Reached || (why == End::Limit && why_ == End::Serial)) why_ = why;
     const std::uint64_t t = stop_time_.load(std::memory_order_relaxed);
     stop_time_.store(std::min(t, key.time), std::memory_order_seq_cst);
 }
@@ -167,17 +242,14 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
         ~Leave() { box.active.store(false, std::memory_order_seq_cst); }
     } leave{box};
     std::uint64_t since_forget = 0;
+    RegionSet held = 0;  // the locks it holds
     try {
         for (;;) {
             if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
             std::uint32_t s = 0;
             Pending event;
             const EventKey key = top_key(r, s, event);
-            if (!(event.time <= end)) {
-                g.done = true;
-                return Step::Done;
-            }
-            g.done = false;
+            if (!(event.time <= end)) return Step::Done;
             if (limit != 0 && g.run_processed >= limit) {
                 request_stop(key, End::Limit);
                 return Step::Parked;
@@ -186,78 +258,105 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 request_stop(key, End::Interrupted);
                 return Step::Parked;
             }
-            RegionSet wait = waits_for(r, s, event);
-            if (wait != 0 && !ready(wait, key)) {
-                // Its own mail may bring an earlier event; a neighbour whose loop is not running
-                // cannot move on: then the task ends, and the driver starts it again.
-                bool go_on = false;
+            bool serial = false;
+            const RegionSet near = touches(r, s, event, serial);
+            if (serial) {
+                request_stop(key, End::Serial);
+                return Step::Parked;
+            }
+            if (near != 0) {
+                // It waits until the regions it touches have passed its key; its own mail may
+                // bring an earlier event; a neighbour whose loop is not running cannot move on:
+                // then the task ends, and the driver starts it again.
+                bool go_on = ready(r, near, key);
                 for (std::uint32_t spin = 0; !go_on; ++spin) {
                     if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
-                    if (box.inbound.load(std::memory_order_acquire) != kNever) break;  // mail: look again
-                    if (ready(wait, key)) {
-                        go_on = true;
-                        break;
-                    }
-                    for (RegionSet w = wait; w != 0; w &= w - 1)
-                        if (!mail_[static_cast<std::size_t>(std::countr_zero(w))].active.load(std::memory_order_seq_cst))
-                            return Step::Blocked;
-                    if (spin == kSpins) return Step::Blocked;
+                    if (box.mail.load(std::memory_order_acquire)) break;  // mail: look again
+                    publish(r);  // its receivers may have taken its messages in
+                    go_on = ready(r, near, key);
+                    if (go_on) break;
+                    if (!running(near) || spin == kSpins) return Step::Blocked;
                     pause();
                 }
                 if (!go_on) continue;
-            }
-            if (pairwise(event.kind)) {
-                // The partner may have moved to another region meanwhile: that one must have
-                // passed the event too.
-                const RegionSet again = waits_for(r, s, event);
-                if ((again & ~wait) != 0) continue;
-                // Not stale and more than a cell apart: it would touch what another region's
-                // events may touch without their waiting for it. Serially, then.
-                if (!response_.stale(s, event) && grid_.distance(grid_.key(s), grid_.key(event.other)) > 1) {
-                    request_stop(key, End::Apart);
-                    return Step::Parked;
+                held = near | RegionSet{1} << r;
+                lock(held);
+                // A neighbour's event before this one may have sent a new event of its ball (its
+                // message is in the mailbox before the neighbour lets its locks go, or its floor
+                // passes); the partner may have moved to another region meanwhile.
+                if (box.mail.load(std::memory_order_acquire) ||
+                    (pairwise(event.kind) && (touches(r, s, event, serial) & ~near) != 0)) {
+                    unlock(std::exchange(held, 0));
+                    continue;
                 }
+            }
+            // Not stale and more than a cell apart: it would touch what another region's events
+            // may touch without their knowing. Serially, then.
+            if (pairwise(event.kind) && !response_.stale(s, event) &&
+                grid_.distance(grid_.key(s), grid_.key(event.other)) > 1) {
+                unlock(std::exchange(held, 0));
+                request_stop(key, End::Serial);
+                return Step::Parked;
             }
             Logged& logged = g.log.emplace_back();
             logged.key = key;
             Outcome& out = logged.out;
             out.clear();
-            std::vector<Origin>& origins = *origins_;
-            const std::uint64_t id = std::uint64_t{r} << 56 | (g.ids++ & ((std::uint64_t{1} << 56) - 1));
             try {
                 response_.compute(s, event, out);
-                const std::uint64_t parent = origins[s].time == key.time ? origins[s].id : kNoParent;
-                bool creates = false;  // an event at this instant
-                for (int k = 0; k < out.n_requeue; ++k) creates |= out.next[static_cast<std::size_t>(k)].time == event.time;
-                if (out.collided || parent != kNoParent || creates)
-                    g.records.push_back({key, id, parent, out.collided, out.event, out.virial, out.overlap});
+            } catch (...) {
+                response_.undo(out);
+                g.log.pop_back();
+                throw;
+            }
+            // An event it creates at its instant with an earlier key would come next in the serial
+            // loop, before every later key whatever region holds it: keys would no longer follow
+            // the serial order, on which the regions rely. And its region processed a later event,
+            // or another region may have: did one touch what this one touches? Serially, then.
+            bool earlier = false;
+            for (int k = 0; k < out.n_requeue; ++k) {
+                const auto i = static_cast<std::size_t>(k);
+                earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
+            }
+            const bool came_late = (near != 0 || key < g.latest) && late(key, event, out);
+            if (earlier || came_late) {
+                response_.undo(out);
+                g.log.pop_back();
+                unlock(std::exchange(held, 0));
+                request_stop(key, End::Serial);
+                return Step::Parked;
+            }
+            try {
+                if (out.collided) g.records.push_back({key, out.event, out.virial, out.overlap});
                 if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.emplace_back(key, out.woken);
             } catch (...) {
                 response_.undo(out);
                 g.log.pop_back();
                 throw;
             }
+            stamp(logged);
+            g.latest = std::max(g.latest, key);
             ++g.run_processed;
             ++g.counts.processed;
             if (out.crossing) ++g.counts.crossings;
             for (int k = 0; k < out.n_requeue; ++k) {
-                const std::uint32_t slot = out.requeue[static_cast<std::size_t>(k)];
-                const Pending& next = out.next[static_cast<std::size_t>(k)];
+                const auto i = static_cast<std::size_t>(k);
+                const std::uint32_t slot = out.requeue[i];
+                const Pending& next = out.next[i];
                 const std::uint32_t part = queue_.part_of(slot);
-                logged.previous[static_cast<std::size_t>(k)] = queue_.event(slot);
-                logged.part[static_cast<std::size_t>(k)] = part;
-                logged.origin[static_cast<std::size_t>(k)] = origins[slot];
-                if (next.time == event.time) origins[slot] = {key.time, id};
+                logged.previous[i] = queue_.event(slot);
+                logged.part[i] = part;
+                // To the region of its cell: a neighbour's ball (perhaps on its way there from
+                // another one), or one of its own that crossed over.
                 const std::uint32_t to = plan_.region_of(grid_.key(slot));
-                if (part != r) {
-                    send(part, slot, next);  // a neighbour's ball
-                } else if (to == r) {
+                if (part == r && to == r) {
                     queue_.update(slot, next);
-                } else {  // crossed into another region
-                    queue_.detach(slot);
-                    send(to, slot, next);
+                } else {
+                    if (part == r) queue_.detach(slot);
+                    send(r, to, slot, next);
                 }
             }
+            unlock(std::exchange(held, 0));
             queue_.warm(r);
             if (++since_forget == kForgetEvery) {
                 since_forget = 0;
@@ -265,6 +364,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
         }
     } catch (...) {
+        unlock(held);
         // Out of memory: the queue may be left half-changed, and is built again (World::step).
         {
             const std::lock_guard lock(stop_lock_);
@@ -278,43 +378,55 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
 void RegionLoop::undo(Logged& logged, bool queue) {
     Outcome& out = logged.out;
     response_.undo(out);
-    for (int k = out.n_requeue; k-- > 0;) (*origins_)[out.requeue[static_cast<std::size_t>(k)]] = logged.origin[static_cast<std::size_t>(k)];
+    for (int k = logged.n_stamps; k-- > 0;) {
+        const auto& [cell, before] = logged.stamps[static_cast<std::size_t>(k)];
+        stamps_[cell] = before;
+    }
     if (!queue) return;
     for (int k = out.n_requeue; k-- > 0;) {
         const auto i = static_cast<std::size_t>(k);
         const std::uint32_t slot = out.requeue[i], part = logged.part[i];
         const std::uint32_t now = queue_.part_of(slot);
-        if (now == EventQueue::kNoPart) queue_.attach(slot, logged.previous[i], part);
-        else if (now == part) queue_.update(slot, logged.previous[i]);
-        else queue_.update(slot, logged.previous[i], part);
+        const Pending& previous = logged.previous[i];
+        if (now == EventQueue::kNoPart) queue_.attach(slot, previous, part);
+        else if (now == part) queue_.update(slot, previous);
+        else queue_.update(slot, previous, part);
     }
 }
 
 void RegionLoop::undo_to_prefix() {
-    const std::size_t n = plan_.count();
-    // After a failure the queue is built again: only the balls are put back, and the messages on
-    // their way count by their times.
+    const auto n = static_cast<std::uint32_t>(plan_.count());
+    // After a failure the queue is built again: only the balls are put back, and the floors, which
+    // hold the messages on their way, give the prefix.
     const bool queue = !error_;
     EventKey prefix;
-    for (std::uint32_t r = 0; r < n; ++r) {
-        if (queue) drain(r);
-        const std::uint64_t inbound = mail_[r].inbound.load();
-        prefix = std::min(prefix, inbound != kNever ? EventKey{inbound, 0} : floor_of(r));
-        if (inbound != kNever) prefix = std::min(prefix, floor_of(r));
+    if (queue) {
+        for (std::uint32_t r = 0; r < n; ++r) drain(r);
+        for (std::uint32_t r = 0; r < n; ++r) {
+            std::uint32_t slot;
+            regions_[r].outstanding.clear();
+            regions_[r].top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+            prefix = std::min(prefix, regions_[r].top);
+        }
+    } else {
+        for (std::uint32_t r = 0; r < n; ++r) prefix = std::min(prefix, floor_of(r));
     }
     // Every logged event at or after the prefix, the latest first across the regions. A region's
     // log is in the order it processed its events, which is not always theirs: a neighbour's
-    // message may bring an event earlier than some it has processed (they touch nothing the same).
+    // message may bring an event earlier than some it has processed (that touch nothing the same,
+    // or it would have come late).
     struct Entry {
         EventKey key;
         Region* region;
         std::size_t index;
     };
+    // Events of one key (a ball in a jam meets the same body again at the same instant) are one
+    // ball's, in one region: the latest processed is undone first.
     std::vector<Entry> late;
     for (Region& g : regions_)
-        for (std::size_t k = 0; k < g.log.size(); ++k)
+        for (std::size_t k = g.log.size(); k-- > 0;)
             if (!(g.log[k].key < prefix)) late.push_back({g.log[k].key, &g, k});
-    std::sort(late.begin(), late.end(), [](const Entry& a, const Entry& b) { return b.key < a.key; });
+    std::stable_sort(late.begin(), late.end(), [](const Entry& a, const Entry& b) { return b.key < a.key; });
     for (const Entry& e : late) {
         Logged& logged = e.region->log[e.index];
         undo(logged, queue);
@@ -322,23 +434,16 @@ void RegionLoop::undo_to_prefix() {
         --e.region->counts.processed;
         if (logged.out.crossing) --e.region->counts.crossings;
     }
-    for (Region& g : regions_)
-        std::erase_if(g.log, [&](const Logged& logged) { return !(logged.key < prefix); });
     for (Region& g : regions_) {
-        std::erase_if(g.records, [&](const Processed& c) { return !(c.key < prefix); });
+        std::erase_if(g.log, [&](const Logged& logged) { return !(logged.key < prefix); });
+        std::erase_if(g.records, [&](const Collided& c) { return !(c.key < prefix); });
         std::erase_if(g.woken, [&](const auto& w) { return !(w.first < prefix); });
-    }
-    if (!queue) return;
-    for (std::uint32_t r = 0; r < n; ++r) {
-        std::uint32_t slot;
-        publish(r, queue_.top_of(r, slot) ? EventKey::of(queue_.event(slot), slot) : EventKey{});
     }
 }
 
 RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atomic<bool>* interrupt,
-                                Measurements& measurements, std::size_t record_limit, std::vector<Origin>& origins,
+                                Measurements& measurements, std::size_t record_limit,
                                 std::vector<std::uint32_t>& woken, Counts& counts) {
-    origins_ = &origins;
     const auto n = static_cast<std::uint32_t>(plan_.count());
     const std::uint64_t cap = limit == 0 ? 0 : limit / n;  // so that together they never pass it
     stop_time_.store(kNever);
@@ -348,19 +453,22 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         Region& g = regions_[r];
         g.run_processed = 0;
         g.counts = {};
-        g.done = false;
-        mail_[r].inbound.store(kNever);
+        g.latest = EventKey::none();
         std::uint32_t slot;
-        publish(r, queue_.top_of(r, slot) ? EventKey::of(queue_.event(slot), slot) : EventKey{});
+        g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+        publish(r);
+    }
+    if (++run_ == 0) {  // its count wrapped: the stamps of long ago would look new
+        std::fill(stamps_.begin(), stamps_.end(), Stamp{EventKey{}, 0});
+        run_ = 1;
     }
     std::vector<Step> steps(n);
     for (;;) {
         parallel_.for_each(n, [&](std::size_t r) { steps[r] = run_region(static_cast<std::uint32_t>(r), end, cap, interrupt); });
         if (stop_time_.load() != kNever) break;
-        bool all_done = true;
-        for (std::uint32_t r = 0; r < n; ++r)
-            all_done = all_done && steps[r] == Step::Done && mail_[r].inbound.load() == kNever;
-        if (all_done) break;
+        bool done = true;
+        for (std::uint32_t r = 0; r < n; ++r) done = done && steps[r] == Step::Done && !mail_[r].mail.load();
+        if (done) break;
     }
     End why = End::Reached;
     if (stop_time_.load() != kNever) {
@@ -375,19 +483,22 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         counts.last = std::max(counts.last, g.counts.last);
         for (const Logged& logged : g.log) counts.last = std::max(counts.last, logged.out.time);
         g.log.clear();
+        g.outstanding.clear();
     }
     try {
-        processed_.clear();
+        collided_.clear();
+        woken_.clear();
         for (Region& g : regions_) {
-            processed_.insert(processed_.end(), g.records.begin(), g.records.end());
-            for (const auto& w : g.woken) woken.push_back(w.second);
+            collided_.insert(collided_.end(), g.records.begin(), g.records.end());
+            woken_.insert(woken_.end(), g.woken.begin(), g.woken.end());
             g.records.clear();
             g.woken.clear();
         }
-        serial_order(processed_);
-        measurements.room_for(processed_.size(), record_limit);
-        for (const Processed& c : processed_)
-            if (c.collision) measurements.count(c.event, c.virial, c.overlap, record_limit);
+        std::sort(woken_.begin(), woken_.end());  // in the serial order
+        for (const auto& w : woken_) woken.push_back(w.second);
+        std::sort(collided_.begin(), collided_.end(), [](const Collided& a, const Collided& b) { return a.key < b.key; });
+        measurements.room_for(collided_.size(), record_limit);
+        for (const Collided& c : collided_) measurements.count(c.event, c.virial, c.overlap, record_limit);
     } catch (...) {
         for (Region& g : regions_) {
             g.records.clear();

@@ -1,25 +1,34 @@
 // Ballistic — regions with their own event loops (engine/README.md, "Regions"): each region
-// processes the events of its balls in time order on its own part of the queue, at the same time
-// as the others, and talks to its neighbours only through the boundary below.
+// processes the events of its balls in key order on its own part of the queue, at the same time
+// as the others.
 //
-// The boundary. Each region publishes its floor, the key of its earliest event not yet processed,
-// and takes messages: the new pending events of its balls that a neighbour's event changed, or of
-// balls that crossed into it. An event whose cells lie within reach of another region (an
-// interface event) waits until that region's floor, and the earliest message on its way to it,
-// are past the event's key: then every event of the neighbour that comes before it is done, and
-// none after it that touches what it touches can start before it is. Events farther from every
-// neighbour touch nothing another region's events touch, and go on at once. So every event is
-// processed on exactly the state the serial loop gives it, and the result is the serial one, bit
-// for bit, for any number of regions.
+// Touching. An event writes its balls (the partner within one cell of its ball: the rare one
+// farther goes serially; a crossing ball's new cell, next to its old one) and reads the cells
+// around what it writes. An event whose ball's cell lies within reach of another region (an
+// interface event: three cells, two for one at a static) holds the locks of those regions while
+// it runs; one farther away touches nothing another region's events touch. So no two events that
+// touch the same balls ever run at once. The balls of cells that are not dense share lists with
+// others anywhere: their events go serially.
+//
+// Order. The serial loop processes the earliest key, and an event's key comes after the keys of
+// the events that created it, unless one creates an event at its own instant with an earlier key
+// (in a jam): such an event goes serially. So the serial order is the keys' order. Every event
+// stamps the cells of the balls it writes with its key. An event that comes late, after one with
+// a later key touched what it touches (a chain of events from a neighbour's message can reach
+// into a region that has run ahead), finds a later stamp around what it writes: the run then
+// stops, every event at or after the earliest one not yet processed is undone, and the caller
+// goes on serially from there. Every event kept is processed on exactly the state the serial loop
+// gives it, and the result is the serial one, bit for bit, for any number of regions. Late events
+// stay rare: an interface event first waits until the regions it locks have passed its key (their
+// floors: the earliest event not yet processed, or message sent and not yet taken in).
 //
 // Invariants (between runs): every ball's entry is in the part of the region of its cell; no
-// message is on its way; the logs are empty.
+// message is on its way; the logs are empty; the stamps of earlier runs do not count.
 #pragma once
 
 #include "event_queue.hpp"
 #include "grid.hpp"
 #include "outcome.hpp"
-#include "processed.hpp"
 #include "regions.hpp"
 
 #include <ballistic/types.hpp>
@@ -29,6 +38,7 @@
 #include <deque>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -40,12 +50,13 @@ class Response;
 
 class RegionLoop {
 public:
-    // Why a run ended: every event up to `end` processed; stopped, the world standing at the
-    // events done before `stop` (every region's events before it, none after), so that the caller
-    // goes on serially from there: at `limit` events (exactly: the serial loop would have been
-    // there), at the interrupt flag, or before an event that reaches beyond what its region may
-    // touch (a rare ball–ball event whose partner is more than a cell away, and not stale).
-    enum class End { Reached, Limit, Interrupted, Apart };
+    // Why a run ended: every event up to `end` processed; or stopped, the world standing at a
+    // prefix of the serial order (every event before a key done, none after), so that the caller
+    // goes on serially from there: at `limit` events, at the interrupt flag, or before an event
+    // regions cannot process (Serial: one that came late, one that creates an event at its instant
+    // with an earlier key, a ball–ball event whose partner is more than a cell away and not stale,
+    // or one beside a cell that is not dense).
+    enum class End { Reached, Limit, Interrupted, Serial };
 
     struct Counts {
         std::uint64_t processed = 0, crossings = 0;
@@ -58,70 +69,105 @@ public:
     // The regions of `plan` (its count of parts in the queue).
     void prepare(const RegionPlan& plan);
     // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
-    // measurements take its collisions in the serial loop's order (processed.hpp: `origins` is
-    // the world's), `woken` the balls events woke.
-    // On an exception (out of memory), every event after the last one all regions had passed is
-    // undone and it is rethrown, the world standing at the events before. Returns how many events
-    // it processed in `counts`.
+    // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
+    // events woke, and `counts` how many events it processed. On an exception (out of memory),
+    // every event at or after the earliest floor is undone (the balls: the queue is left to be
+    // built again) and it is rethrown.
     End run(double end, std::uint64_t limit, const std::atomic<bool>* interrupt, Measurements& measurements,
-            std::size_t record_limit, std::vector<Origin>& origins, std::vector<std::uint32_t>& woken, Counts& counts);
+            std::size_t record_limit, std::vector<std::uint32_t>& woken, Counts& counts);
 
 private:
     struct Message {
         std::uint32_t slot;
         Pending event;
+        std::uint32_t from;
+        std::uint64_t seq;  // the sender's count of messages to this region
+    };
+    struct Outstanding {  // a message sent, not yet taken in
+        std::uint32_t to;
+        std::uint64_t seq;
+        EventKey key;
+    };
+    struct Collided {  // a collision, for the measurements
+        EventKey key;
+        CollisionEvent event;
+        double virial, overlap;
+    };
+    struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
+        EventKey key;
+        std::uint32_t run;  // 0: none
     };
     struct Logged {  // a processed event, to undo it
         EventKey key;
         Outcome out;
         std::array<Pending, 2> previous;     // its balls' entries before
         std::array<std::uint32_t, 2> part;   // and their parts
-        std::array<Origin, 2> origin;        // and their origins
+        std::array<std::pair<std::size_t, Stamp>, 3> stamps;  // the cells it stamped, and before
+        int n_stamps = 0;
     };
-    // What other regions read of a region: its floor (a sequence lock: one writer), the earliest
-    // message on its way to it, and its mailbox. A cache line of its own each.
+    // What other regions read of a region, a cache line each: its floor (a sequence lock: one
+    // writer), whether its loop runs, its mailbox.
     struct alignas(128) Floor {
         std::atomic<std::uint32_t> seq{0};
         std::atomic<std::uint64_t> time{0}, rest{0};
     };
     struct alignas(128) Mailbox {
-        std::atomic<std::uint64_t> inbound{~std::uint64_t{0}};
-        std::atomic<bool> active{false};  // its loop is running
+        std::atomic<bool> mail{false};
+        std::atomic<bool> active{false};
+        std::atomic<bool> locked{false};  // an interface event touching the region runs
         std::mutex lock;
         std::vector<Message> messages;
     };
     struct Region {  // one region's loop state: only the task running it touches it
         std::deque<Logged> log;
-        std::vector<Processed> records;
+        std::vector<Collided> records;
         std::vector<std::pair<EventKey, std::uint32_t>> woken;
         std::vector<Message> incoming;
+        std::vector<Outstanding> outstanding;
+        std::vector<std::uint64_t> sent;  // per region: messages sent there
         Counts counts;
         std::uint64_t run_processed = 0;  // this run
-        std::uint64_t ids = 0;            // of its events (processed.hpp), never reused
-        bool done = false;
+        EventKey top;                     // its earliest event, as last seen
+        EventKey latest = EventKey::none();  // the latest event it processed this run
     };
 
     enum class Step { Done, Blocked, Parked };
     Step run_region(std::uint32_t r, double end, std::uint64_t limit, const std::atomic<bool>* interrupt);
-    std::vector<Origin>* origins_ = nullptr;  // the run's
-    // The regions an event of ball `slot` at its key must wait for (none: it goes on at once).
-    RegionSet waits_for(std::uint32_t r, std::uint32_t slot, const Pending& event) const;
-    bool ready(RegionSet regions, const EventKey& key) const;
-    EventKey floor_of(std::uint32_t r) const;
-    void publish(std::uint32_t r, const EventKey& key);
+    // The other regions an event of ball `slot` may touch what their events touch (none: an
+    // inner event); `serial` when regions cannot process it.
+    RegionSet touches(std::uint32_t r, std::uint32_t slot, const Pending& event, bool& serial) const;
+    // Are all floors of `regions` past `key`, and every message region r sent them before it
+    // taken in?
+    bool ready(std::uint32_t r, RegionSet regions, const EventKey& key);
+    bool running(RegionSet regions) const;
+    // Region r's floor, and its count of changes (`version`).
+    EventKey floor_of(std::uint32_t r, std::uint32_t* version = nullptr) const;
+    // Region r's floor from its earliest event (`top`) and its messages not yet taken in.
+    void publish(std::uint32_t r);
+    void publish_key(std::uint32_t r, const EventKey& key);
+    // Region r's earliest event (its messages taken in first), published.
     EventKey top_key(std::uint32_t r, std::uint32_t& slot, Pending& event);
-    // Takes the messages on their way to region r into its part; true if there were any.
-    bool drain(std::uint32_t r);
-    void send(std::uint32_t to, std::uint32_t slot, const Pending& event);
+    // Takes the messages on their way to region r into its part, and says so to their senders.
+    void drain(std::uint32_t r);
+    void send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event);
     // The events done that every region has passed: they are final.
     void forget_final(std::uint32_t r);
+    // Takes the locks of `regions` (in order: no two tasks wait for each other), and lets them go.
+    void lock(RegionSet regions);
+    void unlock(RegionSet regions);
+    // Did an event with a later key than `key` touch what the event just computed in `out`
+    // touches? Its own cells and the partner's, and the cells around those.
+    bool late(const EventKey& key, const Pending& event, const Outcome& out) const;
+    // Stamps the cells of the balls `logged.out` wrote with its key.
+    void stamp(Logged& logged);
     void request_stop(const EventKey& key, End why);
-    // Undoes every event at or after the earliest floor (all regions parked): the world stands at
-    // a prefix of the serial order.
+    // Undoes every event at or after the earliest floor (every region parked): the world stands
+    // at a prefix of the serial order.
     void undo_to_prefix();
-    // Undoes events from the latest down until `keep` events of this run remain.
-    void undo_beyond(std::uint64_t keep);
     void undo(Logged& logged, bool queue);
+    std::atomic<std::uint64_t>& acked(std::uint32_t receiver, std::uint32_t sender) {
+        return acked_[receiver * plan_.count() + sender];
+    }
 
     const WorldDef& def_;
     const Grid& grid_;
@@ -131,8 +177,14 @@ private:
     RegionPlan plan_;
     std::vector<Floor> floors_;
     std::vector<Mailbox> mail_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> acked_;  // receiver × sender: the last message taken in
     std::vector<Region> regions_;
-    std::vector<Processed> processed_;  // every region's records at a run's end
+    // Per dense cell. Only this run's count: the events of the runs and serial stretches before
+    // came in the serial order, and the serial loop's order at one instant is not the keys'.
+    std::vector<Stamp> stamps_;
+    std::uint32_t run_ = 0;
+    std::vector<Collided> collided_;  // every region's records at a run's end
+    std::vector<std::pair<EventKey, std::uint32_t>> woken_;  // and the balls they woke
 
     std::atomic<std::uint64_t> stop_time_{~std::uint64_t{0}};  // a stop was asked for (its time)
     std::mutex stop_lock_;

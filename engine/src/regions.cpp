@@ -2,10 +2,12 @@
 #include "regions.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ballistic::detail {
 
-void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, int concurrency, std::size_t min_balls) {
+void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
+                      std::size_t min_balls) {
     count_ = 1;
     for (auto& b : bounds_) b.clear();
     const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
@@ -28,12 +30,21 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, int co
         }
     }
     std::reverse(factors.begin(), factors.end());
+    int vertical = -1;  // the axis nearest gravity
+    if (!(gravity == Vec3{})) {
+        vertical = 0;
+        for (int d = 1; d < 3; ++d)
+            if (std::abs(axis(gravity, d)) > std::abs(axis(gravity, vertical))) vertical = d;
+    }
     for (const std::int64_t f : factors) {
         int best = -1;
-        for (int d = 0; d < 3; ++d) {
-            const std::int64_t thick = n_[static_cast<std::size_t>(d)] / (pieces[static_cast<std::size_t>(d)] * f);
-            if (thick < kMinCells) continue;
-            if (best < 0 || thick > n_[static_cast<std::size_t>(best)] / (pieces[static_cast<std::size_t>(best)] * f)) best = d;
+        auto thick = [&](int d) { return n_[static_cast<std::size_t>(d)] / (pieces[static_cast<std::size_t>(d)] * f); };
+        for (const bool across : {true, false}) {
+            for (int d = 0; d < 3; ++d) {
+                if ((d == vertical) == across || thick(d) < kMinCells) continue;
+                if (best < 0 || thick(d) > thick(best)) best = d;
+            }
+            if (best >= 0) break;
         }
         if (best >= 0) pieces[static_cast<std::size_t>(best)] *= f;
     }
