@@ -17,6 +17,16 @@ constexpr std::uint64_t kNever = ~std::uint64_t{0};
 // it writes balls within one cell of its own and reads the cells around them, and so does
 // another region's event around its own ball. One at a static writes its ball alone.
 constexpr int kReach = 3, kStaticReach = 2;
+// The events that may touch what an interface event reads write cells up to kReach + 2 from
+// another region: their balls lie within kReach + 3. Those stamp their cells; deeper events do not,
+// and one of them that comes late goes serially.
+constexpr int kStamped = kReach + 3;
+// A region parks at most this many events that wait, and also those within kParkedReach cells
+// of one (whatever they touch lies beyond what it touches, by a cell).
+constexpr std::size_t kMostParked = 8;
+constexpr std::int64_t kParkedReach = 4;
+// A region publishes a rising floor after this many events (or when a neighbour waits for it).
+constexpr std::uint32_t kPublishEvery = 16;
 // A region that waits spins this many times before it leaves its task (the driver starts it again).
 constexpr std::uint32_t kSpins = 1u << 16;
 // A region forgets the events every region has passed once this many events since the last time.
@@ -67,14 +77,25 @@ void RegionLoop::publish_key(std::uint32_t r, const EventKey& key) {
     f.seq.store(s + 2, std::memory_order_release);
 }
 
-void RegionLoop::publish(std::uint32_t r) {
+void RegionLoop::publish(std::uint32_t r, bool now) {
     Region& g = regions_[r];
     EventKey floor = g.top;
-    std::erase_if(g.outstanding, [&](const Outstanding& o) {
-        return o.seq <= acked(o.to, r).load(std::memory_order_acquire);
-    });
-    for (const Outstanding& o : g.outstanding) floor = std::min(floor, o.key);
+    for (const Parked& p : g.parked) floor = std::min(floor, p.key);
+    if (!g.outstanding.empty()) {
+        std::erase_if(g.outstanding, [&](const Outstanding& o) {
+            return o.seq <= acked(o.to, r).load(std::memory_order_acquire);
+        });
+        for (const Outstanding& o : g.outstanding) floor = std::min(floor, o.key);
+    }
+    // A floor that drops is out at once; one that rises now and then, or when a neighbour waits
+    // for it (each publication takes its cache line from the neighbours that read it).
+    std::atomic<bool>& wanted = mail_[r].wanted;
+    if (!now && !(floor < g.published) && ++g.unpublished < kPublishEvery && !wanted.load(std::memory_order_relaxed))
+        return;
     publish_key(r, floor);
+    g.published = floor;
+    g.unpublished = 0;
+    if (wanted.load(std::memory_order_relaxed)) wanted.store(false, std::memory_order_relaxed);
 }
 
 bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) {
@@ -83,8 +104,13 @@ bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) 
     for (const Outstanding& o : regions_[r].outstanding)
         if ((regions >> o.to & 1u) && o.key < key && o.seq > acked(o.to, r).load(std::memory_order_acquire))
             return false;
-    for (RegionSet left = regions; left != 0; left &= left - 1)
-        if (!(key < floor_of(static_cast<std::uint32_t>(std::countr_zero(left))))) return false;
+    for (RegionSet left = regions; left != 0; left &= left - 1) {
+        const auto q = static_cast<std::uint32_t>(std::countr_zero(left));
+        if (key < floor_of(q)) continue;
+        std::atomic<bool>& wanted = mail_[q].wanted;  // its floor, please, as it rises
+        if (!wanted.load(std::memory_order_relaxed)) wanted.store(true, std::memory_order_relaxed);
+        return false;
+    }
     return true;
 }
 
@@ -125,13 +151,18 @@ void RegionLoop::drain(std::uint32_t r) {
         ~Release() { loop.unlock(RegionSet{1} << r); }
     } release{*this, r};
     for (const Message& m : g.incoming) {
-        if (queue_.part_of(m.slot) == EventQueue::kNoPart) queue_.attach(m.slot, m.event, r);
-        else queue_.update(m.slot, m.event);
+        if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
+            queue_.attach(m.slot, m.event, r);
+            // A parked ball's new event replaces the one parked.
+            std::erase_if(g.parked, [&](const Parked& p) { return p.slot == m.slot; });
+        } else {
+            queue_.update(m.slot, m.event);
+        }
     }
     // The floor that holds them is out before their senders let them go.
     std::uint32_t slot;
     g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
-    publish(r);
+    publish(r, true);
     for (const Message& m : g.incoming) acked(r, m.from).store(m.seq, std::memory_order_release);
     g.incoming.clear();
 }
@@ -148,18 +179,19 @@ void RegionLoop::send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, 
     box.mail.store(true, std::memory_order_release);
 }
 
-RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending& event, bool& serial) const {
+RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending& event, int& depth,
+                              bool& serial) const {
     const CellKey& cell = grid_.key(slot);
-    const RegionSet everyone = (plan_.count() == 64 ? ~RegionSet{0} : (RegionSet{1} << plan_.count()) - 1) & ~(RegionSet{1} << r);
     serial = !grid_.dense_near(cell);  // a crossing out of the dense cells may rebuild the shared lists
-    if (serial) return everyone;
-    const bool reaching = pairwise(event.kind) || event.kind == Kind::Crossing;
-    RegionSet set = plan_.near(cell, r, reaching ? kReach : kStaticReach);
+    if (serial) return everyone(r);
+    const int reach = pairwise(event.kind) || event.kind == Kind::Crossing ? kReach : kStaticReach;
+    depth = plan_.depth(cell);
+    RegionSet set = depth > reach ? 0 : plan_.near(cell, r, reach);
     if (pairwise(event.kind)) {
         // The partner's counter tells whether the event is stale: its region must not change it
         // meanwhile, wherever the partner has gone since the event was predicted.
         const std::uint32_t p = queue_.part_of_now(event.other);
-        if (p == EventQueue::kNoPart) return everyone;  // on its way to another region
+        if (p == EventQueue::kNoPart) return everyone(r);  // on its way, or parked
         if (p != r) set |= RegionSet{1} << p;
     }
     return set;
@@ -178,7 +210,22 @@ void RegionLoop::unlock(RegionSet regions) {
         mail_[static_cast<std::size_t>(std::countr_zero(regions))].locked.store(false, std::memory_order_release);
 }
 
-bool RegionLoop::late(const EventKey& key, const Pending& event, const Outcome& out) const {
+bool RegionLoop::late(const Region& g, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+                      int depth) const {
+    // A stale event wrote nothing of its partner, but read its counter: of a partner farther than
+    // the cells around, where nothing may stamp, its own time tells.
+    if (pairwise(event.kind) && grid_.distance(grid_.key(out.saved[0].slot), grid_.key(event.other)) > 1 &&
+        response_.changed_since(event.other, event.time))
+        return true;
+    // Only an interface event may come after a later event of another region. The cells it reads
+    // are stamped by every event; deeper cells only while events are parked.
+    const bool own_later = key < g.latest;
+    if (depth <= kStamped - 3) {
+        if (!interface && !own_later) return false;
+    } else {
+        if (!own_later) return false;
+        if (key < g.unstamped) return true;
+    }
     bool later = false;
     auto newer = [&](const Stamp& stamp) { return stamp.run == run_ && key < stamp.key; };
     auto around = [&](const CellKey& cell) {
@@ -186,9 +233,6 @@ bool RegionLoop::late(const EventKey& key, const Pending& event, const Outcome& 
     };
     for (int k = 0; k < out.n_saved; ++k) around(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
     if (out.crossing) around(out.old_key);
-    // A stale event wrote nothing of its partner, but read its counter.
-    if (pairwise(event.kind) && grid_.dense(grid_.key(event.other)))
-        later = later || newer(stamps_[grid_.dense_number(grid_.key(event.other))]);
     return later;
 }
 
@@ -243,13 +287,19 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
     } leave{box};
     std::uint64_t since_forget = 0;
     RegionSet held = 0;  // the locks it holds
+    std::uint32_t spin = 0;
     try {
         for (;;) {
             if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
+            if (!g.parked.empty() && unpark_ready(r)) spin = 0;
             std::uint32_t s = 0;
             Pending event;
             const EventKey key = top_key(r, s, event);
-            if (!(event.time <= end)) return Step::Done;
+            const bool none = !(event.time <= end);
+            if (none && g.parked.empty()) {
+                publish(r, true);
+                return Step::Done;
+            }
             if (limit != 0 && g.run_processed >= limit) {
                 request_stop(key, End::Limit);
                 return Step::Parked;
@@ -259,33 +309,48 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 return Step::Parked;
             }
             bool serial = false;
-            const RegionSet near = touches(r, s, event, serial);
-            if (serial) {
-                request_stop(key, End::Serial);
-                return Step::Parked;
-            }
-            if (near != 0) {
-                // It waits until the regions it touches have passed its key; its own mail may
-                // bring an earlier event; a neighbour whose loop is not running cannot move on:
-                // then the task ends, and the driver starts it again.
-                bool go_on = ready(r, near, key);
-                for (std::uint32_t spin = 0; !go_on; ++spin) {
-                    if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
-                    if (box.mail.load(std::memory_order_acquire)) break;  // mail: look again
-                    publish(r);  // its receivers may have taken its messages in
-                    go_on = ready(r, near, key);
-                    if (go_on) break;
-                    if (!running(near) || spin == kSpins) return Step::Blocked;
-                    pause();
+            int depth = 0;
+            RegionSet near = 0;
+            bool wait = none;  // only parked events are left
+            if (!none) {
+                near = touches(r, s, event, depth, serial);
+                if (serial) {
+                    request_stop(key, End::Serial);
+                    return Step::Parked;
                 }
-                if (!go_on) continue;
+                // It waits until the regions it touches have passed its key, and so does one near
+                // an event waiting so. Meanwhile its region goes on with its later events farther
+                // away: it parks the waiting events, while it has room.
+                if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
+                    if (g.parked.size() < kMostParked) {
+                        g.parked.push_back({s, event, key});
+                        lock(RegionSet{1} << r);  // a neighbour's interface event may read its entry
+                        queue_.detach(s);
+                        unlock(RegionSet{1} << r);
+                        continue;
+                    }
+                    wait = true;
+                }
+            }
+            if (wait) {
+                // Nothing to do but wait: its own mail may bring an earlier event; a neighbour
+                // whose loop is not running cannot move on: then the task ends, and the driver
+                // starts it again.
+                if (box.mail.load(std::memory_order_acquire)) continue;
+                publish(r, true);  // the neighbours it waits for may wait for it
+                if (++spin == kSpins || !running(everyone(r))) return Step::Blocked;
+                pause();
+                continue;
+            }
+            spin = 0;
+            if (near != 0) {
                 held = near | RegionSet{1} << r;
                 lock(held);
                 // A neighbour's event before this one may have sent a new event of its ball (its
                 // message is in the mailbox before the neighbour lets its locks go, or its floor
                 // passes); the partner may have moved to another region meanwhile.
                 if (box.mail.load(std::memory_order_acquire) ||
-                    (pairwise(event.kind) && (touches(r, s, event, serial) & ~near) != 0)) {
+                    (pairwise(event.kind) && (touches(r, s, event, depth, serial) & ~near) != 0)) {
                     unlock(std::exchange(held, 0));
                     continue;
                 }
@@ -311,15 +376,14 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
             // An event it creates at its instant with an earlier key would come next in the serial
             // loop, before every later key whatever region holds it: keys would no longer follow
-            // the serial order, on which the regions rely. And its region processed a later event,
-            // or another region may have: did one touch what this one touches? Serially, then.
+            // the serial order, on which the regions rely. And did an event with a later key, of
+            // its own region or another, touch what this one touches? Serially, then.
             bool earlier = false;
             for (int k = 0; k < out.n_requeue; ++k) {
                 const auto i = static_cast<std::size_t>(k);
                 earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
             }
-            const bool came_late = (near != 0 || key < g.latest) && late(key, event, out);
-            if (earlier || came_late) {
+            if (earlier || late(g, key, event, out, near != 0, depth)) {
                 response_.undo(out);
                 g.log.pop_back();
                 unlock(std::exchange(held, 0));
@@ -334,7 +398,14 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 g.log.pop_back();
                 throw;
             }
-            stamp(logged);
+            // The cells an interface event reads are stamped by every event; deeper ones only
+            // while events are parked, the time its region runs ahead of their keys.
+            if (depth <= kStamped || !g.parked.empty()) {
+                stamp(logged);
+            } else {
+                logged.n_stamps = 0;
+                g.unstamped = std::max(g.unstamped, key);
+            }
             g.latest = std::max(g.latest, key);
             ++g.run_processed;
             ++g.counts.processed;
@@ -375,6 +446,30 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
     }
 }
 
+bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
+    const CellKey& cell = grid_.key(slot);
+    for (const Parked& p : regions_[r].parked)
+        if (p.key < key && grid_.distance(cell, grid_.key(p.slot)) <= kParkedReach) return true;
+    return false;
+}
+
+bool RegionLoop::unpark_ready(std::uint32_t r) {
+    Region& g = regions_[r];
+    const Parked* first = &g.parked.front();
+    for (const Parked& p : g.parked)
+        if (p.key < first->key) first = &p;
+    bool serial = false;
+    int depth = 0;
+    const RegionSet near = touches(r, first->slot, first->event, depth, serial);
+    if (!serial && near != 0 && !ready(r, near, first->key)) return false;
+    // All of them back: the queue gives them in key order, and parks again those that must wait.
+    lock(RegionSet{1} << r);
+    for (const Parked& p : g.parked) queue_.attach(p.slot, p.event, r);
+    unlock(RegionSet{1} << r);
+    g.parked.clear();
+    return true;
+}
+
 void RegionLoop::undo(Logged& logged, bool queue) {
     Outcome& out = logged.out;
     response_.undo(out);
@@ -385,7 +480,9 @@ void RegionLoop::undo(Logged& logged, bool queue) {
     if (!queue) return;
     for (int k = out.n_requeue; k-- > 0;) {
         const auto i = static_cast<std::size_t>(k);
-        const std::uint32_t slot = out.requeue[i], part = logged.part[i];
+        const std::uint32_t slot = out.requeue[i];
+        // A ball parked or on its way then: back in the region of its cell.
+        const std::uint32_t part = logged.part[i] != EventQueue::kNoPart ? logged.part[i] : plan_.region_of(grid_.key(slot));
         const std::uint32_t now = queue_.part_of(slot);
         const Pending& previous = logged.previous[i];
         if (now == EventQueue::kNoPart) queue_.attach(slot, previous, part);
@@ -401,7 +498,11 @@ void RegionLoop::undo_to_prefix() {
     const bool queue = !error_;
     EventKey prefix;
     if (queue) {
-        for (std::uint32_t r = 0; r < n; ++r) drain(r);
+        for (std::uint32_t r = 0; r < n; ++r) {
+            drain(r);
+            for (const Parked& p : regions_[r].parked) queue_.attach(p.slot, p.event, r);
+            regions_[r].parked.clear();
+        }
         for (std::uint32_t r = 0; r < n; ++r) {
             std::uint32_t slot;
             regions_[r].outstanding.clear();
@@ -409,7 +510,10 @@ void RegionLoop::undo_to_prefix() {
             prefix = std::min(prefix, regions_[r].top);
         }
     } else {
-        for (std::uint32_t r = 0; r < n; ++r) prefix = std::min(prefix, floor_of(r));
+        for (std::uint32_t r = 0; r < n; ++r) {
+            prefix = std::min(prefix, floor_of(r));
+            regions_[r].parked.clear();
+        }
     }
     // Every logged event at or after the prefix, the latest first across the regions. A region's
     // log is in the order it processed its events, which is not always theirs: a neighbour's
@@ -454,9 +558,10 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         g.run_processed = 0;
         g.counts = {};
         g.latest = EventKey::none();
+        g.unstamped = EventKey::none();
         std::uint32_t slot;
         g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
-        publish(r);
+        publish(r, true);
     }
     if (++run_ == 0) {  // its count wrapped: the stamps of long ago would look new
         std::fill(stamps_.begin(), stamps_.end(), Stamp{EventKey{}, 0});

@@ -93,6 +93,11 @@ private:
         CollisionEvent event;
         double virial, overlap;
     };
+    struct Parked {  // an event its region set aside while it waits (its entry detached)
+        std::uint32_t slot;
+        Pending event;
+        EventKey key;
+    };
     struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
         EventKey key;
         std::uint32_t run;  // 0: none
@@ -115,6 +120,7 @@ private:
         std::atomic<bool> mail{false};
         std::atomic<bool> active{false};
         std::atomic<bool> locked{false};  // an interface event touching the region runs
+        std::atomic<bool> wanted{false};  // a neighbour waits for its floor to rise
         std::mutex lock;
         std::vector<Message> messages;
     };
@@ -128,22 +134,28 @@ private:
         Counts counts;
         std::uint64_t run_processed = 0;  // this run
         EventKey top;                     // its earliest event, as last seen
-        EventKey latest = EventKey::none();  // the latest event it processed this run
+        EventKey published;               // its floor, as last published
+        std::uint32_t unpublished = 0;    // publications skipped since
+        EventKey latest = EventKey::none();     // the latest event it processed this run
+        EventKey unstamped = EventKey::none();  // and the latest that stamped nothing
+        std::vector<Parked> parked;
     };
 
     enum class Step { Done, Blocked, Parked };
     Step run_region(std::uint32_t r, double end, std::uint64_t limit, const std::atomic<bool>* interrupt);
     // The other regions an event of ball `slot` may touch what their events touch (none: an
     // inner event); `serial` when regions cannot process it.
-    RegionSet touches(std::uint32_t r, std::uint32_t slot, const Pending& event, bool& serial) const;
+    // `depth`: cells from its ball's to the nearest of another region (RegionPlan::depth()).
+    RegionSet touches(std::uint32_t r, std::uint32_t slot, const Pending& event, int& depth, bool& serial) const;
     // Are all floors of `regions` past `key`, and every message region r sent them before it
     // taken in?
     bool ready(std::uint32_t r, RegionSet regions, const EventKey& key);
     bool running(RegionSet regions) const;
     // Region r's floor, and its count of changes (`version`).
     EventKey floor_of(std::uint32_t r, std::uint32_t* version = nullptr) const;
-    // Region r's floor from its earliest event (`top`) and its messages not yet taken in.
-    void publish(std::uint32_t r);
+    // Region r's floor from its earliest event (`top`), those parked and its messages not yet
+    // taken in: published `now`, or when it drops (never higher than the true one, then).
+    void publish(std::uint32_t r, bool now = false);
     void publish_key(std::uint32_t r, const EventKey& key);
     // Region r's earliest event (its messages taken in first), published.
     EventKey top_key(std::uint32_t r, std::uint32_t& slot, Pending& event);
@@ -155,9 +167,18 @@ private:
     // Takes the locks of `regions` (in order: no two tasks wait for each other), and lets them go.
     void lock(RegionSet regions);
     void unlock(RegionSet regions);
-    // Did an event with a later key than `key` touch what the event just computed in `out`
-    // touches? Its own cells and the partner's, and the cells around those.
-    bool late(const EventKey& key, const Pending& event, const Outcome& out) const;
+    // Did an event with a later key than `key` touch what the event just computed in `out` (of
+    // region `g`, an interface event or not, `depth` cells from another region) touches? Its own
+    // cells and the partner's, and the cells around those.
+    bool late(const Region& g, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+              int depth) const;
+    // Is ball `slot` within kParkedReach cells of an event region r parked before `key`?
+    bool beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const;
+    // When the earliest event region r parked may go on, puts them all back in its part; true if so.
+    bool unpark_ready(std::uint32_t r);
+    RegionSet everyone(std::uint32_t r) const {
+        return (plan_.count() == 64 ? ~RegionSet{0} : (RegionSet{1} << plan_.count()) - 1) & ~(RegionSet{1} << r);
+    }
     // Stamps the cells of the balls `logged.out` wrote with its key.
     void stamp(Logged& logged);
     void request_stop(const EventKey& key, End why);

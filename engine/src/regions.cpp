@@ -10,6 +10,7 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
                       std::size_t min_balls) {
     count_ = 1;
     for (auto& b : bounds_) b.clear();
+    for (auto& d : depths_) d.clear();
     const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
     if (most < 2 || keys.empty() || keys.size() < min_balls || grid.dense_cells(0) == 0) return;
     std::array<std::int64_t, 3> pieces{1, 1, 1};
@@ -72,6 +73,23 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
         }
     }
     count_ = static_cast<std::size_t>(pieces[0] * pieces[1] * pieces[2]);
+    // Along each cut axis, every coordinate's distance to the nearest cell of another piece (across
+    // the wrap of a periodic box too).
+    for (int d = 0; d < 3; ++d) {
+        const auto axis = static_cast<std::size_t>(d);
+        if (bounds_[axis].empty()) continue;
+        const std::int64_t lo = lo_[axis], cells = n_[axis];
+        depths_[axis].resize(static_cast<std::size_t>(cells));
+        for (std::int64_t k = 0; k < cells; ++k) {
+            const std::int64_t c = lo + k;
+            std::int64_t below = wraps_[axis] ? k + 1 : kFar, above = wraps_[axis] ? cells - k : kFar;
+            for (const std::int64_t bound : bounds_[axis]) {
+                if (bound <= c) below = c - bound + 1;
+                else above = std::min(above, bound - c);
+            }
+            depths_[axis][static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(std::min<std::int64_t>({below, above, 255}));
+        }
+    }
 }
 
 std::uint64_t RegionPlan::pieces_near(int d, std::int64_t c, int reach) const {

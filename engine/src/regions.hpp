@@ -8,6 +8,7 @@
 
 #include "grid.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -35,6 +36,16 @@ public:
         std::uint32_t region = 0;
         for (int d = 2; d >= 0; --d) region = region * pieces(d) + piece(d, key[d]);
         return region;
+    }
+    // Cells from `key`, a dense cell, to the nearest cell of another region (Chebyshev distance,
+    // across the faces of a periodic box that wrap), at most 255.
+    int depth(const CellKey& key) const {
+        int least = 255;
+        for (int d = 0; d < 3; ++d) {
+            const auto& along = depths_[static_cast<std::size_t>(d)];
+            if (!along.empty()) least = std::min<int>(least, along[static_cast<std::size_t>(key[d] - lo_[static_cast<std::size_t>(d)])]);
+        }
+        return least;
     }
     // The regions other than `own` with a cell within `reach` cells of `key` (Chebyshev distance,
     // across the faces of a periodic box that wrap).
@@ -70,6 +81,8 @@ private:
     std::array<std::vector<std::int64_t>, 3> bounds_;
     std::array<bool, 3> wraps_{};       // the axis wraps (a periodic box)
     std::array<std::int64_t, 3> lo_{}, n_{};  // the dense block along each axis
+    std::array<std::vector<std::uint8_t>, 3> depths_;  // per cut axis and coordinate: depth() along it
+    static constexpr std::int64_t kFar = 255;
 };
 
 }  // namespace ballistic::detail

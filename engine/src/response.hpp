@@ -38,6 +38,8 @@ public:
     bool stale(std::uint32_t slot, const Pending& event) const {
         return balls_.counter[event.other] != contacts_[slot].other_counter;
     }
+    // Has the ball's trajectory changed at `time` or after? Every change brings it to its time.
+    bool changed_since(std::uint32_t slot, double time) const { return !(balls_.t[slot] < time); }
     // Puts back what compute() changed, also when it failed part-way.
     void undo(const Outcome& out);
     // After a change of velocity: a ball given a real normal velocity leaves the planes it rested
