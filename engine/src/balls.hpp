@@ -9,6 +9,7 @@
 #include <tbb/concurrent_unordered_map.h>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <memory>
@@ -151,8 +152,20 @@ struct Balls {
         const Vec3 p = position_at(s, T), v = velocity_at(s, T);
         set_position(s, p);
         set_velocity(s, v);
-        t[s] = T;
+        set_time(s, T);
     }
+    // A ball's event counter and local time, as another region's event reads them while the
+    // ball's own region may change them (a partner more than a cell away: region_loop.cpp):
+    // changed and read atomically, the time before the counter.
+    std::uint64_t counter_now(std::size_t s) const {
+        return std::atomic_ref<const std::uint64_t>(counter[s]).load(std::memory_order_acquire);
+    }
+    double time_now(std::size_t s) const { return std::atomic_ref<const double>(t[s]).load(std::memory_order_relaxed); }
+    void set_counter(std::size_t s, std::uint64_t value) {
+        std::atomic_ref<std::uint64_t>(counter[s]).store(value, std::memory_order_release);
+    }
+    void bump(std::size_t s) { set_counter(s, counter[s] + 1); }  // a new trajectory
+    void set_time(std::size_t s, double T) { std::atomic_ref<double>(t[s]).store(T, std::memory_order_relaxed); }
     // advance() for an awake ball. A sleeping ball stands still and keeps the time it fell asleep
     // as its t (what waking it by a moving ball below waits on, SleepRules::wake_time()); waking
     // it advances it first.

@@ -163,7 +163,7 @@ void Grid::rehash(std::size_t buckets) {
 
 void Grid::link(std::uint32_t slot, const CellKey& key) {
     const std::size_t b = bucket_of(key);
-    key_[slot] = key;
+    set_key(slot, key);
     next_[slot] = head_[b];
     head_[b] = static_cast<std::int32_t>(slot);
 }
@@ -253,7 +253,7 @@ std::int32_t Grid::move_dense(std::uint32_t slot, const CellKey& key) {
 
 void Grid::put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept {
     unlink(slot);
-    key_[slot] = key;
+    set_key(slot, key);
     std::int32_t& link = before < 0 ? head_[bucket_of(key)] : next_[static_cast<std::size_t>(before)];
     next_[slot] = link;
     link = static_cast<std::int32_t>(slot);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -138,6 +139,12 @@ public:
     void put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept;
     void renumber(std::uint32_t from, std::uint32_t to);  // slot `from` now lives at `to`
     const CellKey& key(std::uint32_t slot) const { return key_[slot]; }
+    // The same, read while another region may move the ball (region_loop.cpp).
+    CellKey key_now(std::uint32_t slot) const {
+        const CellKey& k = key_[slot];
+        auto load = [](const std::int32_t& c) { return std::atomic_ref<const std::int32_t>(c).load(std::memory_order_relaxed); };
+        return {load(k.x), load(k.y), load(k.z)};
+    }
     void prefetch(std::uint32_t slot) const { __builtin_prefetch(&key_[slot]); }
     bool dense(const CellKey& key) const { return in_dense(key); }
     // Are this cell and its 26 neighbours dense cells?
@@ -325,6 +332,12 @@ private:
     std::size_t hashed_bucket(const CellKey& key) const;
     std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
     void link(std::uint32_t slot, const CellKey& key);
+    void set_key(std::uint32_t slot, const CellKey& key) {  // atomically, for key_now()
+        CellKey& k = key_[slot];
+        std::atomic_ref<std::int32_t>(k.x).store(key.x, std::memory_order_relaxed);
+        std::atomic_ref<std::int32_t>(k.y).store(key.y, std::memory_order_relaxed);
+        std::atomic_ref<std::int32_t>(k.z).store(key.z, std::memory_order_relaxed);
+    }
     // The list link (a bucket head or a ball's next) that points at `slot`: found by walking its
     // bucket's list (the balls of its cell; of a few cells in a shared hashed bucket; of every
     // ball out there in the outermost cells), which predictions walk anyway.

@@ -23,10 +23,11 @@ constexpr int kReach = 3, kStaticReach = 2;
 constexpr int kStamped = kReach + 3;
 // A region parks at most this many events that wait, and also those within kParkedReach cells
 // of one (whatever they touch lies beyond what it touches, by a cell).
-constexpr std::size_t kMostParked = 8;
+constexpr std::size_t kMostParked = 32;
 constexpr std::int64_t kParkedReach = 4;
 // A region publishes a rising floor after this many events (or when a neighbour waits for it).
 constexpr std::uint32_t kPublishEvery = 16;
+constexpr std::uint32_t kCheckParkedEvery = 1;
 // A region that waits spins this many times before it leaves its task (the driver starts it again).
 constexpr std::uint32_t kSpins = 1u << 16;
 // A region forgets the events every region has passed once this many events since the last time.
@@ -47,6 +48,12 @@ void RegionLoop::prepare(const RegionPlan& plan) {
         for (Region& g : regions_) g.sent.assign(n, 0);
     }
     stamps_.assign(n > 1 ? grid_.dense_count() : 0, Stamp{EventKey{}, 0});
+    std::size_t blocks = 1;
+    for (int d = 0; d < 3; ++d) {
+        blocks_[static_cast<std::size_t>(d)] = n > 1 ? (grid_.dense_cells(d) + kLockCells - 1) / kLockCells : 0;
+        blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
+    }
+    if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);
     run_ = 0;
 }
 
@@ -143,14 +150,11 @@ void RegionLoop::drain(std::uint32_t r) {
         const std::lock_guard taking(box.lock);
         g.incoming.swap(box.messages);
     }
-    // Its lock: an interface event of a neighbour reads the entries of the balls it changes.
-    lock(RegionSet{1} << r);
-    struct Release {
-        RegionLoop& loop;
-        std::uint32_t r;
-        ~Release() { loop.unlock(RegionSet{1} << r); }
-    } release{*this, r};
     for (const Message& m : g.incoming) {
+        // The lock of its cell: an interface event of a neighbour reads the entries of the balls
+        // it changes.
+        Held held;
+        lock_cell(grid_.key(m.slot), held);
         if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
             queue_.attach(m.slot, m.event, r);
             // A parked ball's new event replaces the one parked.
@@ -158,6 +162,7 @@ void RegionLoop::drain(std::uint32_t r) {
         } else {
             queue_.update(m.slot, m.event);
         }
+        unlock(held);
     }
     // The floor that holds them is out before their senders let them go.
     std::uint32_t slot;
@@ -186,37 +191,53 @@ RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending
     if (serial) return everyone(r);
     const int reach = pairwise(event.kind) || event.kind == Kind::Crossing ? kReach : kStaticReach;
     depth = plan_.depth(cell);
-    RegionSet set = depth > reach ? 0 : plan_.near(cell, r, reach);
-    if (pairwise(event.kind)) {
-        // The partner's counter tells whether the event is stale: its region must not change it
-        // meanwhile, wherever the partner has gone since the event was predicted.
-        const std::uint32_t p = queue_.part_of_now(event.other);
-        if (p == EventQueue::kNoPart) return everyone(r);  // on its way, or parked
-        if (p != r) set |= RegionSet{1} << p;
+    return depth > reach ? 0 : plan_.near(cell, r, reach);
+}
+
+std::uint32_t RegionLoop::block_of(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    const std::int64_t c[3] = {x, y, z};
+    std::int64_t block = 0;
+    for (int d = 2; d >= 0; --d) {
+        const std::int64_t n = grid_.dense_cells(d);
+        std::int64_t k = c[d] - grid_.dense_lo(d);
+        k = grid_.periodic() && grid_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
+        block = block * blocks_[static_cast<std::size_t>(d)] + k / kLockCells;
     }
-    return set;
+    return static_cast<std::uint32_t>(block);
 }
 
-void RegionLoop::lock(RegionSet regions) {
-    for (; regions != 0; regions &= regions - 1) {
-        std::atomic<bool>& held = mail_[static_cast<std::size_t>(std::countr_zero(regions))].locked;
-        while (held.exchange(true, std::memory_order_acquire))
-            while (held.load(std::memory_order_relaxed)) pause();
+void RegionLoop::lock_near(const CellKey& cell, const CellKey* far, Held& held) {
+    held.n = 0;
+    if (far == &cell) {  // the cell's own block
+        held.blocks[static_cast<std::size_t>(held.n++)] = block_of(cell.x, cell.y, cell.z);
+    } else {
+        // The cells within two lie in at most two blocks along each axis (kLockCells >= 5).
+        for (int corner = 0; corner < 8; ++corner)
+            held.blocks[static_cast<std::size_t>(held.n++)] =
+                block_of(cell.x + (corner & 1 ? 2 : -2), cell.y + (corner & 2 ? 2 : -2), cell.z + (corner & 4 ? 2 : -2));
+        if (far) held.blocks[static_cast<std::size_t>(held.n++)] = block_of(far->x, far->y, far->z);
+    }
+    auto* first = held.blocks.data();
+    std::sort(first, first + held.n);
+    held.n = static_cast<int>(std::unique(first, first + held.n) - first);
+    for (int k = 0; k < held.n; ++k) {
+        std::atomic<bool>& lock = locks_[held.blocks[static_cast<std::size_t>(k)]].held;
+        while (lock.exchange(true, std::memory_order_acquire))
+            while (lock.load(std::memory_order_relaxed)) pause();
     }
 }
 
-void RegionLoop::unlock(RegionSet regions) {
-    for (; regions != 0; regions &= regions - 1)
-        mail_[static_cast<std::size_t>(std::countr_zero(regions))].locked.store(false, std::memory_order_release);
+void RegionLoop::unlock(Held& held) {
+    for (int k = 0; k < held.n; ++k) locks_[held.blocks[static_cast<std::size_t>(k)]].held.store(false, std::memory_order_release);
+    held.n = 0;
 }
 
-bool RegionLoop::late(const Region& g, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
-                      int depth) const {
+bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+                      int depth, bool far) const {
+    const Region& g = regions_[r];
     // A stale event wrote nothing of its partner, but read its counter: of a partner farther than
     // the cells around, where nothing may stamp, its own time tells.
-    if (pairwise(event.kind) && grid_.distance(grid_.key(out.saved[0].slot), grid_.key(event.other)) > 1 &&
-        response_.changed_since(event.other, event.time))
-        return true;
+    if (far && response_.changed_since(event.other, event.time)) return true;
     // Only an interface event may come after a later event of another region. The cells it reads
     // are stamped by every event; deeper cells only while events are parked.
     const bool own_later = key < g.latest;
@@ -229,6 +250,9 @@ bool RegionLoop::late(const Region& g, const EventKey& key, const Pending& event
     bool later = false;
     auto newer = [&](const Stamp& stamp) { return stamp.run == run_ && key < stamp.key; };
     auto around = [&](const CellKey& cell) {
+        // Another region's events write cells of this one only next to it (depth 1): around a
+        // cell of its own two deep or more, only its own later events can have written.
+        if (!own_later && plan_.region_of(cell) == r && plan_.depth(cell) >= 3) return;
         grid_.for_each_dense_near(cell, [&](std::size_t c) { later = later || newer(stamps_[c]); });
     };
     for (int k = 0; k < out.n_saved; ++k) around(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
@@ -286,12 +310,16 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
         ~Leave() { box.active.store(false, std::memory_order_seq_cst); }
     } leave{box};
     std::uint64_t since_forget = 0;
-    RegionSet held = 0;  // the locks it holds
+    Held held;  // the locks it holds
     std::uint32_t spin = 0;
     try {
         for (;;) {
             if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
-            if (!g.parked.empty() && unpark_ready(r)) spin = 0;
+            // The parked events are looked at while it waits, and every few events otherwise.
+            if (!g.parked.empty() && (spin > 0 || ++g.unchecked == kCheckParkedEvery)) {
+                g.unchecked = 0;
+                if (unpark_ready(r)) spin = 0;
+            }
             std::uint32_t s = 0;
             Pending event;
             const EventKey key = top_key(r, s, event);
@@ -323,10 +351,13 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 // away: it parks the waiting events, while it has room.
                 if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
                     if (g.parked.size() < kMostParked) {
-                        g.parked.push_back({s, event, key});
-                        lock(RegionSet{1} << r);  // a neighbour's interface event may read its entry
+                        const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
+                                                         [](const EventKey& k, const Parked& p) { return k < p.key; });
+                        g.parked.insert(at, {s, event, key, near});
+                        Held entry;  // a neighbour's interface event may read its entry
+                        lock_cell(grid_.key(s), entry);
                         queue_.detach(s);
-                        unlock(RegionSet{1} << r);
+                        unlock(entry);
                         continue;
                     }
                     wait = true;
@@ -344,22 +375,21 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
             spin = 0;
             if (near != 0) {
-                held = near | RegionSet{1} << r;
-                lock(held);
-                // A neighbour's event before this one may have sent a new event of its ball (its
-                // message is in the mailbox before the neighbour lets its locks go, or its floor
-                // passes); the partner may have moved to another region meanwhile.
-                if (box.mail.load(std::memory_order_acquire) ||
-                    (pairwise(event.kind) && (touches(r, s, event, depth, serial) & ~near) != 0)) {
-                    unlock(std::exchange(held, 0));
+                lock_near(grid_.key(s), nullptr, held);
+                // A neighbour's event before this one may have sent a new event of its ball: its
+                // message is in the mailbox before the neighbour lets its locks go.
+                if (box.mail.load(std::memory_order_acquire)) {
+                    unlock(held);
                     continue;
                 }
             }
-            // Not stale and more than a cell apart: it would touch what another region's events
-            // may touch without their knowing. Serially, then.
-            if (pairwise(event.kind) && !response_.stale(s, event) &&
-                grid_.distance(grid_.key(s), grid_.key(event.other)) > 1) {
-                unlock(std::exchange(held, 0));
+            // A partner within a cell lies among the cells it holds (or its own region's, deeper
+            // in). One farther may be changing meanwhile: only its counter and time are read. Not
+            // stale and that far, the event would touch what another region's events may touch
+            // without their knowing: serially, then.
+            const bool far = pairwise(event.kind) && grid_.distance(grid_.key(s), grid_.key_now(event.other)) > 1;
+            if (far && !response_.stale(s, event)) {
+                unlock(held);
                 request_stop(key, End::Serial);
                 return Step::Parked;
             }
@@ -383,10 +413,10 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 const auto i = static_cast<std::size_t>(k);
                 earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
             }
-            if (earlier || late(g, key, event, out, near != 0, depth)) {
+            if (earlier || late(r, key, event, out, near != 0, depth, far)) {
                 response_.undo(out);
                 g.log.pop_back();
-                unlock(std::exchange(held, 0));
+                unlock(held);
                 request_stop(key, End::Serial);
                 return Step::Parked;
             }
@@ -427,7 +457,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                     send(r, to, slot, next);
                 }
             }
-            unlock(std::exchange(held, 0));
+            unlock(held);
             queue_.warm(r);
             if (++since_forget == kForgetEvery) {
                 since_forget = 0;
@@ -455,19 +485,20 @@ bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventK
 
 bool RegionLoop::unpark_ready(std::uint32_t r) {
     Region& g = regions_[r];
-    const Parked* first = &g.parked.front();
-    for (const Parked& p : g.parked)
-        if (p.key < first->key) first = &p;
-    bool serial = false;
-    int depth = 0;
-    const RegionSet near = touches(r, first->slot, first->event, depth, serial);
-    if (!serial && near != 0 && !ready(r, near, first->key)) return false;
-    // All of them back: the queue gives them in key order, and parks again those that must wait.
-    lock(RegionSet{1} << r);
-    for (const Parked& p : g.parked) queue_.attach(p.slot, p.event, r);
-    unlock(RegionSet{1} << r);
-    g.parked.clear();
-    return true;
+    // The earliest first, while they may go: one parked beside an earlier one may once that one
+    // has (the queue gives them in key order).
+    std::size_t ready_ones = 0;
+    while (ready_ones < g.parked.size()) {
+        const Parked& p = g.parked[ready_ones];
+        if (p.near != 0 && !ready(r, p.near, p.key)) break;
+        Held entry;
+        lock_cell(grid_.key(p.slot), entry);
+        queue_.attach(p.slot, p.event, r);
+        unlock(entry);
+        ++ready_ones;
+    }
+    g.parked.erase(g.parked.begin(), g.parked.begin() + static_cast<std::ptrdiff_t>(ready_ones));
+    return ready_ones > 0;
 }
 
 void RegionLoop::undo(Logged& logged, bool queue) {
@@ -539,7 +570,7 @@ void RegionLoop::undo_to_prefix() {
         if (logged.out.crossing) --e.region->counts.crossings;
     }
     for (Region& g : regions_) {
-        std::erase_if(g.log, [&](const Logged& logged) { return !(logged.key < prefix); });
+        g.log.drop_from(prefix);
         std::erase_if(g.records, [&](const Collided& c) { return !(c.key < prefix); });
         std::erase_if(g.woken, [&](const auto& w) { return !(w.first < prefix); });
     }
@@ -586,7 +617,7 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         counts.processed += g.counts.processed;
         counts.crossings += g.counts.crossings;
         counts.last = std::max(counts.last, g.counts.last);
-        for (const Logged& logged : g.log) counts.last = std::max(counts.last, logged.out.time);
+        for (std::size_t k = 0; k < g.log.size(); ++k) counts.last = std::max(counts.last, g.log[k].out.time);
         g.log.clear();
         g.outstanding.clear();
     }

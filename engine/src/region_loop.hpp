@@ -35,7 +35,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -97,6 +96,7 @@ private:
         std::uint32_t slot;
         Pending event;
         EventKey key;
+        RegionSet near;  // the regions it waits for (none: only for an earlier parked one)
     };
     struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
         EventKey key;
@@ -119,13 +119,44 @@ private:
     struct alignas(128) Mailbox {
         std::atomic<bool> mail{false};
         std::atomic<bool> active{false};
-        std::atomic<bool> locked{false};  // an interface event touching the region runs
         std::atomic<bool> wanted{false};  // a neighbour waits for its floor to rise
         std::mutex lock;
         std::vector<Message> messages;
     };
-    struct Region {  // one region's loop state: only the task running it touches it
-        std::deque<Logged> log;
+    // A region's processed events that a stop may undo, the earliest first: the front is forgotten
+    // by moving `first` on, and the memory serves run after run (an event costs no allocation).
+    class Log {
+    public:
+        bool empty() const { return first_ == items_.size(); }
+        std::size_t size() const { return items_.size() - first_; }
+        Logged& operator[](std::size_t k) { return items_[first_ + k]; }
+        Logged& front() { return items_[first_]; }
+        Logged& emplace_back() { return items_.emplace_back(); }
+        void pop_back() { items_.pop_back(); }
+        void pop_front() {
+            if (++first_ == items_.size()) {
+                clear();
+            } else if (first_ >= 1024 && 2 * first_ >= items_.size()) {
+                items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(first_));
+                first_ = 0;
+            }
+        }
+        void clear() {
+            items_.clear();
+            first_ = 0;
+        }
+        // Drops the events at or after `key`.
+        void drop_from(const EventKey& key) {
+            std::erase_if(items_, [&](const Logged& logged) { return !(logged.key < key); });
+            first_ = std::min(first_, items_.size());
+        }
+
+    private:
+        std::vector<Logged> items_;
+        std::size_t first_ = 0;
+    };
+    struct alignas(128) Region {  // one region's loop state: only the task running it touches it
+        Log log;
         std::vector<Collided> records;
         std::vector<std::pair<EventKey, std::uint32_t>> woken;
         std::vector<Message> incoming;
@@ -138,7 +169,8 @@ private:
         std::uint32_t unpublished = 0;    // publications skipped since
         EventKey latest = EventKey::none();     // the latest event it processed this run
         EventKey unstamped = EventKey::none();  // and the latest that stamped nothing
-        std::vector<Parked> parked;
+        std::vector<Parked> parked;  // by key
+        std::uint32_t unchecked = 0;  // events since it looked at the parked ones
     };
 
     enum class Step { Done, Blocked, Parked };
@@ -164,14 +196,22 @@ private:
     void send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event);
     // The events done that every region has passed: they are final.
     void forget_final(std::uint32_t r);
-    // Takes the locks of `regions` (in order: no two tasks wait for each other), and lets them go.
-    void lock(RegionSet regions);
-    void unlock(RegionSet regions);
+    // The locks of blocks of kLockCells³ dense cells an interface event holds: of the cells within
+    // two of its ball's, and of its far partner's cell. Taken in ascending order, so that no two
+    // tasks wait for each other.
+    struct Held {
+        std::array<std::uint32_t, 9> blocks;
+        int n = 0;
+    };
+    std::uint32_t block_of(std::int64_t x, std::int64_t y, std::int64_t z) const;
+    void lock_near(const CellKey& cell, const CellKey* far, Held& held);
+    void lock_cell(const CellKey& cell, Held& held) { lock_near(cell, &cell, held); }
+    void unlock(Held& held);
     // Did an event with a later key than `key` touch what the event just computed in `out` (of
-    // region `g`, an interface event or not, `depth` cells from another region) touches? Its own
-    // cells and the partner's, and the cells around those.
-    bool late(const Region& g, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
-              int depth) const;
+    // region r, an interface event or not, `depth` cells from another region, with a `far`
+    // partner) touches? Its own cells and the partner's, and the cells around those.
+    bool late(std::uint32_t r, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+              int depth, bool far) const;
     // Is ball `slot` within kParkedReach cells of an event region r parked before `key`?
     bool beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const;
     // When the earliest event region r parked may go on, puts them all back in its part; true if so.
@@ -204,6 +244,12 @@ private:
     // came in the serial order, and the serial loop's order at one instant is not the keys'.
     std::vector<Stamp> stamps_;
     std::uint32_t run_ = 0;
+    struct alignas(64) BlockLock {
+        std::atomic<bool> held{false};
+    };
+    static constexpr std::int64_t kLockCells = 6;
+    std::vector<BlockLock> locks_;
+    std::array<std::int64_t, 3> blocks_{};  // per axis
     std::vector<Collided> collided_;  // every region's records at a run's end
     std::vector<std::pair<EventKey, std::uint32_t>> woken_;  // and the balls they woke
 

@@ -11,6 +11,7 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
     count_ = 1;
     for (auto& b : bounds_) b.clear();
     for (auto& d : depths_) d.clear();
+    for (auto& t : near_) for (auto& a : t) a.clear();
     const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
     if (most < 2 || keys.empty() || keys.size() < min_balls || grid.dense_cells(0) == 0) return;
     std::array<std::int64_t, 3> pieces{1, 1, 1};
@@ -88,6 +89,11 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
                 else above = std::min(above, bound - c);
             }
             depths_[axis][static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(std::min<std::int64_t>({below, above, 255}));
+        }
+        for (int reach = 0; reach <= kTabled; ++reach) {
+            auto& masks = near_[static_cast<std::size_t>(reach)][axis];
+            masks.resize(static_cast<std::size_t>(cells));
+            for (std::int64_t k = 0; k < cells; ++k) masks[static_cast<std::size_t>(k)] = pieces_near(d, lo + k, reach);
         }
     }
 }

@@ -52,7 +52,13 @@ public:
     RegionSet near(const CellKey& key, std::uint32_t own, int reach) const {
         if (count_ == 1) return 0;
         std::uint64_t along[3];
-        for (int d = 0; d < 3; ++d) along[d] = pieces_near(d, key[d], reach);
+        for (int d = 0; d < 3; ++d) {
+            const auto axis = static_cast<std::size_t>(d);
+            const std::int64_t k = key[d] - lo_[axis];
+            const auto& masks = near_[static_cast<std::size_t>(std::min(reach, kTabled))][axis];
+            along[d] = reach <= kTabled && !masks.empty() && k >= 0 && k < n_[axis] ? masks[static_cast<std::size_t>(k)]
+                                                                                    : pieces_near(d, key[d], reach);
+        }
         RegionSet set = 0;
         for (std::uint32_t z = 0; z < pieces(2); ++z) {
             if (!(along[2] >> z & 1)) continue;
@@ -82,6 +88,10 @@ private:
     std::array<bool, 3> wraps_{};       // the axis wraps (a periodic box)
     std::array<std::int64_t, 3> lo_{}, n_{};  // the dense block along each axis
     std::array<std::vector<std::uint8_t>, 3> depths_;  // per cut axis and coordinate: depth() along it
+    // pieces_near() of each coordinate of the dense block along each cut axis, for reaches up to
+    // kTabled.
+    static constexpr int kTabled = 3;
+    std::array<std::array<std::vector<std::uint64_t>, 3>, kTabled + 1> near_;
     static constexpr std::int64_t kFar = 255;
 };
 

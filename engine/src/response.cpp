@@ -25,7 +25,7 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
         case Kind::BallBall:
         case Kind::Wake:
             assert(contacts_[s].event.kind == event.kind && contacts_[s].event.other == event.other);
-            if (balls_.counter[event.other] != contacts_[s].other_counter) {
+            if (stale(s, event)) {
                 save(s, out);  // the partner moved on: lazy invalidation
                 out.queue(s, predictor_.predict(s, now));
                 return;
@@ -71,8 +71,8 @@ void Response::undo(const Outcome& out) {
         const Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
         balls_.set_position(old.slot, old.position);
         balls_.set_velocity(old.slot, old.velocity);
-        balls_.t[old.slot] = old.t;
-        balls_.counter[old.slot] = old.counter;
+        balls_.set_time(old.slot, old.t);
+        balls_.set_counter(old.slot, old.counter);
         balls_.rest[old.slot] = old.rest;
         balls_.quiet_since[old.slot] = old.quiet_since;
         balls_.quiet_events[old.slot] = old.quiet_events;
@@ -271,7 +271,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         }
         balls_.set_velocity(ball, v);
         release_supports(ball);
-        ++balls_.counter[ball];
+        balls_.bump(ball);
         sleep_.note_quiet(ball, u, now, jammed[ball == j], wedged);
         sleep_.try_sleep(ball, now, ball == i ? j : i, dp * sign);
     }
@@ -331,7 +331,7 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
 
 void Response::static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
                                   const CollisionEvent& event, double overlap, Outcome& out) {
-    ++balls_.counter[i];
+    balls_.bump(i);
     sleep_.note_quiet(i, approach, now, jammed, wedged);
     sleep_.try_sleep(i, now);
     out.collided = true;
@@ -368,7 +368,7 @@ bool Response::leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome
     }
     if (!left) return false;
     balls_.rest[i] = rest_for(sup);
-    ++balls_.counter[i];  // a new trajectory: predictions of it are stale
+    balls_.bump(i);  // a new trajectory: predictions of it are stale
     out.queue(i, predictor_.predict(i, now));
     return true;
 }

@@ -34,12 +34,13 @@ public:
     // a crossing ball moved to its new cell, their next events predicted into `out`.
     void compute(std::uint32_t slot, const Pending& event, Outcome& out);
     // Has the partner of ball `slot`'s ball–ball or Wake event changed its trajectory since the
-    // event was predicted (lazy invalidation)?
+    // event was predicted (lazy invalidation)? Its region may be changing it meanwhile.
     bool stale(std::uint32_t slot, const Pending& event) const {
-        return balls_.counter[event.other] != contacts_[slot].other_counter;
+        return balls_.counter_now(event.other) != contacts_[slot].other_counter;
     }
-    // Has the ball's trajectory changed at `time` or after? Every change brings it to its time.
-    bool changed_since(std::uint32_t slot, double time) const { return !(balls_.t[slot] < time); }
+    // Has the ball's trajectory changed at `time` or after? Every change brings it to its time
+    // (read after stale(), which reads the counter).
+    bool changed_since(std::uint32_t slot, double time) const { return !(balls_.time_now(slot) < time); }
     // Puts back what compute() changed, also when it failed part-way.
     void undo(const Outcome& out);
     // After a change of velocity: a ball given a real normal velocity leaves the planes it rested

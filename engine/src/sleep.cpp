@@ -371,14 +371,14 @@ void Sleep::lie_down(std::uint32_t s, double now, std::uint32_t rest) noexcept {
     balls_.advance(s, now);
     balls_.set_velocity(s, {});
     balls_.rest[s] = rest;
-    ++balls_.counter[s];
+    balls_.bump(s);
 }
 
 void Sleep::wake(std::uint32_t s, double now) {
     balls_.advance(s, now);
     Supports sup = balls_.supports(s);
     balls_.rest[s] = rest_for(balls_.rests, sup, def_.gravity, statics_.supports());
-    ++balls_.counter[s];
+    balls_.bump(s);
     // Its slow events stay: it may sleep again at once where it can stand.
 }
 
