@@ -1,16 +1,25 @@
 // ballistic-scaling — sweeps thread counts 1…hardware threads on one scene and prints wall time,
 // speed-up and parallel efficiency per count, checks that every count ends in the same state
-// hash, and writes CSV plus (when gnuplot is installed) a PNG plot.
+// hash, and projects the speed-up at more cores than the machine has from the work the regions
+// did (a work–span model). Writes CSV plus (when gnuplot is installed) a PNG plot.
 //
 //   scaling --scene box --count 100000 --steps 60 --csv scaling.csv --png scaling.png
 //
 // With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
 // run of each is kept: on a shared machine other tenants only ever slow a run down.
+//
+// The projection. A step's events split into those processed serially and those the regions
+// processed in runs; a run lasts as long as its busiest region (StepResult::region_span). With
+// P regions the step costs (serial + span) events of one region's time each, times the overhead
+// a region pays per event against the serial loop, measured at the largest thread count run.
+// The regions for P cores are planned and run for real (on the cores there are), so the split of
+// the work, the serial events and the undone ones are measured; only the time is modelled.
 #include <ballistic/scene/builders.hpp>
 
 #include <CLI/CLI.hpp>
 #include <tbb/info.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,8 +41,11 @@ struct Run {
     double seconds;
     std::uint64_t collisions;
     std::uint64_t hash;
-    double in_regions;       // share of the timed events the regions processed at once
+    std::uint64_t events = 0, in_regions = 0, span = 0, undone = 0, runs = 0;
+    std::uint32_t regions = 1;
     bool repeatable = true;  // every repetition ended in the same state
+    // The critical path in events: those processed serially, and per run the busiest region's.
+    double path() const { return double(events - in_regions) + double(span); }
 };
 
 Run measure(const scenes::Scene& scene, int threads, int steps) {
@@ -41,33 +53,41 @@ Run measure(const scenes::Scene& scene, int threads, int steps) {
     copy.world.threads = threads;
     World world = scenes::make_world(copy);
     world.step(scene.dt);  // builds cells and queue outside the timed part
-    std::uint64_t events = 0, in_regions = 0;
+    Run run{threads, 0.0, 0, 0};
     const auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < steps; ++k) {
         const StepResult step = world.step(scene.dt);
-        events += step.events;
-        in_regions += step.in_regions;
+        run.events += step.events;
+        run.in_regions += step.in_regions;
+        run.span += step.region_span;
+        run.undone += step.undone;
+        run.runs += step.region_runs;
+        run.regions = step.regions;
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double share = events > 0 ? double(in_regions) / double(events) : 0.0;
-    return {threads, seconds, world.event_counts().collisions(), world.state_hash(), share, true};
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.collisions = world.event_counts().collisions();
+    run.hash = world.state_hash();
+    return run;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Thread scaling of one Ballistic scene"};
+    CLI::App app{"Thread scaling of one Ballistic scene, measured and projected"};
     std::string scene_name = "box", csv_path = "scaling.csv", png_path;
     std::size_t count = 100000;
     double packing = 0.1;
-    int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency();
+    int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency(), project = 64;
     std::size_t parallel_min_balls = WorldDef{}.parallel_events_min_balls;
     app.add_option("--scene", scene_name, "gas (periodic, kT = 1), box (six walls, speed 5) or lesson")
         ->check(CLI::IsMember({"gas", "box", "lesson"}));
     app.add_option("--count", count, "balls (gas and box)")->check(CLI::PositiveNumber);
     app.add_option("--packing", packing, "packing fraction (gas and box)")->check(CLI::Range(0.01, 0.45));
     app.add_option("--steps", steps, "timed steps of the scene's dt")->check(CLI::PositiveNumber);
-    app.add_option("--max-threads", max_threads, "largest thread count")->check(CLI::PositiveNumber);
+    app.add_option("--max-threads", max_threads, "largest thread count measured")->check(CLI::PositiveNumber);
+    app.add_option("--project", project,
+                   "largest core count projected (powers of two above --max-threads; 1: none)")
+        ->check(CLI::Range(1, 64));
     app.add_option("--repeat", repeat, "runs per thread count, taking turns; the fastest is kept")
         ->check(CLI::PositiveNumber);
     app.add_option("--parallel-min-balls", parallel_min_balls,
@@ -77,7 +97,7 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     scenes::Scene scene;
-    std::vector<Run> runs;
+    std::vector<Run> runs, projected;
     try {  // a scene the engine rejects: more balls than fit, a box narrower than three cells...
         scene = build(scene_name, count, packing);
         scene.world.parallel_events_min_balls = parallel_min_balls;
@@ -88,41 +108,63 @@ int main(int argc, char** argv) {
                 best.repeatable = best.repeatable && again.hash == best.hash;
                 if (again.seconds < best.seconds) best.seconds = again.seconds;
             }
+        for (int cores = 2; cores <= project; cores *= 2)
+            if (cores > max_threads) projected.push_back(measure(scene, cores, steps));
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
     }
+
+    // A region's time per event against the serial loop's, at the largest count measured (its
+    // own path's events): what the projection charges every event on a path.
+    const Run& serial = runs.front();
+    const Run& widest = runs.back();
+    const double per_event = serial.seconds / double(serial.events);
+    const double overhead = widest.threads > 1 ? widest.seconds / (per_event * widest.path()) : 1.0;
 
     std::ofstream csv(csv_path);
     if (!csv) {
         std::cerr << "cannot write " << csv_path << "\n";
         return 1;
     }
-    csv << "threads,seconds,ms_per_step,collisions_per_second,speedup,efficiency,in_regions_share,state_hash\n";
+    csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,serial_events,span_events,"
+           "undone_events,runs,state_hash\n";
     std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
-    std::printf("%8s %12s %12s %10s %11s %8s  %s\n", "threads", "ms/step", "coll/s", "speed-up", "efficiency", "regions",
-                "state hash");
+    std::printf("%8s %10s %12s %10s %11s %8s %9s %9s %8s  %s\n", "threads", "", "ms/step", "speed-up", "efficiency",
+                "regions", "in reg.", "serial", "undone", "state hash");
     bool same = true;
-    for (const Run& r : runs) {
-        const double speedup = runs.front().seconds / r.seconds;
+    auto row = [&](const Run& r, const char* kind, double seconds) {
+        const double speedup = serial.seconds / seconds;
         const double efficiency = speedup / r.threads;
-        same = same && r.repeatable && r.hash == runs.front().hash;
-        std::printf("%8d %12.3f %12.4g %10.3f %11.3f %7.1f%%  %016llx\n", r.threads, 1e3 * r.seconds / steps,
-                    double(r.collisions) / r.seconds, speedup, efficiency, 100.0 * r.in_regions,
+        const double share = r.events > 0 ? double(r.in_regions) / double(r.events) : 0.0;
+        same = same && r.repeatable && r.hash == serial.hash;
+        std::printf("%8d %10s %12.3f %10.3f %11.3f %8u %8.1f%% %9llu %8llu  %016llx\n", r.threads, kind,
+                    1e3 * seconds / steps, speedup, efficiency, r.regions, 100.0 * share,
+                    static_cast<unsigned long long>(r.events - r.in_regions), static_cast<unsigned long long>(r.undone),
                     static_cast<unsigned long long>(r.hash));
-        csv << r.threads << ',' << r.seconds << ',' << 1e3 * r.seconds / steps << ','
-            << double(r.collisions) / r.seconds << ',' << speedup << ',' << efficiency << ',' << r.in_regions << ",0x" << std::hex
-            << r.hash << std::dec << '\n';
-    }
+        csv << r.threads << ',' << kind << ',' << seconds << ',' << 1e3 * seconds / steps << ',' << speedup << ','
+            << efficiency << ',' << r.regions << ',' << share << ',' << r.events - r.in_regions << ',' << r.span << ','
+            << r.undone << ',' << r.runs << ",0x" << std::hex << r.hash << std::dec << '\n';
+    };
+    for (const Run& r : runs) row(r, "measured", r.seconds);
+    for (const Run& r : projected) row(r, "projected", per_event * overhead * r.path());
     csv.close();
     std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
+    if (!projected.empty())
+        std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, "
+                    "times %.2f per event in a region (measured at %d threads): a projection, not a measurement\n",
+                    1e6 * per_event, overhead, widest.threads);
 
     if (!png_path.empty()) {
         const std::string command =
-            "gnuplot -e \"set terminal pngcairo size 800,500; set output '" + png_path +
-            "'; set datafile separator ','; set key autotitle columnhead; set xlabel 'threads';"
-            " set ylabel 'speed-up'; set grid; plot '" + csv_path +
-            "' using 1:5 with linespoints title 'measured', '' using 1:1 with lines dashtype 2 title 'ideal'\"";
+            "gnuplot -e \"set terminal pngcairo size 800,500 noenhanced; set output '" + png_path +
+            "'; set datafile separator ','; set xlabel 'threads (cores)'; set ylabel 'speed-up';"
+            " set logscale xy 2; set grid; set key top left; set title '" + scene.name + ", " +
+            std::to_string(scene.balls.size()) + " balls'; plot '" + csv_path +
+            "' using 1:(strcol(2) eq 'measured' ? \\$5 : 1/0) with linespoints pointtype 7 title 'measured',"
+            " '' using 1:(strcol(2) eq 'projected' || \\$1 == " + std::to_string(widest.threads) +
+            " ? \\$5 : 1/0) with linespoints dashtype 2 title 'projected (work-span model)',"
+            " '' using 1:1 with lines linecolor 'gray' title 'ideal'\"";
         if (std::system(command.c_str()) != 0) {
             std::cerr << "gnuplot failed (is gnuplot-nox installed?); the CSV is in " << csv_path << "\n";
             return 1;

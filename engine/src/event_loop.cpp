@@ -47,6 +47,9 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
             auto take = [&] {
                 processed += counts.processed;
                 in_regions += counts.processed;
+                ++region_runs;
+                region_span += counts.span;
+                undone += counts.undone;
                 measurements_.counts.cell_crossings += counts.crossings;
                 if (counts.processed > 0) last_processed = std::max(last_processed, counts.last);
             };

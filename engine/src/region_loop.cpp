@@ -565,8 +565,8 @@ void RegionLoop::undo_to_prefix() {
     for (const Entry& e : late) {
         Logged& logged = e.region->log[e.index];
         undo(logged, queue);
-        --e.region->run_processed;
         --e.region->counts.processed;
+        ++e.region->counts.undone;
         if (logged.out.crossing) --e.region->counts.crossings;
     }
     for (Region& g : regions_) {
@@ -616,6 +616,8 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
     for (Region& g : regions_) {
         counts.processed += g.counts.processed;
         counts.crossings += g.counts.crossings;
+        counts.undone += g.counts.undone;
+        counts.span = std::max(counts.span, g.run_processed);
         counts.last = std::max(counts.last, g.counts.last);
         for (std::size_t k = 0; k < g.log.size(); ++k) counts.last = std::max(counts.last, g.log[k].out.time);
         g.log.clear();

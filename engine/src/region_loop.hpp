@@ -59,6 +59,7 @@ public:
 
     struct Counts {
         std::uint64_t processed = 0, crossings = 0;
+        std::uint64_t span = 0, undone = 0;  // the busiest region's events (undone ones too); those undone
         double last = -std::numeric_limits<double>::infinity();
     };
 

@@ -701,6 +701,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     if (pause && !(pause_at > w.time))
         reject("pause_at", "must be after the world's time " + show(w.time) + " (+inf: no pause), got " + show(pause_at));
     const std::uint64_t events_before = w.loop.processed, in_regions_before = w.loop.in_regions;
+    const std::uint64_t runs_before = w.loop.region_runs, span_before = w.loop.region_span, undone_before = w.loop.undone;
     const std::uint64_t collisions_before = w.measurements.lifetime_collisions();
     auto stopped = detail::EventLoop::End::Budget;
     bool all_done = false;  // every event to the step's end processed
@@ -825,6 +826,10 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     result.events = w.loop.processed - events_before;
     result.collisions = w.measurements.lifetime_collisions() - collisions_before;
     result.in_regions = w.loop.in_regions - in_regions_before;
+    result.regions = static_cast<std::uint32_t>(w.loop.regions());
+    result.region_runs = w.loop.region_runs - runs_before;
+    result.region_span = w.loop.region_span - span_before;
+    result.undone = w.loop.undone - undone_before;
     result.sleeping = sleeping;
     result.awake = w.balls.size() - sleeping;
     return result;

@@ -300,6 +300,15 @@ struct StepResult {
     // thread and in worlds below WorldDef::parallel_events_min_balls. It depends on the thread
     // count; the results do not.
     std::uint64_t in_regions = 0;
+    // How the regions shared those events (bench/scaling reads them): the regions planned (1:
+    // serial), the runs of the regions (each ends at the step's end, a test of sleeping, or an
+    // event they leave to the serial loop), the events of the busiest region of each run summed
+    // (the regions' part of the step's critical path), and the events they processed and then
+    // undid at a stop (work lost).
+    std::uint32_t regions = 1;
+    std::uint64_t region_runs = 0;
+    std::uint64_t region_span = 0;
+    std::uint64_t undone = 0;
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };
