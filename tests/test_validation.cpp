@@ -308,6 +308,7 @@ TEST(Validation, MagnitudesAndThreadsHaveLimits) {
 // The memory limit is checked before anything is allocated, by add_balls and by generate_balls.
 TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     WorldDef def;
+    def.threads = 1;
     def.memory_limit = 10 * kBytesPerBall;
     World world(def);
     EXPECT_EQ(world.max_balls(), 10u);
@@ -321,7 +322,15 @@ TEST(Validation, MemoryLimitRefusesBallsBeforeAllocating) {
     gen.region = {{100, 100, 100}, {110, 110, 110}};
     expect_rejected(world, [&] { world.add_balls(generate_balls(world, gen)); }, "generate.count",
                     {"asks for 1 balls", "at most 10"});
-    EXPECT_EQ(World().max_balls(), (std::size_t{16} << 30) / 384);  // 16 GiB at 384 bytes per ball
+    WorldDef one;
+    one.threads = 1;
+    EXPECT_EQ(World(one).max_balls(), (std::size_t{16} << 30) / 384);  // 16 GiB at 384 bytes per ball
+    // With more threads the regions' stamps count too.
+    WorldDef two;
+    two.threads = 2;
+    EXPECT_EQ(World(two).max_balls(), (std::size_t{16} << 30) / (kBytesPerBall + kBytesPerBallInRegions));
+    two.memory_limit = 10 * (kBytesPerBall + kBytesPerBallInRegions);
+    EXPECT_EQ(World(two).max_balls(), 10u);
 }
 
 // Found by fuzz_world: stepping an empty world made cells of width zero, into which the next

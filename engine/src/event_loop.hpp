@@ -61,6 +61,7 @@ public:
     // (StepResult).
     std::uint64_t region_runs = 0, region_span = 0, undone = 0;
     std::size_t regions() const { return regions_.count(); }
+    std::size_t bytes() const { return region_loop_.bytes(); }  // beside the queue's nodes
     double last_processed = 0.0;   // the time of the last of them
     std::vector<std::uint32_t> woken;  // the balls events woke, in order (the world empties it)
 

@@ -303,7 +303,9 @@ std::vector<BallDef> generate_balls(const World& world, const GenerateDef& def,
         reject(field + ".count", "asks for " + std::to_string(def.count) + " balls; the world holds " +
                                      std::to_string(world.ball_count()) + " and may hold at most " +
                                      std::to_string(world.max_balls()) + " (WorldDef::memory_limit over " +
-                                     std::to_string(kBytesPerBall) + " bytes per ball; the program's --memory-limit)");
+                                     std::to_string(kBytesPerBall) + " bytes per ball, " +
+                                     std::to_string(kBytesPerBallInRegions) +
+                                     " more with more than one thread; the program's --memory-limit)");
     }
 
     const CentreBox box = centre_box(def);

@@ -68,6 +68,7 @@ public:
 
     // The regions of `plan` (its count of parts in the queue).
     void prepare(const RegionPlan& plan);
+    std::size_t bytes() const { return stamps_.capacity() * sizeof(Stamp) + locks_.capacity() * sizeof(BlockLock); }
     // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
     // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
     // events woke, and `counts` how many events it processed. On an exception (out of memory),

@@ -47,7 +47,7 @@ double World::bytes_per_ball() const {
     if (n == 0) return 0.0;
     const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
                                  detail::EventQueue::kBytesPerEntry + detail::Handles<BallId>::kBytesPerBall;
-    return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes()) / double(n);
+    return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes() + w.loop.bytes()) / double(n);
 }
 
 double World::cell_width() const {
@@ -939,15 +939,20 @@ const WorldDef& World::def() const { return impl_->def; }
 std::size_t World::ball_count() const { return impl_->balls.size(); }
 std::size_t World::max_balls() const { return impl_->max_balls(); }
 
-std::size_t World::Impl::max_balls() const { return std::min(kMaxBalls, def.memory_limit / kBytesPerBall); }
+std::size_t World::Impl::bytes_per_ball_estimate() const {
+    return kBytesPerBall + (parallel.concurrency() > 1 ? kBytesPerBallInRegions : 0);
+}
+
+std::size_t World::Impl::max_balls() const { return std::min(kMaxBalls, def.memory_limit / bytes_per_ball_estimate()); }
 
 std::string World::Impl::too_many_balls(std::size_t more) const {
     if (max_balls() == kMaxBalls)
         return "a world holds at most " + std::to_string(kMaxBalls) + " balls, got " + std::to_string(balls.size()) +
                " + " + std::to_string(more);
     return std::to_string(balls.size()) + " + " + std::to_string(more) + " balls need about " +
-           show(double(balls.size() + more) * double(kBytesPerBall)) + " bytes (" + std::to_string(kBytesPerBall) +
-           " per ball), more than the memory limit of " + std::to_string(def.memory_limit) +
+           show(double(balls.size() + more) * double(bytes_per_ball_estimate())) + " bytes (" +
+           std::to_string(bytes_per_ball_estimate()) + " per ball), more than the memory limit of " +
+           std::to_string(def.memory_limit) +
            " bytes (WorldDef::memory_limit, the program's --memory-limit)";
 }
 std::size_t World::plane_count() const { return impl_->statics.planes().size(); }

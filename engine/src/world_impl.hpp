@@ -237,7 +237,8 @@ struct World::Impl {
     double least_cell_width(double radius) const;
     double shortest_period() const;  // the shortest side of the periodic box along an axis that wraps
     double cell_width_for(double radius) const;
-    std::size_t max_balls() const;  // World::max_balls()
+    std::size_t max_balls() const;
+    std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
     std::string too_many_balls(std::size_t more) const;
     // Adds a checked static (unit direction) that overlaps no ball, with its counters and its

@@ -74,6 +74,9 @@ using BlockId = Id<struct BlockTag>;
 // tables of rests and contacts), 382 in demos/scenes/funnel.json (a small world, where tables of
 // fixed size count).
 inline constexpr std::size_t kBytesPerBall = 384;
+// What parallel event processing adds per ball with more than one thread: the regions' stamps, 24
+// bytes per dense cell, of which there are at most 8 per ball (engine/README.md, "Memory").
+inline constexpr std::size_t kBytesPerBallInRegions = 200;
 
 // More threads than this bring nothing on any machine Ballistic runs on, and each costs a stack.
 inline constexpr int kMaxThreads = 1024;
@@ -205,8 +208,9 @@ struct WorldDef {
     // two: its multiples are exact)
     double sleep_interval = 0x1p-13;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
-    // queue entry, cells and handle, with room for the table of rests): add_balls() and
-    // generate_balls() refuse more before allocating anything. The default protects a machine of
+    // queue entry, cells and handle, with room for the table of rests), and kBytesPerBallInRegions
+    // more with more than one thread: add_balls() and generate_balls() refuse more before
+    // allocating anything. The default protects a machine of
     // 24 GiB. (unit: bytes)
     std::size_t memory_limit = std::size_t{16} << 30;
     // Events (collisions, cell crossings, re-predictions) one step may process: a step that
