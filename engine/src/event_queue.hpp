@@ -165,7 +165,10 @@ public:
     // part's own user detaches and attaches.
     static constexpr std::uint32_t kNoPart = ~0u;
     void detach(std::uint32_t slot) {
-        remove(calendars_[nodes_[slot].part], slot);
+        Calendar& c = calendars_[nodes_[slot].part];
+        remove(c, slot);
+        // The warming walk must not follow the entry into another part's lists.
+        if (c.warm == static_cast<std::int32_t>(slot)) c.warm = -1;
         set_part(slot, kNoPart);
     }
     void attach(std::uint32_t slot, const Pending& event, std::uint32_t part) {
