@@ -50,7 +50,7 @@ public:
 
     // Counts `balls` balls in the blocks of their cells (Grid::key()), after clear(). With `keep`,
     // the counting goes on once no ball roams (a ball may start to roam again at a crossing);
-    // without, it ends then (settle()), and parallel batches with it.
+    // without, it ends then (settle()), and the regions' runs start again.
     void count(const Grid& grid, std::size_t balls, bool keep);
     // Balls added in slots from `first` on (in a pause), counted in their cells.
     void added(const Grid& grid, std::size_t first, std::size_t balls);

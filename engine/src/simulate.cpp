@@ -289,8 +289,8 @@ void World::Impl::start_roaming(double dt) {
         speeds += std::abs(balls.view_vx[s]) + std::abs(balls.view_vy[s]) + std::abs(balls.view_vz[s]);
     const double cells = (speeds * dt + static_cast<double>(n) * 0.5 * length(def.gravity) * dt * dt) / grid.min_width();
     if (!(cells >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
-    // Worlds too small for parallel batches keep counting once no ball roams (a ball may start
-    // to roam again); larger ones go back to batches then.
+    // Worlds too small for the regions keep counting once no ball roams (a ball may start to
+    // roam again); larger ones go back to the regions then.
     roaming.count(grid, n, n < def.parallel_events_min_balls);  // a failure ends the step, which clears it
     for (std::uint32_t s = 0; s < n && roaming.roamers().size() < Roaming::kMostRoamers; ++s) {
         if (balls.asleep(s)) continue;
