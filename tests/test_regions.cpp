@@ -2,7 +2,8 @@
 // thread for any thread count and task system. On every example scene; in a gas, a closed box, a
 // pour that sleeps and wakes, spouts that pause the steps, a snapshot restored at another count;
 // and where regions meet: balls crossing a cut, a fast ball crossing several regions in one step,
-// collisions across a cut, a pile asleep across a cut woken from the other side.
+// collisions across a cut, dense cells that grow as the balls spread, a pile asleep across a cut
+// woken from the other side.
 #include <ballistic/generate.hpp>
 #include <ballistic/scene/builders.hpp>
 #include <ballistic/scene/scene.hpp>
@@ -550,6 +551,29 @@ TEST(RegionBoundaries, CollisionsAcrossTheCutSameBitsAsOneThread) {
             across += e.kind == EventKind::BallBall && std::abs(e.point.x - 24) < 1.0;
     }
     EXPECT_GT(across, 500u) << "balls should collide across the middle";
+}
+
+// A block of fast balls in the middle third of a closed box 96 long spreads along it. Each re-sort
+// (every few collisions per ball, within the steps) fits the block of dense cells to where the
+// balls are, larger each time: the regions' stamps and locks must follow it.
+TEST(RegionBoundaries, TheDenseCellsGrowAsTheBallsSpread) {
+    auto make = [](const Runner& runner) {
+        WorldDef def;
+        def.parallel_events_min_balls = 0;
+        runner.apply(def);
+        World world = boxed(def, {0, 0, 0}, {96, 12, 12});
+        add_generated(world, 2000, 0.5, {{30, 0, 0}, {66, 12, 12}}, 8.0, 71);
+        return world;
+    };
+    expect_same_for_every_runner("spreading", make, 40, 1.0 / 30.0, few_runners());
+    World world = make(one_thread());
+    for (int k = 0; k < 40; ++k) world.step(1.0 / 30.0);
+    double lo = 96.0, hi = 0.0;
+    for (const BallId id : world.balls().id) {
+        lo = std::min(lo, world.ball(id).position.x);
+        hi = std::max(hi, world.ball(id).position.x);
+    }
+    EXPECT_GT(hi - lo, 60.0) << "the balls should spread along the box";
 }
 
 // A floor 30 × 8 with walls, cells 0.6 wide (50 by 13: cut across x only). A layer of balls over

@@ -29,7 +29,7 @@ void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
     }
     EventQueue queue;
     queue.build(events, region_of, plan.count(), parallel_);
-    region_loop_.prepare(plan);
+    region_loop_.prepare(plan, cells);
     regions_ = std::move(plan);
     queue_ = std::move(queue);
     serial_left_ = 0;

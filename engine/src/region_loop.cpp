@@ -37,7 +37,7 @@ void pause() { _mm_pause(); }
 
 }  // namespace
 
-void RegionLoop::prepare(const RegionPlan& plan) {
+void RegionLoop::prepare(const RegionPlan& plan, const Grid& cells) {
     plan_ = plan;
     const std::size_t n = plan.count();
     if (floors_.size() != n) {
@@ -47,10 +47,10 @@ void RegionLoop::prepare(const RegionPlan& plan) {
         acked_ = std::make_unique<std::atomic<std::uint64_t>[]>(n * n);
         for (Region& g : regions_) g.sent.assign(n, 0);
     }
-    stamps_.assign(n > 1 ? grid_.dense_count() : 0, Stamp{EventKey{}, 0});
+    stamps_.assign(n > 1 ? cells.dense_count() : 0, Stamp{EventKey{}, 0});
     std::size_t blocks = 1;
     for (int d = 0; d < 3; ++d) {
-        blocks_[static_cast<std::size_t>(d)] = n > 1 ? (grid_.dense_cells(d) + kLockCells - 1) / kLockCells : 0;
+        blocks_[static_cast<std::size_t>(d)] = n > 1 ? (cells.dense_cells(d) + kLockCells - 1) / kLockCells : 0;
         blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
     }
     if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);

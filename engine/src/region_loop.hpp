@@ -66,8 +66,10 @@ public:
     RegionLoop(const WorldDef& def, const Grid& grid, Response& response, EventQueue& queue, Parallel& parallel)
         : def_(def), grid_(grid), response_(response), queue_(queue), parallel_(parallel) {}
 
-    // The regions of `plan` (its count of parts in the queue).
-    void prepare(const RegionPlan& plan);
+    // The regions of `plan` (its count of parts in the queue), with stamps and locks for the dense
+    // cells of `cells`: the grid the world has when the regions next run (a re-sort builds it
+    // aside, and it replaces the world's grid after this call).
+    void prepare(const RegionPlan& plan, const Grid& cells);
     std::size_t bytes() const { return stamps_.capacity() * sizeof(Stamp) + locks_.capacity() * sizeof(BlockLock); }
     // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
     // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
