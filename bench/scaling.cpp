@@ -15,6 +15,7 @@
 // The regions for P cores are planned and run for real (on the cores there are), so the split of
 // the work, the serial events and the undone ones are measured; only the time is modelled.
 #include <ballistic/scene/builders.hpp>
+#include <ballistic/task_system.hpp>
 
 #include <CLI/CLI.hpp>
 #include <tbb/info.h>
@@ -36,6 +37,19 @@ scenes::Scene build(const std::string& name, std::size_t count, double packing) 
     return scenes::lesson_scene();
 }
 
+// Plans the regions of `cores` cores and runs their tasks on the machine's threads (a region that
+// waits for a neighbour gives up its turn): the projection's runs.
+class Claiming final : public TaskSystem {
+public:
+    explicit Claiming(int cores) : cores_(cores) {}
+    int concurrency() const override { return cores_; }
+    void run(std::size_t count, TaskFunction task) override { machine_->run(count, task); }
+
+private:
+    int cores_;
+    std::shared_ptr<TaskSystem> machine_ = make_tbb_task_system(0);
+};
+
 struct Run {
     int threads;
     double seconds;
@@ -48,9 +62,10 @@ struct Run {
     double path() const { return double(events - in_regions) + double(span); }
 };
 
-Run measure(const scenes::Scene& scene, int threads, int steps) {
+Run measure(const scenes::Scene& scene, int threads, int steps, bool claimed = false) {
     scenes::Scene copy = scene;
     copy.world.threads = threads;
+    if (claimed) copy.world.task_system = std::make_shared<Claiming>(threads);
     World world = scenes::make_world(copy);
     world.step(scene.dt);  // builds cells and queue outside the timed part
     Run run{threads, 0.0, 0, 0};
@@ -109,7 +124,7 @@ int main(int argc, char** argv) {
                 if (again.seconds < best.seconds) best.seconds = again.seconds;
             }
         for (int cores = 2; cores <= project; cores *= 2)
-            if (cores > max_threads) projected.push_back(measure(scene, cores, steps));
+            if (cores > max_threads) projected.push_back(measure(scene, cores, steps, true));
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
