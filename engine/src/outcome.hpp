@@ -27,9 +27,10 @@ struct Outcome {
         double t;
         std::uint64_t counter;
         std::uint32_t rest;
+        Contact contact;
+        bool quiet;  // the quiet history below was saved (Response::save())
         double quiet_since;
         std::uint32_t quiet_events, jam;
-        Contact contact;
     };
     std::array<Saved, 2> saved{};
     int n_saved = 0;

@@ -48,16 +48,21 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
 }
 
 void Response::save(std::uint32_t s, Outcome& out) const {
-    out.saved[static_cast<std::size_t>(out.n_saved++)] = {s,
-                                                          balls_.position(s),
-                                                          balls_.velocity(s),
-                                                          balls_.t[s],
-                                                          balls_.counter[s],
-                                                          balls_.rest[s],
-                                                          balls_.quiet_since[s],
-                                                          balls_.quiet_events[s],
-                                                          balls_.jam[s],
-                                                          contacts_[s]};
+    Outcome::Saved& saved = out.saved[static_cast<std::size_t>(out.n_saved++)];
+    saved.slot = s;
+    saved.position = balls_.position(s);
+    saved.velocity = balls_.velocity(s);
+    saved.t = balls_.t[s];
+    saved.counter = balls_.counter[s];
+    saved.rest = balls_.rest[s];
+    saved.contact = contacts_[s];
+    // Where no jam can stop a ball, only waking a sleeping one writes its quiet history: an
+    // elastic world leaves three columns alone.
+    saved.quiet = sleep_.jams() || balls_.asleep(s);
+    if (!saved.quiet) return;
+    saved.quiet_since = balls_.quiet_since[s];
+    saved.quiet_events = balls_.quiet_events[s];
+    saved.jam = balls_.jam[s];
 }
 
 void Response::undo(const Outcome& out) {
@@ -74,10 +79,11 @@ void Response::undo(const Outcome& out) {
         balls_.set_time(old.slot, old.t);
         balls_.set_counter(old.slot, old.counter);
         balls_.rest[old.slot] = old.rest;
+        contacts_[old.slot] = old.contact;
+        if (!old.quiet) continue;
         balls_.quiet_since[old.slot] = old.quiet_since;
         balls_.quiet_events[old.slot] = old.quiet_events;
         balls_.jam[old.slot] = old.jam;
-        contacts_[old.slot] = old.contact;
     }
 }
 
