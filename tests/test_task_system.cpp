@@ -67,17 +67,18 @@ std::vector<std::shared_ptr<TaskSystem>> task_systems() {
             std::make_shared<Backwards>(), std::make_shared<ThreadPool>()};
 }
 
-// Enough balls for several blocks of every parallel phase, and batches of events processed in
-// parallel slabs (parallel_events_min_balls lowered).
+// Enough balls for several blocks of every parallel phase, and regions with their own event loops
+// (parallel_events_min_balls lowered; about 50 cells a side: a region along a wrapping axis takes
+// 24).
 World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = WorldDef{}.step_event_budget) {
     WorldDef def;
-    def.periodic = Box{{0, 0, 0}, {40, 40, 40}};
+    def.periodic = Box{{0, 0, 0}, {50, 50, 50}};
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
     def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
-    gen.count = 9000;
+    gen.count = 24000;
     gen.radius = 0.5;
     gen.region = *def.periodic;
     gen.velocity = GenerateDef::Velocity::Temperature;

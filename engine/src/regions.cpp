@@ -21,7 +21,7 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
         wraps_[static_cast<std::size_t>(d)] = grid.periodic() && grid.wraps(d);
     }
     // The prime factors of the count, the largest first, each to the axis whose pieces stay the
-    // thickest (a factor that fits no axis is dropped: fewer regions).
+    // thickest (a factor that fits no axis gives way to a smaller count, or none: fewer regions).
     std::vector<std::int64_t> factors;
     for (std::size_t left = most, p = 2; left > 1;) {
         if (left % p == 0) {
@@ -38,17 +38,23 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
         for (int d = 1; d < 3; ++d)
             if (std::abs(axis(gravity, d)) > std::abs(axis(gravity, vertical))) vertical = d;
     }
-    for (const std::int64_t f : factors) {
-        int best = -1;
-        auto thick = [&](int d) { return n_[static_cast<std::size_t>(d)] / (pieces[static_cast<std::size_t>(d)] * f); };
-        for (const bool across : {true, false}) {
-            for (int d = 0; d < 3; ++d) {
-                if ((d == vertical) == across || thick(d) < kMinCells) continue;
-                if (best < 0 || thick(d) > thick(best)) best = d;
+    for (const std::int64_t factor : factors) {
+        // A factor that fits no axis tries the smaller counts (three regions that do not fit: two).
+        for (std::int64_t f = factor; f >= 2; --f) {
+            int best = -1;
+            auto thick = [&](int d) { return n_[static_cast<std::size_t>(d)] / (pieces[static_cast<std::size_t>(d)] * f); };
+            auto least = [&](int d) { return wraps_[static_cast<std::size_t>(d)] ? 2 * kMinCells : kMinCells; };
+            for (const bool across : {true, false}) {
+                for (int d = 0; d < 3; ++d) {
+                    if ((d == vertical) == across || thick(d) < least(d)) continue;
+                    if (best < 0 || thick(d) > thick(best)) best = d;
+                }
+                if (best >= 0) break;
             }
-            if (best >= 0) break;
+            if (best < 0) continue;
+            pieces[static_cast<std::size_t>(best)] *= f;
+            break;
         }
-        if (best >= 0) pieces[static_cast<std::size_t>(best)] *= f;
     }
     // Along each cut axis, bounds at equal shares of the balls in the dense block, every piece at
     // least kMinCells thick.

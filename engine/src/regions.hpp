@@ -21,7 +21,8 @@ using RegionSet = std::uint64_t;
 class RegionPlan {
 public:
     static constexpr std::size_t kMostRegions = 64;
-    // Thinner regions would have most of their events within reach of a neighbour.
+    // Cells of a region along an axis, twice as many along one that wraps (a cut at either end):
+    // with fewer, most of its events would lie within reach of a neighbour.
     static constexpr std::int64_t kMinCells = 12;
 
     // Up to `concurrency` regions, blocks of the dense cells of `grid` cut along the axes with the
