@@ -1053,23 +1053,6 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     }
 }
 
-// FNV-1a over every field of every collision of the last step: the event stream itself must not
-// depend on the thread count either.
-std::uint64_t events_hash(const World& world, std::uint64_t h) {
-    auto mix = [&](const void* data, std::size_t size) {
-        const auto* bytes = static_cast<const unsigned char*>(data);
-        for (std::size_t k = 0; k < size; ++k) h = (h ^ bytes[k]) * 0x100000001b3ull;
-    };
-    for (const CollisionEvent& e : world.events()) {
-        const double numbers[] = {e.time, e.point.x, e.point.y, e.point.z, e.normal.x, e.normal.y, e.normal.z, e.impulse};
-        mix(numbers, sizeof numbers);
-        mix(&e.kind, sizeof e.kind);
-        mix(&e.ball.value, sizeof e.ball.value);
-        mix(&e.other.value, sizeof e.other.value);
-        mix(&e.static_index, sizeof e.static_index);
-    }
-    return h;
-}
 
 // A long room with gravity, e < 1, balls of four sizes and masses, a column through the middle:
 // wide enough for eight slabs, with balls settling and sliding on the floor (resting contact,
@@ -1102,7 +1085,7 @@ TEST(Determinism, PolydisperseRoomUnderGravitySameForAnyThreadCount) {
         std::uint64_t events = 0xcbf29ce484222325ull;
         for (int k = 0; k < 90; ++k) {
             world.step(1.0 / 60.0);
-            events = events_hash(world, events);
+            events = test_worlds::events_hash(world, events);
         }
         EXPECT_LT(world.max_overlap(), 1e-9) << threads << " threads";
         EXPECT_EQ(world.escaped_count(), 0u) << threads << " threads";

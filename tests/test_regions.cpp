@@ -27,6 +27,7 @@
 #include <vector>
 
 using namespace ballistic;
+using test_worlds::add_generated;
 
 namespace {
 
@@ -82,25 +83,7 @@ std::vector<Runner> few_runners() {
             {"the serial task system claiming 4 threads", 0, std::make_shared<SerialClaimingFour>()}};
 }
 
-constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ull;
-
-// FNV-1a over every field of every collision of the last step, on from `h` (as in test_physics).
-std::uint64_t events_hash(const World& world, std::uint64_t h) {
-    auto mix = [&](const void* data, std::size_t size) {
-        const auto* bytes = static_cast<const unsigned char*>(data);
-        for (std::size_t k = 0; k < size; ++k) h = (h ^ bytes[k]) * 0x100000001b3ull;
-    };
-    for (const CollisionEvent& e : world.events()) {
-        const double numbers[] = {e.time,     e.point.x,  e.point.y,  e.point.z,
-                                  e.normal.x, e.normal.y, e.normal.z, e.impulse};
-        mix(numbers, sizeof numbers);
-        mix(&e.kind, sizeof e.kind);
-        mix(&e.ball.value, sizeof e.ball.value);
-        mix(&e.other.value, sizeof e.other.value);
-        mix(&e.static_index, sizeof e.static_index);
-    }
-    return h;
-}
+constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ull;  // test_worlds::events_hash() starts here
 
 // What a world showed after one step: its state, the collisions so far, the balls asleep.
 struct Mark {
@@ -125,7 +108,7 @@ struct Trace {
         undone += step.undone;
         regions = std::max(regions, step.regions);
         concurrency = world.concurrency();
-        collisions_hash = events_hash(world, collisions_hash);
+        collisions_hash = test_worlds::events_hash(world, collisions_hash);
         marks.push_back({world.state_hash(), collisions_hash, world.sleeping_count()});
     }
 };
@@ -210,17 +193,6 @@ World boxed(const WorldDef& def, Vec3 lo, Vec3 hi, bool open = false) {
     return world;
 }
 
-std::vector<BallId> add_generated(World& world, std::size_t count, double radius, const Box& region, double speed,
-                                  std::uint64_t seed, double mass = 1.0) {
-    GenerateDef gen;
-    gen.count = count;
-    gen.radius = radius;
-    gen.mass = mass;
-    gen.region = region;
-    gen.speed = speed;
-    gen.seed = seed;
-    return world.add_balls(generate_balls(world, gen));
-}
 
 // ---------------------------------------------------------------------------------------------
 // The example scenes

@@ -1,12 +1,14 @@
-// What several test suites share: generated balls, a pour that settles, a barometric column, the total energy, and
-// snapshots to and from bytes.
+// What several test suites share: generated balls, a hash of the events, a pour that settles, a barometric
+// column, the total energy, and snapshots to and from bytes.
 #pragma once
 
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ballistic::test_worlds {
 
@@ -19,17 +21,36 @@ inline WorldDef granular(double e = 0.5, int threads = 1) {
     return def;
 }
 
-// Adds `count` balls of `radius` that generate_balls() places in `region`, at `speed` in random
-// directions, from `seed`.
-inline void add_generated(World& world, std::size_t count, double radius, const Box& region, double speed,
-                          std::uint64_t seed) {
+// Adds `count` balls of `radius` and `mass` that generate_balls() places in `region`, at `speed`
+// in random directions, from `seed`; their ids.
+inline std::vector<BallId> add_generated(World& world, std::size_t count, double radius, const Box& region,
+                                         double speed, std::uint64_t seed, double mass = 1.0) {
     GenerateDef gen;
     gen.count = count;
     gen.radius = radius;
+    gen.mass = mass;
     gen.region = region;
     gen.speed = speed;
     gen.seed = seed;
-    world.add_balls(generate_balls(world, gen));
+    return world.add_balls(generate_balls(world, gen));
+}
+
+// FNV-1a over every field of every collision of the last step, on from `h`: the event stream
+// itself must not depend on the thread count either.
+inline std::uint64_t events_hash(const World& world, std::uint64_t h) {
+    auto mix = [&](const void* data, std::size_t size) {
+        const auto* bytes = static_cast<const unsigned char*>(data);
+        for (std::size_t k = 0; k < size; ++k) h = (h ^ bytes[k]) * 0x100000001b3ull;
+    };
+    for (const CollisionEvent& e : world.events()) {
+        const double numbers[] = {e.time, e.point.x, e.point.y, e.point.z, e.normal.x, e.normal.y, e.normal.z, e.impulse};
+        mix(numbers, sizeof numbers);
+        mix(&e.kind, sizeof e.kind);
+        mix(&e.ball.value, sizeof e.ball.value);
+        mix(&e.other.value, sizeof e.other.value);
+        mix(&e.static_index, sizeof e.static_index);
+    }
+    return h;
 }
 
 // 24 balls of radius 0.5 poured into a well two balls wide (walls on four sides, a floor). The
