@@ -68,8 +68,9 @@ std::vector<std::shared_ptr<TaskSystem>> task_systems() {
 }
 
 // Enough balls for several blocks of every parallel phase, and regions with their own event loops
-// (parallel_events_min_balls lowered; about 50 cells a side: a region along a wrapping axis takes
-// 24).
+// (parallel_events_min_balls lowered; 49 cells a side: a region along a wrapping axis takes 24,
+// and 49 is one more than a multiple of the regions' 6-cell lock blocks, which must still hold
+// every cell within two of an event across the wrap: ThreadSanitizer saw the race when not).
 World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = WorldDef{}.step_event_budget) {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {50, 50, 50}};

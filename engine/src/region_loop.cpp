@@ -50,7 +50,12 @@ void RegionLoop::prepare(const RegionPlan& plan, const Grid& cells) {
     stamps_.assign(n > 1 ? cells.dense_count() : 0, Stamp{EventKey{}, 0});
     std::size_t blocks = 1;
     for (int d = 0; d < 3; ++d) {
-        blocks_[static_cast<std::size_t>(d)] = n > 1 ? (cells.dense_cells(d) + kLockCells - 1) / kLockCells : 0;
+        // Along an axis that wraps, the last block takes the cells left over (kLockCells to twice
+        // that), so that the cells within two of any, across the wrap too, lie in two blocks.
+        const std::int64_t cut = cells.dense_cells(d);
+        const bool wraps = cells.periodic() && cells.wraps(d);
+        blocks_[static_cast<std::size_t>(d)] =
+            n < 2 ? 0 : wraps ? std::max<std::int64_t>(cut / kLockCells, 1) : (cut + kLockCells - 1) / kLockCells;
         blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
     }
     if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);
@@ -201,7 +206,7 @@ std::uint32_t RegionLoop::block_of(std::int64_t x, std::int64_t y, std::int64_t 
         const std::int64_t n = grid_.dense_cells(d);
         std::int64_t k = c[d] - grid_.dense_lo(d);
         k = grid_.periodic() && grid_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
-        block = block * blocks_[static_cast<std::size_t>(d)] + k / kLockCells;
+        block = block * blocks_[static_cast<std::size_t>(d)] + std::min(k / kLockCells, blocks_[static_cast<std::size_t>(d)] - 1);
     }
     return static_cast<std::uint32_t>(block);
 }
