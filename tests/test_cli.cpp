@@ -246,7 +246,7 @@ TEST_F(Cli, StatsKeysAndCountersInABox) {
     EXPECT_TRUE(result.out.empty()) << result.out;
     const json stats = json::parse(read_file(path("stats.json")));
     for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "momentum",
-                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "cells", "threads", "wall_seconds",
+                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "cells", "threads", "regions", "wall_seconds",
                             "events_per_second", "state_hash"}) {
         EXPECT_TRUE(stats.contains(key)) << key;
     }

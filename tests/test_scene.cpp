@@ -609,6 +609,30 @@ TEST(SceneRun, TotalEnergyCountsHeightAndSpeed) {
     EXPECT_DOUBLE_EQ(total_energy(scene), 2 * 10 * 3 + 0.5 * 2 * 16 + 1 * 10 * -1);
 }
 
+// The regions' share of a run: none on one thread; on two, the pour's first frames cut into two
+// regions that process events at once, and the run ends in the same state.
+TEST(SceneRun, StatsTellHowTheRegionsSharedTheEvents) {
+    const std::string pour = std::string(BALLISTIC_SCENES_DIR) + "/pour.json";
+    Scene one = load_scene_file(pour, 1);
+    Scene two = load_scene_file(pour, 2);
+    const RunStats serial = run_scene(one, 0.05);
+    const RunStats shared = run_scene(two, 0.05);
+    EXPECT_EQ(serial.regions.count, 1u);
+    EXPECT_EQ(serial.regions.events, 0u);
+    EXPECT_EQ(serial.regions.runs, 0u);
+    EXPECT_EQ(shared.regions.count, 2u);
+    EXPECT_GT(shared.regions.events, 0u);
+    EXPECT_GT(shared.regions.runs, 0u);
+    EXPECT_EQ(shared.regions.processed, serial.regions.processed);
+    EXPECT_GT(shared.regions.share(), 0.0);
+    EXPECT_LE(shared.regions.share(), 1.0);
+    EXPECT_EQ(shared.state_hash, serial.state_hash);
+    const nlohmann::json document = nlohmann::json::parse(stats_json(shared));
+    EXPECT_EQ(document["regions"]["count"].get<std::uint32_t>(), 2u);
+    EXPECT_EQ(document["regions"]["events"].get<std::uint64_t>(), shared.regions.events);
+    EXPECT_EQ(document["regions"]["undone"].get<std::uint64_t>(), shared.regions.undone);
+}
+
 TEST(SceneRun, StatsCoverTheRunAndSerialiseEveryKey) {
     Scene scene = load(R"({"box": {"min": [0, 0, 0], "max": [10, 10, 10]},
         "cylinders": [{"point": [5, 0, 5], "axis": [0, 1, 0], "radius": 1}],
@@ -626,7 +650,7 @@ TEST(SceneRun, StatsCoverTheRunAndSerialiseEveryKey) {
 
     const json document = json::parse(stats_json(stats));
     for (const char* key : {"balls", "time", "events", "planes", "cylinders", "kinetic_energy", "energy", "momentum",
-                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "cells", "threads", "wall_seconds",
+                            "temperature", "pressure", "max_overlap", "escaped", "sleeping", "cells", "threads", "regions", "wall_seconds",
                             "events_per_second", "state_hash"}) {
         EXPECT_TRUE(document.contains(key)) << key;
     }

@@ -925,7 +925,17 @@ RunStats run_scene(Scene& scene, double duration, const RunControl& control, dou
                                      " events spent on equilibration (raise --event-budget)");
             left.event_budget = control.event_budget - used;
         }
-        if (!scene.emitters.empty() && !control.step) left.step = [&scene](World&, double dt) { return step(scene, dt); };
+        auto inner = control.step;
+        if (!inner && !scene.emitters.empty()) inner = [&scene](World&, double dt) { return step(scene, dt); };
+        left.step = [&](World& w, double dt) {
+            const StepResult result = inner ? inner(w, dt) : w.step(dt);
+            stats.regions.count = result.regions;
+            stats.regions.processed += result.events;
+            stats.regions.events += result.in_regions;
+            stats.regions.runs += result.region_runs;
+            stats.regions.undone += result.undone;
+            return result;
+        };
         return advance(world, length, left);
     };
     try {
@@ -1019,6 +1029,12 @@ std::string stats_json(const RunStats& stats) {
         {"sleeping", stats.sleeping},
         {"cells", {{"width", stats.cell_width}, {"crossings", stats.events.cell_crossings}}},
         {"threads", stats.threads},
+        {"regions",
+         {{"count", stats.regions.count},
+          {"events", stats.regions.events},
+          {"share", stats.regions.share()},
+          {"runs", stats.regions.runs},
+          {"undone", stats.regions.undone}}},
         {"wall_seconds", stats.wall_seconds},
         {"events_per_second", stats.events_per_second()},
         {"state_hash", hex64(stats.state_hash)},

@@ -126,6 +126,15 @@ struct RunStats {
     std::size_t sleeping = 0;         // balls asleep at the end
     double cell_width = 0.0;          // of the spatial cells at the end (World::cell_width())
     int threads = 0;                  // tasks the world runs at once (World::concurrency())
+    // How the run's steps shared their events among the regions (StepResult): the regions of the
+    // last step, and over the steps that ended (a step a signal or the budget stopped is not
+    // counted) every event processed, those the regions processed, their runs and the events
+    // they undid.
+    struct Regions {
+        std::uint32_t count = 1;
+        std::uint64_t processed = 0, events = 0, runs = 0, undone = 0;
+        double share() const { return processed > 0 ? static_cast<double>(events) / static_cast<double>(processed) : 0.0; }
+    } regions;
     bool interrupted = false;         // stopped early; `time` is the time reached
     std::string stop_reason;          // why: "signal", "out of memory", or the event budget's message
     double measured_from = 0.0;       // when the measurements began (World::measured_since())
