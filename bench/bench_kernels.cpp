@@ -1,5 +1,5 @@
-// Ballistic — cost of the time-of-impact kernels: the scalar references (engine/src/toi.hpp)
-// and their SIMD versions (engine/src/toi_simd.hpp) for every instruction set this CPU runs.
+// Ballistic — cost of the time-of-impact kernels: the scalar references (engine/src/kernels/toi.hpp)
+// and their SIMD versions (engine/src/kernels/toi_simd.hpp) for every instruction set this CPU runs.
 //
 // Each benchmark runs one kernel over 1024 random lanes per iteration; the inputs are drawn
 // once, outside the timed loop, as a mix of hits and misses (the fraction that hits within the
@@ -8,9 +8,9 @@
 //
 // BM_Lanes/<kernel>/<isa> runs the scalar reference (isa "scalar") and each SIMD version on the
 // same lanes, so the ratios of their tests/s are the SIMD speed-ups.
-#include "toi.hpp"
-#include "toi_simd.hpp"
-#include "world_impl.hpp"
+#include "kernels/toi.hpp"
+#include "kernels/toi_simd.hpp"
+#include "space/balls.hpp"
 
 #include <benchmark/benchmark.h>
 

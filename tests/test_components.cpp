@@ -1,18 +1,18 @@
 // The engine's components on their own: handles, statics, measurements, the island
 // equilibrium test, the predictor, the response, the event loop and sleeping, each against its invariants and
 // closed forms.
-#include "balls.hpp"
-#include "collision_rules.hpp"
-#include "event_loop.hpp"
-#include "grid.hpp"
-#include "handles.hpp"
-#include "islands.hpp"
-#include "measurements.hpp"
-#include "predictor.hpp"
-#include "response.hpp"
-#include "sleep.hpp"
-#include "sleep_rules.hpp"
-#include "statics.hpp"
+#include "space/balls.hpp"
+#include "rules/collision_rules.hpp"
+#include "loop/event_loop.hpp"
+#include "space/grid.hpp"
+#include "space/handles.hpp"
+#include "sleep/islands.hpp"
+#include "events/measurements.hpp"
+#include "events/predictor.hpp"
+#include "events/response.hpp"
+#include "sleep/sleep.hpp"
+#include "rules/sleep_rules.hpp"
+#include "space/statics.hpp"
 
 #include <gtest/gtest.h>
 

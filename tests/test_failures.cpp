@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "balls.hpp"
+#include "space/balls.hpp"
 #include "worlds.hpp"
 
 #include <cmath>

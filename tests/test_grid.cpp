@@ -1,7 +1,7 @@
 // The cells' bulk construction (Grid::assign, parallel over shares of the dense cells) against
 // inserting the balls one at a time: the same lists, in the same order, for any thread count.
-#include "grid.hpp"
-#include "parallel.hpp"
+#include "space/grid.hpp"
+#include "base/parallel.hpp"
 
 #include <gtest/gtest.h>
 

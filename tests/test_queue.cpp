@@ -1,7 +1,7 @@
-// The calendar event queue (engine/src/event_queue.hpp) against a reference ordered set under the
+// The calendar event queue (engine/src/events/event_queue.hpp) against a reference ordered set under the
 // same operations: the earliest entry must always be the reference's, whatever the spread of the
 // times (clustered, equal, spread over many years, far future, none at all).
-#include "event_queue.hpp"
+#include "events/event_queue.hpp"
 
 #include <gtest/gtest.h>
 

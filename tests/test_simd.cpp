@@ -1,10 +1,10 @@
-// SIMD kernels (engine/src/toi_simd.hpp) against their scalar references, bit for bit, for every
+// SIMD kernels (engine/src/kernels/toi_simd.hpp) against their scalar references, bit for bit, for every
 // instruction set this CPU runs and for the portable table: random lanes plus the edge cases of each kernel (touching,
 // grazing, overlapping while approaching or separating, parallel motion, zero relative velocity,
 // the horizon cut, quartic lanes mixed in, lane counts that are not a multiple of the width).
-#include "toi.hpp"
-#include "toi_simd.hpp"
-#include "world_impl.hpp"
+#include "kernels/toi.hpp"
+#include "kernels/toi_simd.hpp"
+#include "space/balls.hpp"
 
 #include <gtest/gtest.h>
 

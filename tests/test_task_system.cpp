@@ -1,7 +1,7 @@
 // The task system is injectable (WorldDef::task_system) and the results are the same bits for
 // every one: oneTBB at any thread count, serial, tasks run backwards, and an embedder's own pool
 // of std::threads.
-#include "parallel.hpp"
+#include "base/parallel.hpp"
 
 #include <ballistic/generate.hpp>
 #include <ballistic/task_system.hpp>

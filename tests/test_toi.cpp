@@ -1,5 +1,5 @@
 // Time-of-impact kernels against closed forms and an independent quad-precision reference.
-#include "toi.hpp"
+#include "kernels/toi.hpp"
 
 #include <gtest/gtest.h>
 

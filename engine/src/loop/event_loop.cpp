@@ -1,0 +1,130 @@
+// Ballistic — the event loop and the queue built (event_loop.hpp); the regions' loops are in
+// region_loop.cpp.
+#include "loop/event_loop.hpp"
+
+#include <algorithm>
+
+namespace ballistic::detail {
+
+// Processing an event is split in two: the response's compute() does the physics on the balls the
+// event touches (saving their old state), moves a crossing ball to its new cell and predicts the
+// next events; the commit applies what is shared (counters, the event record: record(); the queue).
+// Serially the two follow each other, and an event that fails (out of memory) before its record is
+// complete is undone. With several regions, each runs this loop on its own part of the queue at
+// the same time as the others (region_loop.hpp): the result is the same for any thread count.
+
+void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
+    std::vector<CellKey> keys(events.size());
+    parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) keys[s] = cells.key(static_cast<std::uint32_t>(s));
+    });
+    RegionPlan plan;
+    plan.plan(cells, keys, def_.gravity, parallel_.concurrency(), def_.parallel_events_min_balls);
+    std::vector<std::uint32_t> region_of;  // the queue has one part per region
+    if (plan.count() > 1) {
+        region_of.resize(events.size());
+        parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) region_of[s] = plan.region_of(keys[s]);
+        });
+    }
+    EventQueue queue;
+    queue.build(events, region_of, plan.count(), parallel_);
+    region_loop_.prepare(plan, cells);
+    regions_ = std::move(plan);
+    queue_ = std::move(queue);
+    serial_left_ = 0;
+}
+
+EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
+    const std::uint64_t first = processed;
+    for (;;) {
+        const std::uint64_t left = budget == 0 ? 0 : budget - (processed - first);
+        // While balls roam, every crossing reads and writes the counts of blocks: serially.
+        const bool regions = regions_.count() > 1 && !response_.roaming() &&
+                             (budget == 0 || left >= kLeastRegionShare * regions_.count());
+        if (regions && serial_left_ == 0) {
+            RegionLoop::Counts counts;
+            auto take = [&] {
+                processed += counts.processed;
+                in_regions += counts.processed;
+                ++region_runs;
+                region_span += counts.span;
+                undone += counts.undone;
+                measurements_.counts.cell_crossings += counts.crossings;
+                if (counts.processed > 0) last_processed = std::max(last_processed, counts.last);
+            };
+            RegionLoop::End why;
+            try {
+                why = region_loop_.run(end, left, interrupt, measurements_, def_.event_record_limit, woken, counts);
+            } catch (...) {
+                take();
+                throw;
+            }
+            take();
+            if (why == RegionLoop::End::Reached) return End::Reached;
+            if (why == RegionLoop::End::Interrupted) return End::Interrupted;
+            if (why == RegionLoop::End::Serial) serial_left_ = kSerialRun;
+            continue;  // what is left of the budget, or past the event regions cannot process, serially
+        }
+        const std::uint64_t most = regions ? serial_left_ : 0, before = processed;
+        serial_left_ = 0;
+        const End ended = run_serially(end, left, most);
+        if (ended != End::Reached || !regions || processed - before < most) return ended;
+    }
+}
+
+EventLoop::End EventLoop::run_serially(double end, std::uint64_t budget, std::uint64_t most) {
+    Outcome single;  // undoable: an event that fails (out of memory) is undone
+    const std::uint64_t first = processed;
+    while (!queue_.empty()) {
+        const std::uint32_t s = queue_.top();
+        const Pending event = queue_.event(s);
+        if (!(event.time <= end)) break;
+        const std::uint64_t done = processed - first;
+        if (budget != 0 && done >= budget) return End::Budget;
+        if (most != 0 && done >= most) return End::Reached;
+        if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
+        try {
+            response_.compute(s, event, single);
+            record(single);
+        } catch (...) {
+            response_.undo(single);
+            throw;
+        }
+        // A failure from here on leaves the queue to be rebuilt (World::step).
+        for (int k = 0; k < single.n_requeue; ++k)
+            requeue(single.requeue[static_cast<std::size_t>(k)], single.next[static_cast<std::size_t>(k)]);
+        if (single.crossing && response_.roaming()) {
+            response_.crowd_roamers(s, single.new_key, single.time,
+                                    [&](std::uint32_t r, const Pending& next) { requeue(r, next); });
+            response_.settle_roaming();
+        }
+    }
+    return End::Reached;
+}
+
+void EventLoop::record(const Outcome& out) {
+    // Should what follows fail, the entry stays: harmless, as the step stops and the next one
+    // empties the list.
+    if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) woken.push_back(out.woken);
+    if (out.collided) {
+        measurements_.room_for(1, def_.event_record_limit);  // the record first: should it fail, nothing is counted
+        measurements_.count(out.event, out.virial, out.overlap, def_.event_record_limit);
+    }
+    if (out.crossing) measurements_.count_crossing();
+    ++processed;
+    last_processed = out.time;
+}
+
+void EventLoop::append(std::uint32_t s, const Pending& event) {
+    queue_.append(s, event, regions_.count() == 1 ? 0 : regions_.region_of(grid_.key(s)));
+}
+
+void EventLoop::requeue(std::uint32_t s, const Pending& event) {
+    if (regions_.count() == 1) return queue_.update(s, event);
+    const std::uint32_t region = regions_.region_of(grid_.key(s));
+    if (region == queue_.part_of(s)) queue_.update(s, event);
+    else queue_.update(s, event, region);
+}
+
+}  // namespace ballistic::detail

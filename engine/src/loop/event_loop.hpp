@@ -1,0 +1,90 @@
+// Ballistic — the event loop: the queue of every ball's earliest event, processed in time order,
+// serially (event_loop.cpp) or by regions of space with their own loops at once (region_loop.hpp;
+// engine/README.md, "Regions").
+//
+// Invariants: every event is processed on exactly the state the serial loop gives it (so the
+// result is the same for any thread count); the queue holds each ball's pending event in the part
+// of its region; an event's physics is the response's (response.hpp), and the loop only applies
+// what is shared: the queue, the counters, the record.
+#pragma once
+
+#include <ballistic/types.hpp>
+
+#include "events/event_queue.hpp"
+#include "space/grid.hpp"
+#include "events/measurements.hpp"
+#include "events/outcome.hpp"
+#include "base/parallel.hpp"
+#include "loop/region_loop.hpp"
+#include "loop/regions.hpp"
+#include "events/response.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace ballistic::detail {
+
+class EventLoop {
+public:
+    EventLoop(const WorldDef& def, const Grid& grid, Response& response, Measurements& measurements, Parallel& parallel,
+              double time)
+        : last_processed(time), def_(def), grid_(grid), response_(response), measurements_(measurements),
+          parallel_(parallel), region_loop_(def, grid, response, queue_, parallel) {}
+
+    // Plans the regions over `cells` (the world's, or the ones about to become them) and builds the
+    // queue from every ball's pending event: aside, so that a failure leaves both as they were.
+    void build(const std::vector<Pending>& events, const Grid& cells);
+    // Processes the events up to `end`, unless it stops first, after the event at
+    // last_processed: at the budget of events (0: none) or at the interrupt flag.
+    enum class End { Reached, Budget, Interrupted };
+    End run_until(double end, std::uint64_t budget);
+    // Queues the new pending event of a ball (in the part of its region).
+    void requeue(std::uint32_t slot, const Pending& event);
+    // A ball added at the next slot (`slot` == the slots queued) with its first event, in the
+    // region of its cell; reserve() first makes room for the entries up to `slots`.
+    void append(std::uint32_t slot, const Pending& event);
+    void reserve(std::size_t slots) {
+        queue_.reserve(slots);
+    }
+    Pending pending(std::uint32_t slot) const { return queue_.event(slot); }
+    // The time of the earliest queued event (+inf when none).
+    double next_time() {
+        return queue_.empty() ? std::numeric_limits<double>::infinity() : queue_.event(queue_.top()).time;
+    }
+
+    const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
+    std::uint64_t processed = 0;   // events processed since the world was created
+    std::uint64_t in_regions = 0;  // of which processed by regions at once
+    // The regions' runs, the busiest region's events per run summed, the events undone at stops
+    // (StepResult).
+    std::uint64_t region_runs = 0, region_span = 0, undone = 0;
+    std::size_t regions() const { return regions_.count(); }
+    std::size_t bytes() const { return region_loop_.bytes(); }  // beside the queue's nodes
+    double last_processed = 0.0;   // the time of the last of them
+    std::vector<std::uint32_t> woken;  // the balls events woke, in order (the world empties it)
+
+private:
+    // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.
+    void record(const Outcome& out);
+    // The events up to `end` one at a time, at most `budget` (0: none) and at most `most` of them.
+    End run_serially(double end, std::uint64_t budget, std::uint64_t most);
+    // After a run of the regions stopped before an event too far apart for them, this many events
+    // go serially before the regions run again.
+    static constexpr std::uint64_t kSerialRun = 256;
+    // The regions run when each has at least this many events of the budget left.
+    static constexpr std::uint64_t kLeastRegionShare = 64;
+
+    const WorldDef& def_;
+    const Grid& grid_;
+    Response& response_;
+    Measurements& measurements_;
+    Parallel& parallel_;
+    EventQueue queue_;
+    RegionPlan regions_;
+    RegionLoop region_loop_;
+    std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
+};
+
+}  // namespace ballistic::detail

@@ -1,0 +1,656 @@
+// Ballistic — regions with their own event loops (region_loop.hpp).
+#include "loop/region_loop.hpp"
+
+#include "events/measurements.hpp"
+#include "base/parallel.hpp"
+#include "events/response.hpp"
+
+#include <algorithm>
+#include <immintrin.h>
+
+namespace ballistic::detail {
+
+namespace {
+
+constexpr std::uint64_t kNever = ~std::uint64_t{0};
+// How far from its ball's cell, in cells, an event may touch what another region's events touch:
+// it writes balls within one cell of its own and reads the cells around them, and so does
+// another region's event around its own ball. One at a static writes its ball alone.
+constexpr int kReach = 3, kStaticReach = 2;
+// The events that may touch what an interface event reads write cells up to kReach + 2 from
+// another region: their balls lie within kReach + 3. Those stamp their cells; deeper events do not,
+// and one of them that comes late goes serially.
+constexpr int kStamped = kReach + 3;
+// A region parks at most this many events that wait, and also those within kParkedReach cells
+// of one (whatever they touch lies beyond what it touches, by a cell).
+constexpr std::size_t kMostParked = 32;
+constexpr std::int64_t kParkedReach = 4;
+// A region publishes a rising floor after this many events (or when a neighbour waits for it).
+constexpr std::uint32_t kPublishEvery = 16;
+constexpr std::uint32_t kCheckParkedEvery = 1;
+// A region that waits spins this many times before it leaves its task (the driver starts it again).
+constexpr std::uint32_t kSpins = 1u << 16;
+// A region forgets the events every region has passed once this many events since the last time.
+constexpr std::uint64_t kForgetEvery = 64;
+
+void pause() { _mm_pause(); }
+
+}  // namespace
+
+void RegionLoop::prepare(const RegionPlan& plan, const Grid& cells) {
+    plan_ = plan;
+    const std::size_t n = plan.count();
+    if (floors_.size() != n) {
+        floors_ = std::vector<Floor>(n);
+        mail_ = std::vector<Mailbox>(n);
+        regions_ = std::vector<Region>(n);
+        acked_ = std::make_unique<std::atomic<std::uint64_t>[]>(n * n);
+        for (Region& g : regions_) g.sent.assign(n, 0);
+    }
+    stamps_.assign(n > 1 ? cells.dense_count() : 0, Stamp{EventKey{}, 0});
+    std::size_t blocks = 1;
+    for (int d = 0; d < 3; ++d) {
+        // Along an axis that wraps, the last block takes the cells left over (kLockCells to twice
+        // that), so that the cells within two of any, across the wrap too, lie in two blocks.
+        const std::int64_t cut = cells.dense_cells(d);
+        const bool wraps = cells.periodic() && cells.wraps(d);
+        blocks_[static_cast<std::size_t>(d)] =
+            n < 2 ? 0 : wraps ? std::max<std::int64_t>(cut / kLockCells, 1) : (cut + kLockCells - 1) / kLockCells;
+        blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
+    }
+    if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);
+    run_ = 0;
+}
+
+EventKey RegionLoop::floor_of(std::uint32_t r, std::uint32_t* version) const {
+    const Floor& f = floors_[r];
+    for (;;) {
+        const std::uint32_t s1 = f.seq.load(std::memory_order_acquire);
+        if (s1 & 1u) {
+            pause();
+            continue;
+        }
+        const EventKey key{f.time.load(std::memory_order_relaxed), f.rest.load(std::memory_order_relaxed)};
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (f.seq.load(std::memory_order_relaxed) != s1) continue;
+        if (version) *version = s1;
+        return key;
+    }
+}
+
+void RegionLoop::publish_key(std::uint32_t r, const EventKey& key) {
+    Floor& f = floors_[r];
+    if (f.time.load(std::memory_order_relaxed) == key.time && f.rest.load(std::memory_order_relaxed) == key.rest) return;
+    const std::uint32_t s = f.seq.load(std::memory_order_relaxed);
+    f.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    f.time.store(key.time, std::memory_order_relaxed);
+    f.rest.store(key.rest, std::memory_order_relaxed);
+    f.seq.store(s + 2, std::memory_order_release);
+}
+
+void RegionLoop::publish(std::uint32_t r, bool now) {
+    Region& g = regions_[r];
+    EventKey floor = g.top;
+    for (const Parked& p : g.parked) floor = std::min(floor, p.key);
+    if (!g.outstanding.empty()) {
+        std::erase_if(g.outstanding, [&](const Outstanding& o) {
+            return o.seq <= acked(o.to, r).load(std::memory_order_acquire);
+        });
+        for (const Outstanding& o : g.outstanding) floor = std::min(floor, o.key);
+    }
+    // A floor that drops is out at once; one that rises now and then, or when a neighbour waits
+    // for it (each publication takes its cache line from the neighbours that read it).
+    std::atomic<bool>& wanted = mail_[r].wanted;
+    if (!now && !(floor < g.published) && ++g.unpublished < kPublishEvery && !wanted.load(std::memory_order_relaxed))
+        return;
+    publish_key(r, floor);
+    g.published = floor;
+    g.unpublished = 0;
+    if (wanted.load(std::memory_order_relaxed)) wanted.store(false, std::memory_order_relaxed);
+}
+
+bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) {
+    // Its own messages to them first: one not yet taken in is in no floor of theirs, and once
+    // taken in, the floor read after its receipt holds it.
+    for (const Outstanding& o : regions_[r].outstanding)
+        if ((regions >> o.to & 1u) && o.key < key && o.seq > acked(o.to, r).load(std::memory_order_acquire))
+            return false;
+    for (RegionSet left = regions; left != 0; left &= left - 1) {
+        const auto q = static_cast<std::uint32_t>(std::countr_zero(left));
+        if (key < floor_of(q)) continue;
+        std::atomic<bool>& wanted = mail_[q].wanted;  // its floor, please, as it rises
+        if (!wanted.load(std::memory_order_relaxed)) wanted.store(true, std::memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+bool RegionLoop::running(RegionSet regions) const {
+    for (; regions != 0; regions &= regions - 1)
+        if (!mail_[static_cast<std::size_t>(std::countr_zero(regions))].active.load(std::memory_order_seq_cst))
+            return false;
+    return true;
+}
+
+EventKey RegionLoop::top_key(std::uint32_t r, std::uint32_t& slot, Pending& event) {
+    if (mail_[r].mail.load(std::memory_order_acquire)) drain(r);
+    Region& g = regions_[r];
+    if (queue_.top_of(r, slot)) {
+        event = queue_.event(slot);
+        g.top = queue_.key(slot);
+    } else {
+        event = Pending{};
+        g.top = EventKey{};
+    }
+    publish(r);
+    return g.top;
+}
+
+void RegionLoop::drain(std::uint32_t r) {
+    Mailbox& box = mail_[r];
+    Region& g = regions_[r];
+    if (!box.mail.exchange(false, std::memory_order_acq_rel)) return;
+    {
+        const std::lock_guard taking(box.lock);
+        g.incoming.swap(box.messages);
+    }
+    for (const Message& m : g.incoming) {
+        // The lock of its cell: an interface event of a neighbour reads the entries of the balls
+        // it changes.
+        Held held;
+        lock_cell(grid_.key(m.slot), held);
+        if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
+            queue_.attach(m.slot, m.event, r);
+            // A parked ball's new event replaces the one parked.
+            std::erase_if(g.parked, [&](const Parked& p) { return p.slot == m.slot; });
+        } else {
+            queue_.update(m.slot, m.event);
+        }
+        unlock(held);
+    }
+    // The floor that holds them is out before their senders let them go.
+    std::uint32_t slot;
+    g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+    publish(r, true);
+    for (const Message& m : g.incoming) acked(r, m.from).store(m.seq, std::memory_order_release);
+    g.incoming.clear();
+}
+
+void RegionLoop::send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event) {
+    Region& g = regions_[from];
+    const std::uint64_t seq = ++g.sent[to];
+    g.outstanding.push_back({to, seq, EventKey::of(event, slot)});
+    Mailbox& box = mail_[to];
+    {
+        const std::lock_guard lock(box.lock);
+        box.messages.push_back({slot, event, from, seq});
+    }
+    box.mail.store(true, std::memory_order_release);
+}
+
+RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending& event, int& depth,
+                              bool& serial) const {
+    const CellKey& cell = grid_.key(slot);
+    serial = !grid_.dense_near(cell);  // a crossing out of the dense cells may rebuild the shared lists
+    if (serial) return everyone(r);
+    const int reach = pairwise(event.kind) || event.kind == Kind::Crossing ? kReach : kStaticReach;
+    depth = plan_.depth(cell);
+    return depth > reach ? 0 : plan_.near(cell, r, reach);
+}
+
+std::uint32_t RegionLoop::block_of(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    const std::int64_t c[3] = {x, y, z};
+    std::int64_t block = 0;
+    for (int d = 2; d >= 0; --d) {
+        const std::int64_t n = grid_.dense_cells(d);
+        std::int64_t k = c[d] - grid_.dense_lo(d);
+        k = grid_.periodic() && grid_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
+        block = block * blocks_[static_cast<std::size_t>(d)] + std::min(k / kLockCells, blocks_[static_cast<std::size_t>(d)] - 1);
+    }
+    return static_cast<std::uint32_t>(block);
+}
+
+void RegionLoop::lock_near(const CellKey& cell, const CellKey* far, Held& held) {
+    held.n = 0;
+    if (far == &cell) {  // the cell's own block
+        held.blocks[static_cast<std::size_t>(held.n++)] = block_of(cell.x, cell.y, cell.z);
+    } else {
+        // The cells within two lie in at most two blocks along each axis (kLockCells >= 5).
+        for (int corner = 0; corner < 8; ++corner)
+            held.blocks[static_cast<std::size_t>(held.n++)] =
+                block_of(cell.x + (corner & 1 ? 2 : -2), cell.y + (corner & 2 ? 2 : -2), cell.z + (corner & 4 ? 2 : -2));
+        if (far) held.blocks[static_cast<std::size_t>(held.n++)] = block_of(far->x, far->y, far->z);
+    }
+    auto* first = held.blocks.data();
+    std::sort(first, first + held.n);
+    held.n = static_cast<int>(std::unique(first, first + held.n) - first);
+    for (int k = 0; k < held.n; ++k) {
+        std::atomic<bool>& lock = locks_[held.blocks[static_cast<std::size_t>(k)]].held;
+        while (lock.exchange(true, std::memory_order_acquire))
+            while (lock.load(std::memory_order_relaxed)) pause();
+    }
+}
+
+void RegionLoop::unlock(Held& held) {
+    for (int k = 0; k < held.n; ++k) locks_[held.blocks[static_cast<std::size_t>(k)]].held.store(false, std::memory_order_release);
+    held.n = 0;
+}
+
+bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+                      int depth, bool far) const {
+    const Region& g = regions_[r];
+    // A stale event wrote nothing of its partner, but read its counter: of a partner farther than
+    // the cells around, where nothing may stamp, its own time tells.
+    if (far && response_.changed_since(event.other, event.time)) return true;
+    // Only an interface event may come after a later event of another region. The cells it reads
+    // are stamped by every event; deeper cells only while events are parked.
+    const bool own_later = key < g.latest;
+    if (depth <= kStamped - 3) {
+        if (!interface && !own_later) return false;
+    } else {
+        if (!own_later) return false;
+        if (key < g.unstamped) return true;
+    }
+    bool later = false;
+    auto newer = [&](const Stamp& stamp) { return stamp.run == run_ && key < stamp.key; };
+    auto around = [&](const CellKey& cell) {
+        // Another region's events write cells of this one only next to it (depth 1): around a
+        // cell of its own two deep or more, only its own later events can have written.
+        if (!own_later && plan_.region_of(cell) == r && plan_.depth(cell) >= 3) return;
+        grid_.for_each_dense_near(cell, [&](std::size_t c) { later = later || newer(stamps_[c]); });
+    };
+    for (int k = 0; k < out.n_saved; ++k) around(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    if (out.crossing) around(out.old_key);
+    return later;
+}
+
+void RegionLoop::stamp(Logged& logged) {
+    const Outcome& out = logged.out;
+    auto put = [&](const CellKey& cell) {
+        const std::size_t c = grid_.dense_number(cell);
+        logged.stamps[static_cast<std::size_t>(logged.n_stamps++)] = {c, stamps_[c]};
+        stamps_[c] = {logged.key, run_};
+    };
+    logged.n_stamps = 0;
+    for (int k = 0; k < out.n_saved; ++k) put(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    if (out.crossing) put(out.old_key);
+}
+
+void RegionLoop::forget_final(std::uint32_t r) {
+    // The least floor at one instant: two reads of every floor that agree. Every event not yet
+    // processed, and every message on its way, is in some floor, so none that a stop could undo
+    // comes before it.
+    const auto n = static_cast<std::uint32_t>(plan_.count());
+    EventKey final;
+    std::uint32_t versions[RegionPlan::kMostRegions];
+    for (std::uint32_t b = 0; b < n; ++b) final = std::min(final, floor_of(b, &versions[b]));
+    for (std::uint32_t b = 0; b < n; ++b) {
+        std::uint32_t again;
+        floor_of(b, &again);
+        if (again != versions[b]) return;  // it moved: another time
+    }
+    Region& g = regions_[r];
+    while (!g.log.empty() && g.log.front().key < final) {
+        g.counts.last = std::max(g.counts.last, g.log.front().out.time);
+        g.log.pop_front();
+    }
+}
+
+void RegionLoop::request_stop(const EventKey& key, End why) {
+    const std::lock_guard lock(stop_lock_);
+    // An interruption or a failure outranks a limit, which outranks an event for the serial loop.
+    if (why == End::Interrupted || why_ == End::Reached || (why == End::Limit && why_ == End::Serial)) why_ = why;
+    const std::uint64_t t = stop_time_.load(std::memory_order_relaxed);
+    stop_time_.store(std::min(t, key.time), std::memory_order_seq_cst);
+}
+
+RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64_t limit,
+                                        const std::atomic<bool>* interrupt) {
+    Region& g = regions_[r];
+    Mailbox& box = mail_[r];
+    box.active.store(true, std::memory_order_seq_cst);
+    struct Leave {
+        Mailbox& box;
+        ~Leave() { box.active.store(false, std::memory_order_seq_cst); }
+    } leave{box};
+    std::uint64_t since_forget = 0;
+    Held held;  // the locks it holds
+    std::uint32_t spin = 0;
+    try {
+        for (;;) {
+            if (stop_time_.load(std::memory_order_relaxed) != kNever) return Step::Parked;
+            // The parked events are looked at while it waits, and every few events otherwise.
+            if (!g.parked.empty() && (spin > 0 || ++g.unchecked == kCheckParkedEvery)) {
+                g.unchecked = 0;
+                if (unpark_ready(r)) spin = 0;
+            }
+            std::uint32_t s = 0;
+            Pending event;
+            const EventKey key = top_key(r, s, event);
+            const bool none = !(event.time <= end);
+            if (none && g.parked.empty()) {
+                publish(r, true);
+                return Step::Done;
+            }
+            if (limit != 0 && g.run_processed >= limit) {
+                request_stop(key, End::Limit);
+                return Step::Parked;
+            }
+            if (interrupt && interrupt->load(std::memory_order_relaxed)) {
+                request_stop(key, End::Interrupted);
+                return Step::Parked;
+            }
+            bool serial = false;
+            int depth = 0;
+            RegionSet near = 0;
+            bool wait = none;  // only parked events are left
+            if (!none) {
+                near = touches(r, s, event, depth, serial);
+                if (serial) {
+                    request_stop(key, End::Serial);
+                    return Step::Parked;
+                }
+                // It waits until the regions it touches have passed its key, and so does one near
+                // an event waiting so. Meanwhile its region goes on with its later events farther
+                // away: it parks the waiting events, while it has room.
+                if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
+                    if (g.parked.size() < kMostParked) {
+                        const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
+                                                         [](const EventKey& k, const Parked& p) { return k < p.key; });
+                        g.parked.insert(at, {s, event, key, near});
+                        Held entry;  // a neighbour's interface event may read its entry
+                        lock_cell(grid_.key(s), entry);
+                        queue_.detach(s);
+                        unlock(entry);
+                        continue;
+                    }
+                    wait = true;
+                }
+            }
+            if (wait) {
+                // Nothing to do but wait: its own mail may bring an earlier event; a neighbour
+                // whose loop is not running cannot move on: then the task ends, and the driver
+                // starts it again.
+                if (box.mail.load(std::memory_order_acquire)) continue;
+                publish(r, true);  // the neighbours it waits for may wait for it
+                if (++spin == kSpins || !running(everyone(r))) return Step::Blocked;
+                pause();
+                continue;
+            }
+            spin = 0;
+            if (near != 0) {
+                lock_near(grid_.key(s), nullptr, held);
+                // A neighbour's event before this one may have sent a new event of its ball: its
+                // message is in the mailbox before the neighbour lets its locks go.
+                if (box.mail.load(std::memory_order_acquire)) {
+                    unlock(held);
+                    continue;
+                }
+            }
+            // A partner within a cell lies among the cells it holds (or its own region's, deeper
+            // in). One farther may be changing meanwhile: only its counter and time are read. Not
+            // stale and that far, the event would touch what another region's events may touch
+            // without their knowing: serially, then.
+            const bool far = pairwise(event.kind) && grid_.distance(grid_.key(s), grid_.key_now(event.other)) > 1;
+            if (far && !response_.stale(s, event)) {
+                unlock(held);
+                request_stop(key, End::Serial);
+                return Step::Parked;
+            }
+            Logged& logged = g.log.emplace_back();
+            logged.key = key;
+            Outcome& out = logged.out;
+            out.clear();
+            try {
+                response_.compute(s, event, out);
+            } catch (...) {
+                response_.undo(out);
+                g.log.pop_back();
+                throw;
+            }
+            // An event it creates at its instant with an earlier key would come next in the serial
+            // loop, before every later key whatever region holds it: keys would no longer follow
+            // the serial order, on which the regions rely. And did an event with a later key, of
+            // its own region or another, touch what this one touches? Serially, then.
+            bool earlier = false;
+            for (int k = 0; k < out.n_requeue; ++k) {
+                const auto i = static_cast<std::size_t>(k);
+                earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
+            }
+            if (earlier || late(r, key, event, out, near != 0, depth, far)) {
+                response_.undo(out);
+                g.log.pop_back();
+                unlock(held);
+                request_stop(key, End::Serial);
+                return Step::Parked;
+            }
+            try {
+                if (out.collided) g.records.push_back({key, out.event, out.virial, out.overlap});
+                if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.emplace_back(key, out.woken);
+            } catch (...) {
+                response_.undo(out);
+                g.log.pop_back();
+                throw;
+            }
+            // The cells an interface event reads are stamped by every event; deeper ones only
+            // while events are parked, the time its region runs ahead of their keys.
+            if (depth <= kStamped || !g.parked.empty()) {
+                stamp(logged);
+            } else {
+                logged.n_stamps = 0;
+                g.unstamped = std::max(g.unstamped, key);
+            }
+            g.latest = std::max(g.latest, key);
+            ++g.run_processed;
+            ++g.counts.processed;
+            if (out.crossing) ++g.counts.crossings;
+            for (int k = 0; k < out.n_requeue; ++k) {
+                const auto i = static_cast<std::size_t>(k);
+                const std::uint32_t slot = out.requeue[i];
+                const Pending& next = out.next[i];
+                const std::uint32_t part = queue_.part_of(slot);
+                logged.previous[i] = queue_.event(slot);
+                logged.part[i] = part;
+                // To the region of its cell: a neighbour's ball (perhaps on its way there from
+                // another one), or one of its own that crossed over.
+                const std::uint32_t to = plan_.region_of(grid_.key(slot));
+                if (part == r && to == r) {
+                    queue_.update(slot, next);
+                } else {
+                    if (part == r) queue_.detach(slot);
+                    send(r, to, slot, next);
+                }
+            }
+            unlock(held);
+            queue_.warm(r);
+            if (++since_forget == kForgetEvery) {
+                since_forget = 0;
+                forget_final(r);
+            }
+        }
+    } catch (...) {
+        unlock(held);
+        // Out of memory: the queue may be left half-changed, and is built again (World::step).
+        {
+            const std::lock_guard lock(stop_lock_);
+            if (!error_) error_ = std::current_exception();
+        }
+        request_stop(floor_of(r), End::Interrupted);
+        return Step::Parked;
+    }
+}
+
+bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
+    const CellKey& cell = grid_.key(slot);
+    for (const Parked& p : regions_[r].parked)
+        if (p.key < key && grid_.distance(cell, grid_.key(p.slot)) <= kParkedReach) return true;
+    return false;
+}
+
+bool RegionLoop::unpark_ready(std::uint32_t r) {
+    Region& g = regions_[r];
+    // The earliest first, while they may go: one parked beside an earlier one may once that one
+    // has (the queue gives them in key order).
+    std::size_t ready_ones = 0;
+    while (ready_ones < g.parked.size()) {
+        const Parked& p = g.parked[ready_ones];
+        if (p.near != 0 && !ready(r, p.near, p.key)) break;
+        Held entry;
+        lock_cell(grid_.key(p.slot), entry);
+        queue_.attach(p.slot, p.event, r);
+        unlock(entry);
+        ++ready_ones;
+    }
+    g.parked.erase(g.parked.begin(), g.parked.begin() + static_cast<std::ptrdiff_t>(ready_ones));
+    return ready_ones > 0;
+}
+
+void RegionLoop::undo(Logged& logged, bool queue) {
+    Outcome& out = logged.out;
+    response_.undo(out);
+    for (int k = logged.n_stamps; k-- > 0;) {
+        const auto& [cell, before] = logged.stamps[static_cast<std::size_t>(k)];
+        stamps_[cell] = before;
+    }
+    if (!queue) return;
+    for (int k = out.n_requeue; k-- > 0;) {
+        const auto i = static_cast<std::size_t>(k);
+        const std::uint32_t slot = out.requeue[i];
+        // A ball parked or on its way then: back in the region of its cell.
+        const std::uint32_t part = logged.part[i] != EventQueue::kNoPart ? logged.part[i] : plan_.region_of(grid_.key(slot));
+        const std::uint32_t now = queue_.part_of(slot);
+        const Pending& previous = logged.previous[i];
+        if (now == EventQueue::kNoPart) queue_.attach(slot, previous, part);
+        else if (now == part) queue_.update(slot, previous);
+        else queue_.update(slot, previous, part);
+    }
+}
+
+void RegionLoop::undo_to_prefix() {
+    const auto n = static_cast<std::uint32_t>(plan_.count());
+    // After a failure the queue is built again: only the balls are put back, and the floors, which
+    // hold the messages on their way, give the prefix.
+    const bool queue = !error_;
+    EventKey prefix;
+    if (queue) {
+        for (std::uint32_t r = 0; r < n; ++r) {
+            drain(r);
+            for (const Parked& p : regions_[r].parked) queue_.attach(p.slot, p.event, r);
+            regions_[r].parked.clear();
+        }
+        for (std::uint32_t r = 0; r < n; ++r) {
+            std::uint32_t slot;
+            regions_[r].outstanding.clear();
+            regions_[r].top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+            prefix = std::min(prefix, regions_[r].top);
+        }
+    } else {
+        for (std::uint32_t r = 0; r < n; ++r) {
+            prefix = std::min(prefix, floor_of(r));
+            regions_[r].parked.clear();
+        }
+    }
+    // Every logged event at or after the prefix, the latest first across the regions. A region's
+    // log is in the order it processed its events, which is not always theirs: a neighbour's
+    // message may bring an event earlier than some it has processed (that touch nothing the same,
+    // or it would have come late).
+    struct Entry {
+        EventKey key;
+        Region* region;
+        std::size_t index;
+    };
+    // Events of one key (a ball in a jam meets the same body again at the same instant) are one
+    // ball's, in one region: the latest processed is undone first.
+    std::vector<Entry> late;
+    for (Region& g : regions_)
+        for (std::size_t k = g.log.size(); k-- > 0;)
+            if (!(g.log[k].key < prefix)) late.push_back({g.log[k].key, &g, k});
+    std::stable_sort(late.begin(), late.end(), [](const Entry& a, const Entry& b) { return b.key < a.key; });
+    for (const Entry& e : late) {
+        Logged& logged = e.region->log[e.index];
+        undo(logged, queue);
+        --e.region->counts.processed;
+        ++e.region->counts.undone;
+        if (logged.out.crossing) --e.region->counts.crossings;
+    }
+    for (Region& g : regions_) {
+        g.log.drop_from(prefix);
+        std::erase_if(g.records, [&](const Collided& c) { return !(c.key < prefix); });
+        std::erase_if(g.woken, [&](const auto& w) { return !(w.first < prefix); });
+    }
+}
+
+RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atomic<bool>* interrupt,
+                                Measurements& measurements, std::size_t record_limit,
+                                std::vector<std::uint32_t>& woken, Counts& counts) {
+    const auto n = static_cast<std::uint32_t>(plan_.count());
+    const std::uint64_t cap = limit == 0 ? 0 : limit / n;  // so that together they never pass it
+    stop_time_.store(kNever);
+    why_ = End::Reached;
+    error_ = nullptr;
+    for (std::uint32_t r = 0; r < n; ++r) {
+        Region& g = regions_[r];
+        g.run_processed = 0;
+        g.counts = {};
+        g.latest = EventKey::none();
+        g.unstamped = EventKey::none();
+        std::uint32_t slot;
+        g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+        publish(r, true);
+    }
+    if (++run_ == 0) {  // its count wrapped: the stamps of long ago would look new
+        std::fill(stamps_.begin(), stamps_.end(), Stamp{EventKey{}, 0});
+        run_ = 1;
+    }
+    std::vector<Step> steps(n);
+    for (;;) {
+        parallel_.for_each(n, [&](std::size_t r) { steps[r] = run_region(static_cast<std::uint32_t>(r), end, cap, interrupt); });
+        if (stop_time_.load() != kNever) break;
+        bool done = true;
+        for (std::uint32_t r = 0; r < n; ++r) done = done && steps[r] == Step::Done && !mail_[r].mail.load();
+        if (done) break;
+    }
+    End why = End::Reached;
+    if (stop_time_.load() != kNever) {
+        why = why_;
+        undo_to_prefix();
+    }
+    // What the regions did, counted first: should the lists below fail to grow, the caller knows
+    // where the world stands, and only the measurements miss this run's collisions.
+    for (Region& g : regions_) {
+        counts.processed += g.counts.processed;
+        counts.crossings += g.counts.crossings;
+        counts.undone += g.counts.undone;
+        counts.span = std::max(counts.span, g.run_processed);
+        counts.last = std::max(counts.last, g.counts.last);
+        for (std::size_t k = 0; k < g.log.size(); ++k) counts.last = std::max(counts.last, g.log[k].out.time);
+        g.log.clear();
+        g.outstanding.clear();
+    }
+    try {
+        collided_.clear();
+        woken_.clear();
+        for (Region& g : regions_) {
+            collided_.insert(collided_.end(), g.records.begin(), g.records.end());
+            woken_.insert(woken_.end(), g.woken.begin(), g.woken.end());
+            g.records.clear();
+            g.woken.clear();
+        }
+        std::sort(woken_.begin(), woken_.end());  // in the serial order
+        for (const auto& w : woken_) woken.push_back(w.second);
+        std::sort(collided_.begin(), collided_.end(), [](const Collided& a, const Collided& b) { return a.key < b.key; });
+        measurements.room_for(collided_.size(), record_limit);
+        for (const Collided& c : collided_) measurements.count(c.event, c.virial, c.overlap, record_limit);
+    } catch (...) {
+        for (Region& g : regions_) {
+            g.records.clear();
+            g.woken.clear();
+        }
+        throw;
+    }
+    if (error_) std::rethrow_exception(error_);
+    return why;
+}
+
+}  // namespace ballistic::detail

@@ -1,0 +1,266 @@
+// Ballistic — regions with their own event loops (engine/README.md, "Regions"): each region
+// processes the events of its balls in key order on its own part of the queue, at the same time
+// as the others.
+//
+// Touching. An event writes its balls (the partner within one cell of its ball: the rare one
+// farther goes serially; a crossing ball's new cell, next to its old one) and reads the cells
+// around what it writes. An event whose ball's cell lies within reach of another region (an
+// interface event: three cells, two for one at a static) holds the locks of those regions while
+// it runs; one farther away touches nothing another region's events touch. So no two events that
+// touch the same balls ever run at once. The balls of cells that are not dense share lists with
+// others anywhere: their events go serially.
+//
+// Order. The serial loop processes the earliest key, and an event's key comes after the keys of
+// the events that created it, unless one creates an event at its own instant with an earlier key
+// (in a jam): such an event goes serially. So the serial order is the keys' order. Every event
+// stamps the cells of the balls it writes with its key. An event that comes late, after one with
+// a later key touched what it touches (a chain of events from a neighbour's message can reach
+// into a region that has run ahead), finds a later stamp around what it writes: the run then
+// stops, every event at or after the earliest one not yet processed is undone, and the caller
+// goes on serially from there. Every event kept is processed on exactly the state the serial loop
+// gives it, and the result is the serial one, bit for bit, for any number of regions. Late events
+// stay rare: an interface event first waits until the regions it locks have passed its key (their
+// floors: the earliest event not yet processed, or message sent and not yet taken in).
+//
+// Invariants (between runs): every ball's entry is in the part of the region of its cell; no
+// message is on its way; the logs are empty; the stamps of earlier runs do not count.
+#pragma once
+
+#include "events/event_queue.hpp"
+#include "space/grid.hpp"
+#include "events/outcome.hpp"
+#include "loop/regions.hpp"
+
+#include <ballistic/types.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ballistic::detail {
+
+struct Measurements;
+class Parallel;
+class Response;
+
+class RegionLoop {
+public:
+    // Why a run ended: every event up to `end` processed; or stopped, the world standing at a
+    // prefix of the serial order (every event before a key done, none after), so that the caller
+    // goes on serially from there: at `limit` events, at the interrupt flag, or before an event
+    // regions cannot process (Serial: one that came late, one that creates an event at its instant
+    // with an earlier key, a ball–ball event whose partner is more than a cell away and not stale,
+    // or one beside a cell that is not dense).
+    enum class End { Reached, Limit, Interrupted, Serial };
+
+    struct Counts {
+        std::uint64_t processed = 0, crossings = 0;
+        std::uint64_t span = 0, undone = 0;  // the busiest region's events (undone ones too); those undone
+        double last = -std::numeric_limits<double>::infinity();
+    };
+
+    RegionLoop(const WorldDef& def, const Grid& grid, Response& response, EventQueue& queue, Parallel& parallel)
+        : def_(def), grid_(grid), response_(response), queue_(queue), parallel_(parallel) {}
+
+    // The regions of `plan` (its count of parts in the queue), with stamps and locks for the dense
+    // cells of `cells`: the grid the world has when the regions next run (a re-sort builds it
+    // aside, and it replaces the world's grid after this call).
+    void prepare(const RegionPlan& plan, const Grid& cells);
+    std::size_t bytes() const { return stamps_.capacity() * sizeof(Stamp) + locks_.capacity() * sizeof(BlockLock); }
+    // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
+    // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
+    // events woke, and `counts` how many events it processed. On an exception (out of memory),
+    // every event at or after the earliest floor is undone (the balls: the queue is left to be
+    // built again) and it is rethrown.
+    End run(double end, std::uint64_t limit, const std::atomic<bool>* interrupt, Measurements& measurements,
+            std::size_t record_limit, std::vector<std::uint32_t>& woken, Counts& counts);
+
+private:
+    struct Message {
+        std::uint32_t slot;
+        Pending event;
+        std::uint32_t from;
+        std::uint64_t seq;  // the sender's count of messages to this region
+    };
+    struct Outstanding {  // a message sent, not yet taken in
+        std::uint32_t to;
+        std::uint64_t seq;
+        EventKey key;
+    };
+    struct Collided {  // a collision, for the measurements
+        EventKey key;
+        CollisionEvent event;
+        double virial, overlap;
+    };
+    struct Parked {  // an event its region set aside while it waits (its entry detached)
+        std::uint32_t slot;
+        Pending event;
+        EventKey key;
+        RegionSet near;  // the regions it waits for (none: only for an earlier parked one)
+    };
+    struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
+        EventKey key;
+        std::uint32_t run;  // 0: none
+    };
+    struct Logged {  // a processed event, to undo it
+        EventKey key;
+        Outcome out;
+        std::array<Pending, 2> previous;     // its balls' entries before
+        std::array<std::uint32_t, 2> part;   // and their parts
+        std::array<std::pair<std::size_t, Stamp>, 3> stamps;  // the cells it stamped, and before
+        int n_stamps = 0;
+    };
+    // What other regions read of a region, a cache line each: its floor (a sequence lock: one
+    // writer), whether its loop runs, its mailbox.
+    struct alignas(128) Floor {
+        std::atomic<std::uint32_t> seq{0};
+        std::atomic<std::uint64_t> time{0}, rest{0};
+    };
+    struct alignas(128) Mailbox {
+        std::atomic<bool> mail{false};
+        std::atomic<bool> active{false};
+        std::atomic<bool> wanted{false};  // a neighbour waits for its floor to rise
+        std::mutex lock;
+        std::vector<Message> messages;
+    };
+    // A region's processed events that a stop may undo, the earliest first: the front is forgotten
+    // by moving `first` on, and the memory serves run after run (an event costs no allocation).
+    class Log {
+    public:
+        bool empty() const { return first_ == items_.size(); }
+        std::size_t size() const { return items_.size() - first_; }
+        Logged& operator[](std::size_t k) { return items_[first_ + k]; }
+        Logged& front() { return items_[first_]; }
+        Logged& emplace_back() { return items_.emplace_back(); }
+        void pop_back() { items_.pop_back(); }
+        void pop_front() {
+            if (++first_ == items_.size()) {
+                clear();
+            } else if (first_ >= 1024 && 2 * first_ >= items_.size()) {
+                items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(first_));
+                first_ = 0;
+            }
+        }
+        void clear() {
+            items_.clear();
+            first_ = 0;
+        }
+        // Drops the events at or after `key`.
+        void drop_from(const EventKey& key) {
+            std::erase_if(items_, [&](const Logged& logged) { return !(logged.key < key); });
+            first_ = std::min(first_, items_.size());
+        }
+
+    private:
+        std::vector<Logged> items_;
+        std::size_t first_ = 0;
+    };
+    struct alignas(128) Region {  // one region's loop state: only the task running it touches it
+        Log log;
+        std::vector<Collided> records;
+        std::vector<std::pair<EventKey, std::uint32_t>> woken;
+        std::vector<Message> incoming;
+        std::vector<Outstanding> outstanding;
+        std::vector<std::uint64_t> sent;  // per region: messages sent there
+        Counts counts;
+        std::uint64_t run_processed = 0;  // this run
+        EventKey top;                     // its earliest event, as last seen
+        EventKey published;               // its floor, as last published
+        std::uint32_t unpublished = 0;    // publications skipped since
+        EventKey latest = EventKey::none();     // the latest event it processed this run
+        EventKey unstamped = EventKey::none();  // and the latest that stamped nothing
+        std::vector<Parked> parked;  // by key
+        std::uint32_t unchecked = 0;  // events since it looked at the parked ones
+    };
+
+    enum class Step { Done, Blocked, Parked };
+    Step run_region(std::uint32_t r, double end, std::uint64_t limit, const std::atomic<bool>* interrupt);
+    // The other regions an event of ball `slot` may touch what their events touch (none: an
+    // inner event); `serial` when regions cannot process it.
+    // `depth`: cells from its ball's to the nearest of another region (RegionPlan::depth()).
+    RegionSet touches(std::uint32_t r, std::uint32_t slot, const Pending& event, int& depth, bool& serial) const;
+    // Are all floors of `regions` past `key`, and every message region r sent them before it
+    // taken in?
+    bool ready(std::uint32_t r, RegionSet regions, const EventKey& key);
+    bool running(RegionSet regions) const;
+    // Region r's floor, and its count of changes (`version`).
+    EventKey floor_of(std::uint32_t r, std::uint32_t* version = nullptr) const;
+    // Region r's floor from its earliest event (`top`), those parked and its messages not yet
+    // taken in: published `now`, or when it drops (never higher than the true one, then).
+    void publish(std::uint32_t r, bool now = false);
+    void publish_key(std::uint32_t r, const EventKey& key);
+    // Region r's earliest event (its messages taken in first), published.
+    EventKey top_key(std::uint32_t r, std::uint32_t& slot, Pending& event);
+    // Takes the messages on their way to region r into its part, and says so to their senders.
+    void drain(std::uint32_t r);
+    void send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event);
+    // The events done that every region has passed: they are final.
+    void forget_final(std::uint32_t r);
+    // The locks of blocks of kLockCells³ dense cells an interface event holds: of the cells within
+    // two of its ball's, and of its far partner's cell. Taken in ascending order, so that no two
+    // tasks wait for each other.
+    struct Held {
+        std::array<std::uint32_t, 9> blocks;
+        int n = 0;
+    };
+    std::uint32_t block_of(std::int64_t x, std::int64_t y, std::int64_t z) const;
+    void lock_near(const CellKey& cell, const CellKey* far, Held& held);
+    void lock_cell(const CellKey& cell, Held& held) { lock_near(cell, &cell, held); }
+    void unlock(Held& held);
+    // Did an event with a later key than `key` touch what the event just computed in `out` (of
+    // region r, an interface event or not, `depth` cells from another region, with a `far`
+    // partner) touches? Its own cells and the partner's, and the cells around those.
+    bool late(std::uint32_t r, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
+              int depth, bool far) const;
+    // Is ball `slot` within kParkedReach cells of an event region r parked before `key`?
+    bool beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const;
+    // When the earliest event region r parked may go on, puts them all back in its part; true if so.
+    bool unpark_ready(std::uint32_t r);
+    RegionSet everyone(std::uint32_t r) const {
+        return (plan_.count() == 64 ? ~RegionSet{0} : (RegionSet{1} << plan_.count()) - 1) & ~(RegionSet{1} << r);
+    }
+    // Stamps the cells of the balls `logged.out` wrote with its key.
+    void stamp(Logged& logged);
+    void request_stop(const EventKey& key, End why);
+    // Undoes every event at or after the earliest floor (every region parked): the world stands
+    // at a prefix of the serial order.
+    void undo_to_prefix();
+    void undo(Logged& logged, bool queue);
+    std::atomic<std::uint64_t>& acked(std::uint32_t receiver, std::uint32_t sender) {
+        return acked_[receiver * plan_.count() + sender];
+    }
+
+    const WorldDef& def_;
+    const Grid& grid_;
+    Response& response_;
+    EventQueue& queue_;
+    Parallel& parallel_;
+    RegionPlan plan_;
+    std::vector<Floor> floors_;
+    std::vector<Mailbox> mail_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> acked_;  // receiver × sender: the last message taken in
+    std::vector<Region> regions_;
+    // Per dense cell. Only this run's count: the events of the runs and serial stretches before
+    // came in the serial order, and the serial loop's order at one instant is not the keys'.
+    std::vector<Stamp> stamps_;
+    std::uint32_t run_ = 0;
+    struct alignas(64) BlockLock {
+        std::atomic<bool> held{false};
+    };
+    static constexpr std::int64_t kLockCells = 6;
+    std::vector<BlockLock> locks_;
+    std::array<std::int64_t, 3> blocks_{};  // per axis
+    std::vector<Collided> collided_;  // every region's records at a run's end
+    std::vector<std::pair<EventKey, std::uint32_t>> woken_;  // and the balls they woke
+
+    std::atomic<std::uint64_t> stop_time_{~std::uint64_t{0}};  // a stop was asked for (its time)
+    std::mutex stop_lock_;
+    End why_ = End::Reached;
+    std::exception_ptr error_;
+};
+
+}  // namespace ballistic::detail

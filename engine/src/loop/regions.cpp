@@ -1,0 +1,124 @@
+// Ballistic — the plan of the regions (regions.hpp).
+#include "loop/regions.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballistic::detail {
+
+void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
+                      std::size_t min_balls) {
+    count_ = 1;
+    for (auto& b : bounds_) b.clear();
+    for (auto& d : depths_) d.clear();
+    for (auto& t : near_) for (auto& a : t) a.clear();
+    const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
+    if (most < 2 || keys.empty() || keys.size() < min_balls || grid.dense_cells(0) == 0) return;
+    std::array<std::int64_t, 3> pieces{1, 1, 1};
+    for (int d = 0; d < 3; ++d) {
+        lo_[static_cast<std::size_t>(d)] = grid.dense_lo(d);
+        n_[static_cast<std::size_t>(d)] = grid.dense_cells(d);
+        wraps_[static_cast<std::size_t>(d)] = grid.periodic() && grid.wraps(d);
+    }
+    // The prime factors of the count, the largest first, each to the axis whose pieces stay the
+    // thickest (a factor that fits no axis gives way to a smaller count, or none: fewer regions).
+    std::vector<std::int64_t> factors;
+    for (std::size_t left = most, p = 2; left > 1;) {
+        if (left % p == 0) {
+            factors.push_back(static_cast<std::int64_t>(p));
+            left /= p;
+        } else {
+            ++p;
+        }
+    }
+    std::reverse(factors.begin(), factors.end());
+    int vertical = -1;  // the axis nearest gravity
+    if (!(gravity == Vec3{})) {
+        vertical = 0;
+        for (int d = 1; d < 3; ++d)
+            if (std::abs(axis(gravity, d)) > std::abs(axis(gravity, vertical))) vertical = d;
+    }
+    for (const std::int64_t factor : factors) {
+        // A factor that fits no axis tries the smaller counts (three regions that do not fit: two).
+        for (std::int64_t f = factor; f >= 2; --f) {
+            int best = -1;
+            auto thick = [&](int d) { return n_[static_cast<std::size_t>(d)] / (pieces[static_cast<std::size_t>(d)] * f); };
+            auto least = [&](int d) { return wraps_[static_cast<std::size_t>(d)] ? 2 * kMinCells : kMinCells; };
+            for (const bool across : {true, false}) {
+                for (int d = 0; d < 3; ++d) {
+                    if ((d == vertical) == across || thick(d) < least(d)) continue;
+                    if (best < 0 || thick(d) > thick(best)) best = d;
+                }
+                if (best >= 0) break;
+            }
+            if (best < 0) continue;
+            pieces[static_cast<std::size_t>(best)] *= f;
+            break;
+        }
+    }
+    // Along each cut axis, bounds at equal shares of the balls in the dense block, every piece at
+    // least kMinCells thick.
+    for (int d = 0; d < 3; ++d) {
+        const auto axis = static_cast<std::size_t>(d);
+        const std::int64_t count = pieces[axis], cells = n_[axis], lo = lo_[axis];
+        if (count < 2) continue;
+        std::vector<std::uint64_t> per(static_cast<std::size_t>(cells), 0);
+        std::uint64_t total = 0;
+        for (const CellKey& key : keys) {
+            const std::int64_t k = key[d] - lo;
+            if (k < 0 || k >= cells) continue;
+            ++per[static_cast<std::size_t>(k)];
+            ++total;
+        }
+        std::uint64_t seen = 0;
+        std::int64_t cell = 0, previous = 0;
+        for (std::int64_t r = 1; r < count; ++r) {
+            while (cell < cells && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
+                seen += per[static_cast<std::size_t>(cell++)];
+            previous = std::clamp(cell, previous + kMinCells, cells - (count - r) * kMinCells);
+            bounds_[axis].push_back(lo + previous);
+        }
+    }
+    count_ = static_cast<std::size_t>(pieces[0] * pieces[1] * pieces[2]);
+    // Along each cut axis, every coordinate's distance to the nearest cell of another piece (across
+    // the wrap of a periodic box too).
+    for (int d = 0; d < 3; ++d) {
+        const auto axis = static_cast<std::size_t>(d);
+        if (bounds_[axis].empty()) continue;
+        const std::int64_t lo = lo_[axis], cells = n_[axis];
+        depths_[axis].resize(static_cast<std::size_t>(cells));
+        for (std::int64_t k = 0; k < cells; ++k) {
+            const std::int64_t c = lo + k;
+            std::int64_t below = wraps_[axis] ? k + 1 : kFar, above = wraps_[axis] ? cells - k : kFar;
+            for (const std::int64_t bound : bounds_[axis]) {
+                if (bound <= c) below = c - bound + 1;
+                else above = std::min(above, bound - c);
+            }
+            depths_[axis][static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(std::min<std::int64_t>({below, above, 255}));
+        }
+        for (int reach = 0; reach <= kTabled; ++reach) {
+            auto& masks = near_[static_cast<std::size_t>(reach)][axis];
+            masks.resize(static_cast<std::size_t>(cells));
+            for (std::int64_t k = 0; k < cells; ++k) masks[static_cast<std::size_t>(k)] = pieces_near(d, lo + k, reach);
+        }
+    }
+}
+
+std::uint64_t RegionPlan::pieces_near(int d, std::int64_t c, int reach) const {
+    const auto axis = static_cast<std::size_t>(d);
+    const std::uint32_t n = pieces(d);
+    if (n == 1) return 1;
+    auto span = [&](std::int64_t from, std::int64_t to) {  // the pieces holding cells from .. to
+        const std::uint32_t a = piece(d, from), b = piece(d, to);
+        return (b - a + 1 == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << (b - a + 1)) - 1)) << a;
+    };
+    if (!wraps_[axis]) return span(c - reach, c + reach);
+    const std::int64_t lo = lo_[axis], cells = n_[axis];
+    if (2 * reach + 1 >= cells) return n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+    std::uint64_t set = span(std::max(c - reach, lo), std::min(c + reach, lo + cells - 1));
+    if (c - reach < lo) set |= span(c - reach + cells, lo + cells - 1);
+    if (c + reach >= lo + cells) set |= span(lo, c + reach - cells);
+    return set;
+}
+
+}  // namespace ballistic::detail

@@ -1,0 +1,109 @@
+// Ballistic — the ball store (balls.hpp).
+#include "space/balls.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+namespace ballistic {
+
+void detail::Rests::reset(Vec3 gravity) {
+    size_ = 0;  // the segments stay, for the entries to come
+    index_.clear();
+    indexed_ = 0;
+    intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
+}
+
+std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
+    const Key key = key_of(supports, asleep);
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    const std::lock_guard lock(adding_);
+    if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    // An entry left unindexed (its indexing ran out of memory) is indexed before any other is
+    // added: no key ever has two entries (a snapshot restores each entry at its index).
+    if (indexed_ < size_) {
+        const Rest& left = (*this)[static_cast<std::uint32_t>(indexed_)];
+        index_.emplace(key_of(left.supports, left.asleep), static_cast<std::uint32_t>(indexed_));
+        ++indexed_;
+        if (const auto found = index_.find(key); found != index_.end()) return found->second;
+    }
+    const std::uint32_t k = append({supports, asleep, acceleration});
+    index_.emplace(key, k);  // published only now that the entry is complete
+    ++indexed_;
+    return k;
+}
+
+std::uint32_t detail::Rests::append(const Rest& rest) {
+    const std::size_t s = segment_of(size_);
+    if (s == kSegments) throw std::bad_alloc();  // 2^31 sets of supports: never, with 2^29 balls at most
+    if (!segments_[s]) segments_[s] = std::make_unique<Rest[]>(length_of(s));
+    segments_[s][size_ - first_of(s)] = rest;
+    return static_cast<std::uint32_t>(size_++);
+}
+
+std::size_t detail::Rests::Hash::operator()(const Key& s) const {
+    std::uint64_t h = 0;
+    for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ h >> 29);
+}
+
+std::size_t detail::Rests::bytes() const {
+    // An index node holds the key, the value and two links besides.
+    std::size_t held = 0;
+    for (std::size_t s = 0; s < kSegments; ++s)
+        if (segments_[s]) held += length_of(s);
+    return held * sizeof(Rest) + size_ * (sizeof(Key) + sizeof(std::uint32_t) + 2 * sizeof(void*));
+}
+
+void detail::Balls::push(const BallDef& def, double time, BallId handle, std::uint32_t quiet) {
+    x.push_back(def.position.x); y.push_back(def.position.y); z.push_back(def.position.z);
+    vx.push_back(def.velocity.x); vy.push_back(def.velocity.y); vz.push_back(def.velocity.z);
+    t.push_back(time);
+    radius.push_back(def.radius);
+    inv_mass.push_back(1.0 / def.mass);
+    counter.push_back(0);
+    rest.push_back(Rests::kNone);
+    quiet_since.push_back(time);
+    still_x.push_back(def.position.x); still_y.push_back(def.position.y); still_z.push_back(def.position.z);
+    still_since.push_back(time);
+    view_x.push_back(def.position.x); view_y.push_back(def.position.y); view_z.push_back(def.position.z);
+    view_vx.push_back(def.velocity.x); view_vy.push_back(def.velocity.y); view_vz.push_back(def.velocity.z);
+    quiet_events.push_back(quiet);
+    jam.push_back(0);
+    id.push_back(handle);
+    user.push_back(def.user_data);
+}
+
+void detail::Balls::reserve(std::size_t balls) {
+    if (balls <= x.capacity()) return;
+    balls = std::max(balls, 2 * x.capacity());  // geometric, for callers adding one ball at a time
+    for_each_column([&](auto& column) { column.reserve(balls); });
+}
+
+void detail::Balls::move(std::size_t from, std::size_t to) {
+    for_each_column([&](auto& column) { column[to] = column[from]; });
+}
+
+void detail::Balls::pop() {
+    for_each_column([](auto& column) { column.pop_back(); });
+}
+
+std::size_t detail::Balls::bytes_per_ball() const {
+    return (double_columns().size() + view_columns().size()) * sizeof(double) + 2 * sizeof(std::uint64_t) + 3 * sizeof(std::uint32_t) + sizeof(BallId);
+}
+
+void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch,
+                            Parallel& parallel) {
+    for_each_column([&](auto& column) {
+        using T = typename std::decay_t<decltype(column)>::value_type;
+        static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t));
+        auto* old = reinterpret_cast<unsigned char*>(scratch.data());
+        std::memcpy(old, column.data(), column.size() * sizeof(T));
+        parallel.for_blocks(order.size(), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) std::memcpy(&column[s], old + std::size_t{order[s]} * sizeof(T), sizeof(T));
+        });
+    });
+}
+
+}  // namespace ballistic

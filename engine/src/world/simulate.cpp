@@ -1,0 +1,324 @@
+// Ballistic — what World::Impl does between the components (world_impl.hpp): the cells and the
+// event queue built afresh, every ball woken at once, and sleeping where it meets the event loop
+// (settled clusters predicted afresh).
+#include "rules/collision_rules.hpp"
+#include "world/world_impl.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace ballistic {
+
+using detail::CellKey;
+using detail::Pending;
+
+void World::Impl::prepare_awakening(Awakening& a, Vec3 gravity, const std::vector<PlaneDef>& planes,
+                                    std::int32_t removed, bool off_faces) const {
+    // The same supports, awake, under this gravity and these planes: every entry again.
+    a.fresh.reset(gravity);
+    a.now.resize(balls.rests.size());
+    const auto moved = static_cast<std::int32_t>(planes.size());  // the last plane's old index, after a removal
+    for (std::uint32_t k = 0; k < a.now.size(); ++k) {
+        Supports sup = balls.rests[k].supports;
+        if (removed != detail::kNoSupport)
+            for (std::int32_t& s : sup) s = s == removed ? detail::kNoSupport : (s == moved ? removed : s);
+        if (off_faces)
+            for (std::int32_t& s : sup) s = detail::is_face(s) ? detail::kNoSupport : s;
+        const Vec3 acceleration = detail::acceleration_for(sup, gravity, {planes, statics.blocks()});
+        a.now[k] = a.fresh.intern(sup, false, acceleration);
+    }
+}
+
+void World::Impl::commit_awakening(Awakening& a) noexcept {
+    for (std::uint32_t s = 0; s < balls.size(); ++s) {
+        if (balls.asleep(s)) ++balls.counter[s];  // woken: predictions of it are stale
+        balls.advance(s, time);  // its path so far under the acceleration it had
+        balls.rest[s] = a.now[balls.rest[s]];
+        balls.hold_still(s, balls.position(s), time);  // what held it may be gone
+        balls.jam[s] = 0;
+    }
+    balls.rests.swap(a.fresh);
+    events_valid = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cells and queue construction
+
+void World::Impl::rebuild_grid(double radius) {
+    if (balls.size() == 0) {  // no width to give the cells: add_balls() makes them with the first ball
+        grid_valid = false;
+        events_valid = false;
+        return;
+    }
+    // Built aside: a failure leaves the cells as they were.
+    detail::Grid fresh;
+    fresh.configure(cell_width_for(radius), def.periodic, def.periodic_axes, balls.size());
+    std::vector<CellKey> keys(balls.size());
+    parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position_at(s, time));
+    });
+    fit_grid(fresh, keys);
+    fresh.assign(keys, parallel);
+    grid = std::move(fresh);
+    grid_valid = true;
+    events_valid = false;  // pending cell crossings refer to the old cells
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cells' width, reviewed
+
+namespace {
+
+// Cells widen while a ball has at most this many others (and finite statics) in the 27 cells
+// around it on average, and narrow again once it has more than kCrowded: between the two, a
+// doubling of the width (eight times the volume) cannot flip the decision back and forth.
+constexpr double kSparse = 2.0, kCrowded = 16.0;
+constexpr std::size_t kCrowdingSample = 1024;  // balls whose neighbours crowding() counts
+
+}  // namespace
+
+std::uint64_t World::Impl::review_every() const {
+    // Widened cells are reviewed often: balls that gather in them cost a prediction per crowd
+    // member. Cells of the least width rarely: a review costs O(N log N), a dense world's events
+    // far more than a sparse one's.
+    const bool widened = grid_valid && grid.min_width() > least_cell_width(max_radius);
+    return std::max<std::uint64_t>(std::uint64_t{1} << 16, (widened ? 64 : 1024) * static_cast<std::uint64_t>(balls.size()));
+}
+
+double World::Impl::crowding(double width, double at) const {
+    using Key = std::array<std::int64_t, 3>;
+    auto key = [width](Vec3 p) {  // clamped: far out, keys stay integers
+        Key k;
+        for (int d = 0; d < 3; ++d)
+            k[static_cast<std::size_t>(d)] =
+                static_cast<std::int64_t>(std::clamp(std::floor(detail::axis(p, d) / width), -0x1p40, 0x1p40));
+        return k;
+    };
+    std::vector<Key> keys;
+    keys.reserve(balls.size() + statics.capsules().size() + statics.blocks().size());
+    for (std::uint32_t s = 0; s < balls.size(); ++s) keys.push_back(key(balls.position_at(s, at)));
+    for (const detail::Capsule& c : statics.capsules()) keys.push_back(key(0.5 * (c.def.a + c.def.b)));
+    for (const BlockDef& b : statics.blocks()) keys.push_back(key(0.5 * (b.min + b.max)));
+    std::sort(keys.begin(), keys.end());
+    const std::size_t stride = std::max<std::size_t>(1, balls.size() / kCrowdingSample);
+    std::size_t near = 0, subjects = 0;
+    for (std::uint32_t s = 0; s < balls.size(); s += static_cast<std::uint32_t>(stride), ++subjects) {
+        const Key k = key(balls.position_at(s, at));
+        for (std::int64_t z = -1; z <= 1; ++z)
+            for (std::int64_t y = -1; y <= 1; ++y)
+                for (std::int64_t x = -1; x <= 1; ++x) {
+                    const auto [first, last] = std::equal_range(keys.begin(), keys.end(), Key{k[0] + x, k[1] + y, k[2] + z});
+                    near += static_cast<std::size_t>(last - first);
+                }
+        --near;  // itself
+    }
+    return subjects == 0 ? 0.0 : static_cast<double>(near) / static_cast<double>(subjects);
+}
+
+double World::Impl::reviewed_cell_width(double at) const {
+    if (balls.size() <= kFewBalls) return 0.0;  // one cell for all space already
+    const double least = least_cell_width(max_radius), now = grid.min_width();
+    // At most a third of a periodic side; no wider than the balls' spread (twice it holds every
+    // ball in the 27 cells around each: crowded).
+    const Box box = centre_bounds([&](std::size_t s) { return balls.position_at(s, at); });
+    const double spread = std::max({box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z});
+    const double most = std::min(def.periodic ? shortest_period() / 3.0 * (1.0 - 1e-12) : detail::kWholeSpace,
+                                 std::max(least, 2.0 * spread));
+    // The widest of base · 2^k (k from `good`, known sparse enough, up to where it reaches `most`)
+    // that is sparse enough, by bisection: crowding grows with the width.
+    auto widest = [&](double base, int good) {
+        const double width_most = std::max(base, most);
+        const int last = static_cast<int>(std::ceil(std::log2(width_most / base)));  // min(…, most) there
+        auto width = [&](int k) { return std::min(std::ldexp(base, k), width_most); };
+        int bad = last + 1;  // beyond the spread: crowded
+        while (bad - good > 1) {
+            const int mid = good + (bad - good) / 2;
+            (crowding(width(mid), at) <= kSparse ? good : bad) = mid;
+        }
+        return width(std::max(good, 0));
+    };
+    double chosen = 0.0;
+    if (now > least && crowding(now, at) > kCrowded) chosen = widest(least, -1);  // narrower, down to the least
+    else if (4.0 * now <= most && crowding(4.0 * now, at) <= kSparse) chosen = widest(now, 2);
+    return chosen == now ? 0.0 : chosen;
+}
+
+void World::Impl::index_finite() {
+    // Within reach of a ball of the largest radius, touching within the sleeping rules' gap
+    // (at most 10⁻³ of its radius) included.
+    if (grid_valid) statics.index_finite(grid, 1.01 * max_radius);
+}
+
+std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) {
+    using Block = std::array<CellKey, 2>;
+    constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+    auto widen = [](const Block& a, const Block& b) {
+        return Block{CellKey{std::min(a[0].x, b[0].x), std::min(a[0].y, b[0].y), std::min(a[0].z, b[0].z)},
+                     CellKey{std::max(a[1].x, b[1].x), std::max(a[1].y, b[1].y), std::max(a[1].z, b[1].z)}};
+    };
+    return parallel.reduce(
+        keys.size(), Block{CellKey{kMax, kMax, kMax}, CellKey{-kMax, -kMax, -kMax}},
+        [&](std::size_t begin, std::size_t end) {
+            Block block{keys[begin], keys[begin]};
+            for (std::size_t s = begin + 1; s < end; ++s) block = widen(block, {keys[s], keys[s]});
+            return block;
+        },
+        widen);
+}
+
+void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys) {
+    if (keys.empty() || def.periodic) return;
+    // The block of every ball, or, when a few balls far out would make it too large, of all but
+    // the outermost thousandth on each side, or when that is still too large the slab of it that
+    // holds the most balls.
+    const auto [lowest, highest] = key_block(keys);
+    if (cells.fit_dense(lowest, highest)) return;
+    const std::size_t trim = keys.size() / 1000;
+    if (trim == 0) return;
+    std::vector<CellKey> sorted = keys;
+    CellKey lo, hi;
+    for (int d = 0; d < 3; ++d) {
+        auto by_axis = [d](const CellKey& a, const CellKey& b) { return a[d] < b[d]; };
+        const auto first = sorted.begin() + static_cast<std::ptrdiff_t>(trim);
+        const auto last = sorted.end() - 1 - static_cast<std::ptrdiff_t>(trim);
+        std::nth_element(sorted.begin(), first, sorted.end(), by_axis);
+        lo[d] = (*first)[d];
+        std::nth_element(sorted.begin(), last, sorted.end(), by_axis);
+        hi[d] = (*last)[d];
+    }
+    if (!cells.fit_dense(lo, hi)) cells.fit_dense_slab(keys, lo, hi);
+}
+
+void World::Impl::rebuild_events(bool within_step) {
+    // Each part either completes or leaves what it would change as it was; until the queue is
+    // built, events_valid stays false and the world is consistent without them.
+    for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance_awake(s, time);
+    rebuild_grid(max_radius);
+    index_finite();
+    // A pile loaded at rest sleeps before it costs an event; no history of its balls is known here.
+    sleep_islands(time, detail::Sleep::Within::StillDrift);
+    std::vector<Pending> events(balls.size());
+    predictor.forget_contacts(balls.size(), time, within_step);
+    parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
+    });
+    loop.build(events, grid);
+    events_valid = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
+
+std::size_t World::Impl::sleep_islands(double now, detail::Sleep::Within within) {
+    if (!grid_valid) return 0;
+    std::size_t fell = 0;
+    sleep.settle(now, [&](std::span<const std::uint32_t> members) {
+        fell += members.size();
+        if (events_valid)
+            for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
+    }, within);
+    return fell;
+}
+
+void World::Impl::begin_settling() {
+    if (def.sleep_interval > 0.0) sleep.list_awake(settling);
+    else settling.clear();
+    loop.woken.clear();
+    settled_at_event = loop.processed;
+}
+
+double World::Impl::next_settle(double after) {
+    const double every = def.sleep_interval;
+    if ((settling.empty() && loop.woken.empty()) || !(every > 0.0)) return std::numeric_limits<double>::infinity();
+    // Nothing changes without an event: the first test comes after the next one.
+    const double first = std::max(after, loop.next_time());
+    const double test = (std::floor(first / every) + 1.0) * every;
+    return test > after ? test : std::numeric_limits<double>::infinity();  // past the time's precision: none
+}
+
+void World::Impl::settle_within_step(double at, double& tested) {
+    if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return;
+    // Every event up to `at` is done: the world is consistent there whether the test completes,
+    // fails before it changes a ball (settle() is all or nothing), or fails in its callback after
+    // balls fell asleep at `at` (a prediction).
+    tested = at;
+    settled_at_event = loop.processed;
+    settle_listed(at);
+}
+
+void World::Impl::settle_listed(double at) {
+    if (!loop.woken.empty()) {  // the balls woken since are tried too
+        const auto listed = static_cast<std::ptrdiff_t>(settling.size());
+        settling.insert(settling.end(), loop.woken.begin(), loop.woken.end());
+        loop.woken.clear();
+        std::sort(settling.begin() + listed, settling.end());
+        std::inplace_merge(settling.begin(), settling.begin() + listed, settling.end());
+        settling.erase(std::unique(settling.begin(), settling.end()), settling.end());
+    }
+    sleep.settle(at, settling, [&](std::span<const std::uint32_t> members) {
+        for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
+    });
+    std::erase_if(settling, [&](std::uint32_t s) { return balls.asleep(s); });
+}
+
+void World::Impl::wake_all() {
+    Awakening awakening;
+    prepare_awakening(awakening, def.gravity, statics.planes());
+    commit_awakening(awakening);
+}
+
+}  // namespace ballistic
+
+// ---------------------------------------------------------------------------------------------
+// Lone balls that roam (roaming.hpp)
+
+namespace ballistic {
+
+void World::Impl::start_roaming(double dt) {
+    using detail::Roaming;
+    const std::size_t n = balls.size();
+    // Blocks tile space outside a periodic box; capsules and blocks are found through the cells.
+    if (!events_valid || !grid_valid || def.periodic || statics.has_finite() || n <= 16) return;
+    // About the cells the balls would cross in the step, at most (their speeds at the step's
+    // start, from what balls() shows, summed along the axes; gravity for every ball): counting
+    // the balls in blocks is worth it when they are many. One pass over three columns.
+    double speeds = 0.0;
+    for (std::size_t s = 0; s < n; ++s)
+        speeds += std::abs(balls.view_vx[s]) + std::abs(balls.view_vy[s]) + std::abs(balls.view_vz[s]);
+    const double cells = (speeds * dt + static_cast<double>(n) * 0.5 * length(def.gravity) * dt * dt) / grid.min_width();
+    if (!(cells >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
+    // Worlds too small for the regions keep counting once no ball roams (a ball may start to
+    // roam again); larger ones go back to the regions then.
+    roaming.count(grid, n, n < def.parallel_events_min_balls);  // a failure ends the step, which clears it
+    for (std::uint32_t s = 0; s < n && roaming.roamers().size() < Roaming::kMostRoamers; ++s) {
+        if (balls.asleep(s)) continue;
+        const int level = roaming.free_level(grid.key(s));
+        if (level == 0) continue;
+        roaming.set_level(s, level);
+        loop.requeue(s, predictor.roam(s, time, grid.key(s), level));
+    }
+    if (roaming.roamers().empty()) roaming.clear();
+}
+
+void World::Impl::stop_roaming(double at) {
+    while (!roaming.roamers().empty()) {
+        const std::uint32_t r = roaming.roamers().front();
+        const detail::CellKey key = response.roamer_cell(r, at);
+        grid.move(r, key);
+        roaming.set_level(r, 0);
+        if (events_valid) loop.requeue(r, predictor.predict_around(r, at, key));
+    }
+    roaming.clear();
+}
+
+void World::Impl::roaming_added(std::uint32_t first) {
+    if (!roaming.active() || !events_valid) return;
+    roaming.added(grid, first, balls.size());
+    for (std::uint32_t s = first; s < balls.size(); ++s)
+        response.crowd_roamers(s, grid.key(s), time, [&](std::uint32_t r, const detail::Pending& next) { loop.requeue(r, next); });
+    roaming.settle();
+}
+
+}  // namespace ballistic

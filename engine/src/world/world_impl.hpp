@@ -1,0 +1,286 @@
+// Ballistic — the world's private state: the components (engine/README.md has the map) and what
+// joins them, implemented in simulate.cpp (the cells and the queue built afresh, sleeping where it
+// meets the event loop), reorder.cpp, raycast.cpp and world.cpp.
+#pragma once
+
+#include <ballistic/world.hpp>
+
+#include "space/balls.hpp"
+#include "loop/event_loop.hpp"
+#include "space/grid.hpp"
+#include "space/handles.hpp"
+#include "sleep/islands.hpp"
+#include "events/measurements.hpp"
+#include "base/parallel.hpp"
+#include "events/predictor.hpp"
+#include "events/response.hpp"
+#include "space/roaming.hpp"
+#include "sleep/sleep.hpp"
+#include "rules/sleep_rules.hpp"
+#include "space/statics.hpp"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace ballistic::detail {
+
+struct Moments {
+    double mass = 0.0;
+    Vec3 momentum;
+    double twice_kinetic = 0.0;  // Σ m v²
+};
+
+}  // namespace ballistic::detail
+
+namespace ballistic {
+
+using detail::Balls;
+using detail::Supports;
+
+struct World::Impl {
+    explicit Impl(const WorldDef& d)
+        : def(d), time(d.time), parallel(d.task_system ? d.task_system : make_tbb_task_system(d.threads)) {
+        balls.rests.reset(d.gravity);
+        measurements.window_start = d.time;
+        predictor.roam_with(&roaming);
+        response.roam_with(&roaming);
+    }
+
+    WorldDef def;
+    double time = 0.0;
+
+    detail::Statics statics;
+    // Handles of the statics, and the handle of the static at each index.
+    detail::Handles<PlaneId> plane_handles;
+    detail::Handles<CylinderId> cylinder_handles;
+    detail::Handles<CapsuleId> capsule_handles;
+    detail::Handles<BlockId> block_handles;
+    std::vector<PlaneId> plane_ids;
+    std::vector<CylinderId> cylinder_ids;
+    std::vector<CapsuleId> capsule_ids;
+    std::vector<BlockId> block_ids;
+
+    Balls balls;
+    detail::Handles<BallId> handles;
+    double max_radius = 0.0;
+
+    detail::Grid grid;
+    // Every ball is in its cell. Between calls this holds whenever there are balls, with cells at
+    // least least_cell_width(max_radius) wide: the const queries rely on it.
+    bool grid_valid = false;
+    bool events_valid = false;  // every ball has its earliest event queued
+    // A step's caller runs within it (World::step with pauses): only balls may be added.
+    bool pausing = false;
+    void between_steps(const char* call) const;  // std::logic_error while pausing
+    void changing(const char* call);  // between_steps(), and a stopped step's tests are dropped
+    // A pause at `at` (every event before it done): time reads `at` while `pause` runs, the balls
+    // it adds are queued and listed for settling, and `tested` becomes `at`. Returns the next pause.
+    double pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world);
+    // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
+    // pending event, the earlier of its next cell crossing and its contact, is kept only by the
+    // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
+    // partner's counter.
+    std::vector<detail::Contact> contacts;
+    detail::SleepRules rules{def};
+    // Lone balls roaming in blocks of cells within a step (roaming.hpp).
+    detail::Roaming roaming;
+    // A step of `dt` expected to cross at least Roaming::kCrossingsPerBall cells per ball lets the
+    // balls alone in the blocks around them roam, before its first event.
+    void start_roaming(double dt);
+    // Brings every roamer back to its cell at `at` (a step's end, a stop, a failure, a rebuild
+    // within the step), its next event predicted there unless the events are to be rebuilt
+    // (`events_valid` false).
+    void stop_roaming(double at);
+    // Balls added in a pause (slots from `first` on) while balls roam: counted, and the roamers
+    // whose blocks they crowd brought down.
+    void roaming_added(std::uint32_t first);
+    detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
+    detail::Sleep sleep{def, balls, grid, statics, rules};
+    detail::Response response{def, balls, grid, statics, contacts, predictor, sleep};
+
+    detail::Measurements measurements;
+
+    detail::Parallel parallel;
+    detail::EventLoop loop{def, grid, response, measurements, parallel, def.time};
+
+    // --- simulate.cpp
+    void rebuild_grid(double min_radius_for_cells);  // all or nothing
+    void fit_grid(detail::Grid& cells, const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
+    // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
+    std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
+    // Lists the capsules and blocks in the cells (the cells must be valid); after any change of the
+    // cells' width or of those statics, before predicting.
+    void index_finite();
+    // Leaves the world consistent if it fails (events_valid false). `within_step`: a review or a
+    // pause rebuilds, storage is as the contacts were made and no snapshot can have been taken
+    // since, so the Wakes still due are kept (Predictor::forget_contacts); between steps every
+    // contact is forgotten (a removal renumbers storage without them, and a snapshot of a world
+    // whose events are invalid holds none).
+    void rebuild_events(bool within_step);
+    // Cells as wide as sparse balls allow (engine/README.md, "Cells as wide as the balls are
+    // sparse"): a step looks at how crowded the cells are whenever the world's event count passes
+    // a multiple of review_every(), and remakes them wider when balls are far apart, narrower
+    // again when they crowd.
+    double cells_wide = 0.0;  // the width the cells were last made at a review; 0: none yet
+    std::uint64_t review_every() const;
+    // Mean count of other balls, and of capsules' and blocks' centres, in the 27 cells of this
+    // width around a ball (cells from the origin; a sample of the balls, where they are at `at`).
+    double crowding(double width, double at) const;
+    double reviewed_cell_width(double at) const;  // the width to remake the cells at, or 0 to keep them
+    // The end of a step at `end`: the world's time, islands put to sleep, every ball's view
+    // there. Returns how many balls sleep then.
+    std::size_t finish_step(double end);
+    // Writes every ball's position and velocity at `at` to its view (Balls::view_*), leaving the
+    // balls at their own times; a ball asleep since before `shown_at` keeps the view it has.
+    // Returns how many balls sleep.
+    std::size_t show_balls(double at);
+    double shown_at = -std::numeric_limits<double>::infinity();  // when every view was last written
+    // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
+    // first every ball is brought there and shown on the calling thread, allocating nothing (a
+    // failure within a step), and then it never fails.
+    void stand_at(double at, bool bring);
+    // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
+    // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
+    // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
+    // into its index, when given; with `off_faces`, off every block's face), and `now`, each old
+    // entry's new index; commit, which never fails, swaps it in.
+    struct Awakening {
+        detail::Rests fresh;
+        std::vector<std::uint32_t> now;
+    };
+    void prepare_awakening(Awakening& awakening, Vec3 gravity, const std::vector<PlaneDef>& planes,
+                           std::int32_t removed = detail::kNoSupport, bool off_faces = false) const;
+    void commit_awakening(Awakening& awakening) noexcept;
+    // A ball given a new position or velocity between steps: awake, its quiet history restarted,
+    // its partners' predictions of it invalid, its events predicted again with those of the
+    // balls `woken` around it (predict_changed()).
+    void disturbed(std::uint32_t slot, const detail::Sleep::Woken& woken);
+    // Between steps, with the events queued: the balls `changed` (given a new state) are
+    // predicted again and those added at slots [first_added, size()) for the first time, and
+    // every other ball keeps its event. That is exact as a collision is: a ball's prediction
+    // covers every ball near it, and a partner's prediction of a changed ball's old path is found
+    // stale by its counter. Adding balls rebuilds the queue instead (every ball predicted, the
+    // storage re-sorted, the slabs of parallel processing planned again) when the count reaches
+    // a power of two, which keeps the slabs fitting the balls at an amortised O(1) per ball; the
+    // rule reads the counts alone, so a restored snapshot decides as the world it was taken from.
+    // A failure (out of memory) leaves the queue to be rebuilt at the next step.
+    void predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept;
+    // A ball's radius must be at least kResolved of its largest coordinate (then 2¹² doubles per
+    // radius there): a smaller one leaves its contacts to rounding.
+    static constexpr double kResolved = 0x1p-40;
+    static void require_resolved(const std::string& field, Vec3 position, double radius);
+    // Refuses a plane or cylinder (`field`) beyond kMostInfinite of both together.
+    void room_for_infinite(const std::string& field) const;
+    // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
+    // periodic world and beyond kMostFinite of the kind, then add_static().
+    template <class Def, class Id>
+    Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
+                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
+    // Removes a column, capsule or block (`remove`, the Statics member for its kind): every ball
+    // woken, then its handle released and the last of its kind moved into its index.
+    template <class Id>
+    void remove_static(Id id, const char* what, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
+                       std::vector<StaticCounters>& counters, void (detail::Statics::*remove)(std::uint32_t) noexcept);
+    // After the static at `index` was removed (the last one took its index): its handle released
+    // (reserve_release() called first), the last one's handle and counters moved. Never fails.
+    template <class Id>
+    void drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
+                     std::vector<StaticCounters>& counters) noexcept;
+
+    // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
+    // End of a step at `now` (or the events predicted afresh, `within` StillDrift: Sleep::settle()):
+    // the clusters that can stand fall asleep, and their events are predicted afresh. Returns how
+    // many fell asleep.
+    std::size_t sleep_islands(double now, detail::Sleep::Within within = detail::Sleep::Within::TouchGap);
+    // Within a step, the cluster test at the multiples of def.sleep_interval (WorldDef), over the
+    // balls awake when the step began: begin_settling() lists them (O(N), once a step);
+    // next_settle() is the first multiple after `after` that follows the next event (+inf when
+    // none can come: nothing awake, no event, or no interval); settle_within_step() tests (the
+    // balls woken since listed too), unless fewer events than a kSettleShare-th of the listed
+    // balls came since the last test, so that the tests cost O(1) an event, amortised. With no
+    // interval nothing is listed.
+    static constexpr std::size_t kSettleShare = 2;
+    std::vector<std::uint32_t> settling;  // the balls listed, ascending
+    std::uint64_t settled_at_event = 0;   // loop.processed at the last test
+    void begin_settling();
+    double next_settle(double after);
+    void settle_within_step(double at, double& tested);  // `tested` = at when it tests
+    // A step stopped by its budget or interrupt flag leaves its tests as they stood: the next one
+    // at `test`, `since` events after the last, the list and loop.woken kept. The next step, which
+    // goes on from the time the stop reached when no call that may change the world came between
+    // (changing() drops them, even for a call refused), tests at the times and after the events
+    // the step never stopped would have. Snapshots keep them.
+    struct CarriedTests {
+        double test;
+        std::uint64_t since;
+    };
+    std::optional<CarriedTests> carried;
+    // The test over the list (the balls woken since merged in); those that fell asleep leave it.
+    void settle_listed(double at);
+    void wake_all();  // between steps; as it was if it fails
+
+    // --- reorder.cpp
+    void reorder();  // all or nothing
+    // Slot s takes the ball of order[s], with its handle (through `scratch`, n words; never fails).
+    void move_balls(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch);
+    std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
+
+    // --- world.cpp
+    // Cells narrower than least_cell_width(largest radius) could hide a contact. Rebuilt cells are
+    // cell_width_for() wide: that least width, or, in a world of at most kFewBalls balls, one
+    // cell for all space (a third of a periodic box's shortest side): a few balls pay no cell
+    // crossings in empty space, only their collisions, and a prediction tests the other few.
+    static constexpr std::size_t kFewBalls = 16;
+    double least_cell_width(double radius) const;
+    double shortest_period() const;  // the shortest side of the periodic box along an axis that wraps
+    double cell_width_for(double radius) const;
+    std::size_t max_balls() const;
+    std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
+    // Why `more` balls cannot be added (the ball or memory limit), for an error message.
+    std::string too_many_balls(std::size_t more) const;
+    // Adds a checked static (unit direction) that overlaps no ball, with its counters and its
+    // handle (all or nothing).
+    template <class Def, class Id>
+    Id add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
+                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
+    // Overlap of a ball at p with radius r against the statics and the balls in slots below
+    // `below`, the largest of whose radii is `largest`; returns a description of the first
+    // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
+    // the current call. The capsules and blocks tested are those `near` lists (all when null).
+    // The ball in slot `except` is not counted.
+    std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest,
+                         const detail::FiniteNear* near, std::uint32_t except = UINT32_MAX) const;
+    // `here`: on the calling thread, allocating nothing (the same bits).
+    detail::Moments moments(bool here = false) const;
+    double temperature(bool here = false) const;
+
+    // --- raycast.cpp
+    // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid; `near`
+    // lists the capsules and blocks (Statics::finite_near_points(0), null without them).
+    std::optional<RayHit> cast(const Ray& ray, const Box& bounds, const detail::FiniteNear* near) const;
+    Box ball_bounds() const;  // every ball where balls() shows it, with the largest radius around
+
+    // The box that holds every ball's centre, `centre(slot)` (a parallel reduction; min and max
+    // are exact, so the box does not depend on how the work was split).
+    template <class Centre>
+    Box centre_bounds(Centre centre) const {
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        return parallel.reduce(balls.size(), Box{{inf, inf, inf}, {-inf, -inf, -inf}}, [&](std::size_t begin, std::size_t end) {
+            Box part{{inf, inf, inf}, {-inf, -inf, -inf}};
+            for (std::size_t s = begin; s < end; ++s) {
+                const Vec3 p = centre(s);
+                part.min = {std::min(part.min.x, p.x), std::min(part.min.y, p.y), std::min(part.min.z, p.z)};
+                part.max = {std::max(part.max.x, p.x), std::max(part.max.y, p.y), std::max(part.max.z, p.z)};
+            }
+            return part;
+        }, [](const Box& a, const Box& c) {
+            return Box{{std::min(a.min.x, c.min.x), std::min(a.min.y, c.min.y), std::min(a.min.z, c.min.z)},
+                       {std::max(a.max.x, c.max.x), std::max(a.max.y, c.max.y), std::max(a.max.z, c.max.z)}};
+        });
+    }
+};
+
+}  // namespace ballistic
