@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -237,28 +238,44 @@ void write(std::ostream& out, const std::string& text, const std::string& path) 
 
 // A progress line on standard error while a run goes, when that is a terminal and not --quiet:
 // simulated time, percent, events per second and the time left, at most four times a second.
+// The time left comes from the rate of the last ten seconds, marked when it has fallen below half
+// the run's. Unless --quiet, a run that settles without friction is noted once
+// (scene::settling_note, looked at every two seconds, said when two looks agree).
 class Progress {
 public:
     Progress(const RunOptions& options, const ballistic::World& world)
-        : on_(!options.quiet && ::isatty(STDERR_FILENO) == 1),
+        : line_on_(!options.quiet && ::isatty(STDERR_FILENO) == 1),
+          notes_on_(!options.quiet),
           start_(world.time()),
-          total_(options.equilibrate + options.duration),
+          end_(world.time() + options.equilibrate + options.duration),
           events_(world.events_processed()),
           begun_(std::chrono::steady_clock::now()),
-          shown_(begun_) {}
+          shown_(begun_),
+          looked_(begun_) {}
     void update(const ballistic::World& world) {
-        if (!on_) return;
+        if (!line_on_ && !notes_on_) return;
         const auto now = std::chrono::steady_clock::now();
         if (now - shown_ < std::chrono::milliseconds(250)) return;
         shown_ = now;
-        const double wall = std::chrono::duration<double>(now - begun_).count();
-        const double done = std::clamp((world.time() - start_) / total_, 0.0, 1.0);
+        const double wall = seconds(now);
+        if (notes_on_ && note_.empty() && now - looked_ >= std::chrono::seconds(2)) look(world, now);
+        if (!line_on_) return;
+        samples_.push_back({wall, world.time()});
+        while (samples_.size() > 2 && wall - samples_[1].wall >= kWindow) samples_.pop_front();
+        const Sample& first = samples_.front();
+        const double recent = wall > first.wall ? (world.time() - first.time) / (wall - first.wall) : 0.0;
+        const double overall = (world.time() - start_) / wall;
+        const double total = end_ - start_;
         std::ostringstream line;
         line << "\rballistic: t = " << std::setprecision(4) << world.time() << " (" << std::fixed << std::setprecision(1)
-             << 100.0 * done << " %), " << std::defaultfloat << std::setprecision(3)
-             << double(world.events_processed() - events_) / wall << " events/s, "
-             << (done > 0.0 ? wall * (1.0 - done) / done : 0.0) << " s left   ";
-        std::cerr << line.str() << std::flush;
+             << 100.0 * std::clamp((world.time() - start_) / total, 0.0, 1.0) << " %), " << std::defaultfloat
+             << std::setprecision(3) << double(world.events_processed() - events_) / wall << " events/s, ";
+        if (recent > 0.0)
+            line << (end_ - world.time()) / recent << " s left" << (recent < 0.5 * overall ? " (slowing)" : "");
+        else
+            line << "no time left estimated";
+        if (!note_.empty()) line << "; slow balls stay awake: see friction";
+        std::cerr << line.str() << "\033[K" << std::flush;
         shown_any_ = true;
     }
     void done() {
@@ -266,11 +283,30 @@ public:
     }
 
 private:
-    bool on_;
-    double start_, total_;
+    static constexpr double kWindow = 10.0;  // seconds of wall time the rate is taken over
+    struct Sample {
+        double wall, time;
+    };
+    double seconds(std::chrono::steady_clock::time_point at) const {
+        return std::chrono::duration<double>(at - begun_).count();
+    }
+    void look(const ballistic::World& world, std::chrono::steady_clock::time_point now) {
+        looked_ = now;
+        std::string note = ballistic::scene::settling_note(world);
+        if (!note.empty() && seen_) {
+            note_ = std::move(note);
+            std::cerr << (shown_any_ ? "\r\033[K" : "") << note_ << "\n" << std::flush;
+        }
+        seen_ = !note.empty();
+    }
+
+    bool line_on_, notes_on_;
+    double start_, end_;
     std::uint64_t events_;
-    std::chrono::steady_clock::time_point begun_, shown_;
-    bool shown_any_ = false;
+    std::chrono::steady_clock::time_point begun_, shown_, looked_;
+    std::deque<Sample> samples_;
+    std::string note_;
+    bool seen_ = false, shown_any_ = false;
 };
 
 // Set by SIGINT, SIGTERM, SIGHUP and SIGQUIT: the run stops at the next event and reports what it

@@ -869,5 +869,31 @@ TEST(Emitters, BadValuesAreNamed) {
                     "emitters[0].position", "");
 }
 
+
+// A floor under gravity, and in a row on it `asleep` balls asleep and `awake` balls standing still.
+std::string settling_note_of(double restitution, double friction, int asleep, int awake) {
+    std::ostringstream text;
+    text << R"({"gravity": [0, -9.81, 0], "restitution": )" << restitution << R"(, "friction": )" << friction
+         << R"(, "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}], "balls": [)";
+    for (int k = 0; k < asleep + awake; ++k)
+        text << (k ? ", " : "") << R"({"position": [)" << 2 * k << R"(, 0.5, 0], "velocity": [0, 0, 0], "radius": 0.5)"
+             << (k < asleep ? R"(, "sleeping": true})" : "}");
+    text << "]}";
+    return settling_note(load_scene_text(text.str()).world);
+}
+
+TEST(SettlingNote, NamesFrictionWhereMostSlowBallsStayAwake) {
+    const std::string note = settling_note_of(0.7, 0.0, 10, 20);
+    EXPECT_NE(note.find("20 awake slower than sleep_speed, 10 asleep"), std::string::npos) << note;
+    EXPECT_NE(note.find("\"friction\""), std::string::npos) << note;
+}
+
+TEST(SettlingNote, SilentWhereFrictionElasticityOrSleepExplainIt) {
+    EXPECT_EQ(settling_note_of(0.7, 0.5, 10, 20), "");  // friction settles it
+    EXPECT_EQ(settling_note_of(1.0, 0.0, 0, 20), "");   // an elastic world never settles
+    EXPECT_EQ(settling_note_of(0.7, 0.0, 20, 20), "");  // as many asleep as slow and awake
+    EXPECT_EQ(settling_note_of(0.7, 0.0, 0, 0), "");
+}
+
 }  // namespace
 }  // namespace ballistic::scene

@@ -895,6 +895,26 @@ double total_energy(const Scene& scene) {
     return energy;
 }
 
+std::string settling_note(const World& world) {
+    const WorldDef& def = world.def();
+    const bool statics = world.plane_count() + world.capsule_count() + world.block_count() > 0;
+    const Vec3 g = def.gravity;
+    if (def.friction != 0.0 || !(def.restitution < 1.0) || !(def.sleep_speed > 0.0) || !statics ||
+        g.x * g.x + g.y * g.y + g.z * g.z == 0.0)
+        return {};
+    const BallView balls = world.balls();
+    const std::vector<std::uint8_t> asleep = world.sleeping_flags();
+    const double slow2 = def.sleep_speed * def.sleep_speed;
+    std::size_t slow = 0;
+    for (std::size_t k = 0; k < balls.vx.size(); ++k)
+        slow += !asleep[k] && balls.vx[k] * balls.vx[k] + balls.vy[k] * balls.vy[k] + balls.vz[k] * balls.vz[k] < slow2;
+    const std::size_t sleeping = world.sleeping_count();
+    if (slow <= sleeping || 10 * slow < balls.vx.size()) return {};
+    return "note: most slow balls stay awake (" + std::to_string(slow) + " awake slower than sleep_speed, " +
+           std::to_string(sleeping) + " asleep): without friction a pile keeps sliding and settles slowly; "
+           "\"friction\": 0.5 settles it (docs/choosing-parameters.md)";
+}
+
 double RunStats::events_per_second() const {
     return wall_seconds > 0.0 ? static_cast<double>(run_collisions) / wall_seconds : 0.0;
 }

@@ -101,6 +101,12 @@ bool advance(World& world, double duration, const RunControl& control = {});
 // Kinetic energy plus gravitational potential energy −Σ m g·x (zero at the origin).
 double total_energy(const Scene& scene);
 
+// A note for a world that settles without friction: gravity, restitution below one, no friction,
+// balls that may sleep, and more awake balls slower than sleep_speed than balls asleep (at least
+// a tenth of all). Frictionless balls in a pile keep sliding, so they rarely hold still long
+// enough to sleep; friction settles them. Empty when that is not so. O(N).
+std::string settling_note(const World& world);
+
 // What `ballistic run` reports; the stats JSON is this struct, key for key.
 struct RunStats {
     std::size_t balls = 0;
