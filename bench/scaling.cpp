@@ -1,7 +1,7 @@
 // ballistic-scaling — sweeps thread counts 1…hardware threads on one scene and prints wall time,
 // speed-up and parallel efficiency per count, checks that every count ends in the same state
 // hash, and projects the speed-up at more cores than the machine has from the work the regions
-// did (a work–span model). Writes CSV plus (when gnuplot is installed) a PNG plot.
+// did (a work–span model). Writes a CSV file and a PNG plot (with gnuplot) when asked.
 //
 //   scaling --scene box --count 100000 --steps 60 --csv scaling.csv --png scaling.png
 //
@@ -19,13 +19,16 @@
 
 #include <CLI/CLI.hpp>
 #include <tbb/info.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 using namespace ballistic;
 
@@ -89,7 +92,14 @@ Run measure(const scenes::Scene& scene, int threads, int steps, bool claimed = f
 
 int main(int argc, char** argv) {
     CLI::App app{"Thread scaling of one Ballistic scene, measured and projected"};
-    std::string scene_name = "box", csv_path = "scaling.csv", png_path;
+    app.option_defaults()->always_capture_default();
+    app.footer(
+        "Columns: threads; measured, or projected (a work-span model from the work the regions did, "
+        "not a measurement); ms per step; speed-up and efficiency against one thread; regions, the "
+        "regions of the last step; in reg., the share of events the regions processed at once; serial, "
+        "the events processed serially; undone, events the regions processed and undid at a stop; the "
+        "state hash, the same for every thread count.");
+    std::string scene_name = "box", csv_path, png_path;
     std::size_t count = 100000;
     double packing = 0.1;
     int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency(), project = 64;
@@ -107,8 +117,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--parallel-min-balls", parallel_min_balls,
                    "WorldDef::parallel_events_min_balls: smaller worlds process events serially");
-    app.add_option("--csv", csv_path, "CSV output");
-    app.add_option("--png", png_path, "PNG plot (needs gnuplot)");
+    app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
+    app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
 
     scenes::Scene scene;
@@ -137,11 +147,7 @@ int main(int argc, char** argv) {
     const double per_event = serial.seconds / double(serial.events);
     const double overhead = widest.threads > 1 ? widest.seconds / (per_event * widest.path()) : 1.0;
 
-    std::ofstream csv(csv_path);
-    if (!csv) {
-        std::cerr << "cannot write " << csv_path << "\n";
-        return 1;
-    }
+    std::ostringstream csv;
     csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,serial_events,span_events,"
            "undone_events,runs,state_hash\n";
     std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
@@ -163,7 +169,18 @@ int main(int argc, char** argv) {
     };
     for (const Run& r : runs) row(r, "measured", r.seconds);
     for (const Run& r : projected) row(r, "projected", per_event * overhead * r.path());
-    csv.close();
+    // The plot reads the table from a file: the one asked for, or one of its own, removed after.
+    const bool own_csv = csv_path.empty() && !png_path.empty();
+    if (own_csv) csv_path = (std::filesystem::temp_directory_path() / ("ballistic-scaling-" + std::to_string(::getpid()) + ".csv")).string();
+    if (!csv_path.empty()) {
+        std::ofstream file(csv_path);
+        file << csv.str();
+        file.close();
+        if (!file) {
+            std::cerr << "cannot write " << csv_path << "\n";
+            return 1;
+        }
+    }
     std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
     if (!projected.empty())
         std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, "
@@ -180,8 +197,10 @@ int main(int argc, char** argv) {
             " '' using 1:(strcol(2) eq 'projected' || \\$1 == " + std::to_string(widest.threads) +
             " ? \\$5 : 1/0) with linespoints dashtype 2 title 'projected (work-span model)',"
             " '' using 1:1 with lines linecolor 'gray' title 'ideal'\"";
-        if (std::system(command.c_str()) != 0) {
-            std::cerr << "gnuplot failed (is gnuplot-nox installed?); the CSV is in " << csv_path << "\n";
+        const bool plotted = std::system(command.c_str()) == 0;
+        if (own_csv) std::filesystem::remove(csv_path);
+        if (!plotted) {
+            std::cerr << "gnuplot failed (is gnuplot-nox installed?)\n";
             return 1;
         }
         std::printf("plot written to %s\n", png_path.c_str());
