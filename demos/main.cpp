@@ -564,8 +564,12 @@ int main(int argc, char** argv) {
     CLI::App* render = app.add_subcommand("render", "Draw a scene offscreen (no window) into PNG frames");
     render->add_option("scene", render_options.scene_path, "Scene file (JSON, see README.md)")->required();
     render->add_option("--out", render_options.out_dir, "Directory for frame_NNNNN.png (created)")->required();
-    render->add_option("--frames", render_options.frames,
-                       "Frames, 1/60 apart: the first at the scene's start, then N - 1 simulated (default 60)");
+    CLI::Option* frames = render->add_option(
+        "--frames", render_options.frames, "Frames, 1/60 apart: the first at the scene's start, then N - 1 simulated (default 60)");
+    render->add_option("--duration", render_options.duration,
+                       "Frames 1/60 apart from the scene's start to this many seconds later, the last at that time "
+                       "(instead of --frames)")
+        ->excludes(frames);
     render->add_option("--every", render_options.every, "Write every K-th frame, and the last (default 1)");
     render->add_option("--size", render_options.size, "Image size WxH (default 1280x720)");
     render->add_option("--color", render_options.color, "Colour balls by id or speed (default id)");

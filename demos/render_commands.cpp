@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace ballistic::demo {
@@ -69,11 +70,11 @@ render::Camera camera_for(const World& world, const CameraOptions& options) {
 
 // What the caption says of the world as it is drawn: time, balls, how many sleep, and the
 // events of the last frame per simulated second.
-std::string caption_of(const World& world, std::uint64_t frame_events) {
+std::string caption_of(const World& world, std::uint64_t frame_events, double frame_dt) {
     char text[160];
     std::snprintf(text, sizeof(text), "t = %.2f   %zu balls   %zu asleep   %.2g events/s (simulated)",
                   world.time(), world.ball_count(), world.sleeping_count(),
-                  static_cast<double>(frame_events) / scene::kFrame);
+                  static_cast<double>(frame_events) / frame_dt);
     return text;
 }
 
@@ -116,8 +117,20 @@ int render_command(const RenderOptions& options) {
     if (options.frames < 1) throw std::invalid_argument("--frames: must be >= 1, got " + std::to_string(options.frames));
     if (options.every < 1) throw std::invalid_argument("--every: must be >= 1, got " + std::to_string(options.every));
     if (options.threads < 0) throw std::invalid_argument("--threads: must be >= 0, got " + std::to_string(options.threads));
+    const bool timed = options.duration.has_value();
+    const double duration = options.duration.value_or(0.0);
+    // Frames 1/60 apart and one more at the end, which a duration that is not a whole number of
+    // frames brings nearer; at most a day of them.
+    constexpr double kMostSeconds = 86400.0;
+    if (timed && !(duration > 0.0 && duration <= kMostSeconds)) {
+        std::ostringstream message;
+        message << "--duration: must be > 0 and at most " << kMostSeconds << " seconds, got " << duration;
+        throw std::invalid_argument(message.str());
+    }
+    const int frames = timed ? static_cast<int>(std::ceil(duration / scene::kFrame - 1e-9)) + 1 : options.frames;
     scene::Scene loaded = load(options.scene_path, options.threads);
     World& world = loaded.world;
+    const double end = world.time() + duration;
     const render::Camera camera = camera_for(world, options.camera);  // bad camera options before any file
 
     auto gpu = render::Gpu::create(gpu_options(options.validate));
@@ -136,17 +149,19 @@ int render_command(const RenderOptions& options) {
 
     int written = 0;
     std::uint64_t frame_events = 0;  // of the step that led to the frame
-    for (int frame = 0; frame < options.frames; ++frame) {
+    double frame_dt = scene::kFrame;
+    for (int frame = 0; frame < frames; ++frame) {
         // Every K-th frame, and the last one always.
-        const bool draw = frame % options.every == 0 || frame + 1 == options.frames;
+        const bool draw = frame % options.every == 0 || frame + 1 == frames;
         std::string caption;
         if (draw) {
-            if (options.caption) caption = caption_of(world, frame_events);
+            if (options.caption) caption = caption_of(world, frame_events, frame_dt);
             if (auto s = renderer->submit(world, camera, style, &explosions); !s) throw std::runtime_error(s.error().message());
         }
         // Frame k + 1 is simulated while frame k is drawn.
-        if (frame + 1 < options.frames) {
-            frame_events = scene::step(loaded, scene::kFrame).events;
+        if (frame + 1 < frames) {
+            frame_dt = timed && frame + 2 == frames ? end - world.time() : scene::kFrame;
+            frame_events = scene::step(loaded, frame_dt).events;
             explosions.update(world);
         }
         if (draw) {

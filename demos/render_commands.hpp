@@ -4,6 +4,7 @@
 
 #include <ballistic/scene/scene.hpp>
 
+#include <optional>
 #include <string>
 
 namespace ballistic::demo {
@@ -19,6 +20,7 @@ struct RenderOptions {
     std::string scene_path;
     std::string out_dir;
     int frames = 60;
+    std::optional<double> duration;  // frames from the start to this much later, the last at that time
     int every = 1;
     std::string size = "1280x720";
     int threads = 0;

@@ -443,6 +443,9 @@ TEST(Caption, WhiteTextOverAShadowAtTheTopLeft) {
     EXPECT_GT(white, 20);
     EXPECT_GT(dark, 5);
     EXPECT_EQ(changed_right, 0);
+    // Around the letters, a darkened backing: a third of the brightness.
+    EXPECT_EQ(image.pixel(5, 5)[0], 33);
+    EXPECT_EQ(image.pixel(5, 35)[0], 100);
     // Wider than the image, the text wraps at its spaces onto more lines instead of being cut.
     image.height = 120;
     image.rgba.assign(200 * 120 * 4, 100);
@@ -469,6 +472,41 @@ TEST(Camera, ProjectAndPixelRayAgree) {
     EXPECT_NEAR(length(cross(ray.direction, to_point)) / length(to_point), 0.0, 1e-12);
     EXPECT_GT(dot(ray.direction, to_point), 0.0);
     EXPECT_NEAR(p.depth, dot(point - camera.eye, normalize(camera.target - camera.eye)), 1e-12);
+}
+
+// Balls spread over a 20 × 20 floor, and one far above: the framing fits the floor's balls to the
+// image (centred, within it, filling its width or height), not the one far away.
+TEST(Camera, FramingFitsTheBulkOfTheBallsToTheImage) {
+    WorldDef def;
+    def.gravity = {0, -9.81, 0};
+    World world(def);
+    world.add_plane({{0, 0, 0}, {0, 1, 0}});
+    std::vector<BallDef> balls;
+    auto ball = [&](Vec3 at) {
+        BallDef b;
+        b.position = at;
+        b.radius = 0.4;
+        balls.push_back(b);
+    };
+    for (int i = 0; i < 20; ++i)
+        for (int k = 0; k < 20; ++k) ball({-9.5 + i, 0.5, -9.5 + k});
+    ball({0, 1000, 0});
+    world.add_balls(balls);
+    const render::Framing framing = render::frame_world(world, 16.0 / 9.0);
+    const render::Camera camera = framing.orbit.camera(framing.near, framing.far);
+    double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
+    for (const Vec3 corner : {Vec3{-10, 0, -10}, Vec3{10, 0, -10}, Vec3{-10, 0, 10}, Vec3{10, 0, 10}}) {
+        const auto p = camera.project(corner, 1600, 900);
+        x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x), y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
+    }
+    EXPECT_GE(x_lo, 0.0);
+    EXPECT_LE(x_hi, 1600.0);
+    EXPECT_GE(y_lo, 0.0);
+    EXPECT_LE(y_hi, 900.0);
+    EXPECT_TRUE(x_hi - x_lo > 0.8 * 1600 || y_hi - y_lo > 0.8 * 900) << x_lo << ".." << x_hi << ", " << y_lo << ".." << y_hi;
+    EXPECT_NEAR(0.5 * (x_lo + x_hi), 800.0, 0.1 * 1600);
+    EXPECT_NEAR(0.5 * (y_lo + y_hi), 450.0, 0.1 * 900);
+    EXPECT_GT(framing.far, 1000.0);  // the far ball is still drawn
 }
 
 TEST(Camera, OrbitLookingFromAnEyeAtATargetPutsItsCameraThere) {
@@ -566,6 +604,24 @@ TEST_F(RenderCli, LastFrameCameraAndCaption) {
     EXPECT_EQ(run(base + " --eye 1,2 >/dev/null 2>&1"), 2);
     EXPECT_EQ(run(base + " --eye 1,2,3 --target 1,2,3 >/dev/null 2>&1"), 2);
     EXPECT_EQ(run(base + " --fov 180 >/dev/null 2>&1"), 2);
+}
+
+TEST_F(RenderCli, DurationEndsOnTheTimeAsked) {
+    const fs::path scene = dir_ / "scene.json";
+    std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+      "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1}]})";
+    const fs::path out = dir_ / "frames";
+    const std::string base = std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
+                             " --size 160x90";
+    // 0.06 s: frames at 0, 1/60, 2/60, 3/60 and the last at 0.06 (a partial frame).
+    ASSERT_EQ(run(base + " --duration 0.06 --every 2 > " + (dir_ / "out.txt").string() + " 2>&1"), 0);
+    std::stringstream text;
+    text << std::ifstream(dir_ / "out.txt").rdbuf();
+    EXPECT_NE(text.str().find("wrote 3 frame(s)"), std::string::npos) << text.str();
+    for (const char* name : {"frame_00000.png", "frame_00002.png", "frame_00004.png"}) EXPECT_TRUE(fs::exists(out / name)) << name;
+    EXPECT_FALSE(fs::exists(out / "frame_00005.png"));
+    EXPECT_EQ(run(base + " --duration 0 >/dev/null 2>&1"), 2);
+    EXPECT_EQ(run(base + " --duration 1 --frames 3 >/dev/null 2>&1"), 2);
 }
 
 TEST_F(RenderCli, DefaultWithoutDisplayPrintsTheSummaryAndWritesAPicture) {

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
+#include <span>
+#include <vector>
 
 namespace ballistic::render {
 namespace {
@@ -25,6 +28,66 @@ Basis basis(const Camera& camera) {
 
 double focal(const Camera& camera) {
     return 1.0 / std::tan(camera.fov_y_degrees * std::numbers::pi / 360.0);
+}
+
+// Points the orbit's camera (its direction kept) at the box lo..hi, as near as it can be with all
+// eight corners inside the image of this aspect ratio (a twentieth of each side to spare), the
+// box's picture centred: its target moves across the view until the corners' extents balance.
+void set(Vec3& v, int d, double value) { (d == 0 ? v.x : d == 1 ? v.y : v.z) = value; }
+
+void fit(OrbitCamera& orbit, Vec3 lo, Vec3 hi, double aspect) {
+    const double tan_y = 0.95 / focal(Camera{.fov_y_degrees = orbit.fov_y_degrees});
+    const double tan_x = tan_y * aspect;
+    orbit.target = (lo + hi) * 0.5;
+    orbit.distance = 1.0;
+    const Basis axes = basis(orbit.camera(1.0, 2.0));
+    for (int round = 0; round < 8; ++round) {
+        // The distance each corner needs, and where it lands (as a tangent of the view angle).
+        double distance = 0.0;
+        for (int k = 0; k < 8; ++k) {
+            const Vec3 p = Vec3{k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z} - orbit.target;
+            const double along = dot(p, axes.back);
+            distance = std::max({distance, along + std::abs(dot(p, axes.right)) / tan_x,
+                                 along + std::abs(dot(p, axes.up)) / tan_y});
+        }
+        orbit.distance = std::max(distance, 1e-3);
+        double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
+        for (int k = 0; k < 8; ++k) {
+            const Vec3 p = Vec3{k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z} - orbit.target;
+            const double depth = orbit.distance - dot(p, axes.back);
+            x_lo = std::min(x_lo, dot(p, axes.right) / depth);
+            x_hi = std::max(x_hi, dot(p, axes.right) / depth);
+            y_lo = std::min(y_lo, dot(p, axes.up) / depth);
+            y_hi = std::max(y_hi, dot(p, axes.up) / depth);
+        }
+        // The shift of the target, at its own depth, that centres the corners' picture.
+        orbit.target += axes.right * (0.5 * (x_lo + x_hi) * orbit.distance) + axes.up * (0.5 * (y_lo + y_hi) * orbit.distance);
+    }
+}
+
+// The box from the 2nd to the 98th percentile of the balls' centres along each axis (of at most
+// 4096 balls taken evenly), grown by the largest radius; all of them when there are fewer than 50.
+std::optional<Box> ball_bulk(const BallView& balls) {
+    const std::size_t n = balls.x.size();
+    if (n == 0) return std::nullopt;
+    const std::size_t stride = (n + 4095) / 4096;
+    std::vector<double> values;
+    values.reserve(n / stride + 1);
+    Box box;
+    const double radius = *std::max_element(balls.radius.begin(), balls.radius.end());
+    const std::span<const double> columns[3] = {balls.x, balls.y, balls.z};
+    for (int d = 0; d < 3; ++d) {
+        values.clear();
+        for (std::size_t i = 0; i < n; i += stride) values.push_back(columns[d][i]);
+        const std::size_t cut = values.size() < 50 ? 0 : values.size() / 50;
+        std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(cut), values.end());
+        const double low = values[cut];
+        const auto top = values.begin() + static_cast<std::ptrdiff_t>(values.size() - 1 - cut);
+        std::nth_element(values.begin(), top, values.end());
+        set(box.min, d, low - radius);
+        set(box.max, d, *top + radius);
+    }
+    return box;
 }
 
 }  // namespace
@@ -110,43 +173,52 @@ void OrbitCamera::pan(double dx, double dy) {
     target += (right * -dx + up * dy) * distance;
 }
 
-Framing frame_world(const World& world) {
-    Vec3 lo{1e300, 1e300, 1e300};
-    Vec3 hi{-1e300, -1e300, -1e300};
+Framing frame_world(const World& world, double aspect) {
+    // Two boxes: around everything (for the near and far planes), and around what the picture
+    // frames: the same but with only the bulk of the balls, so that a few far ones do not shrink it.
+    Box all{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
+    Box framed = all;
     bool any = false;
-    const auto include = [&](Vec3 p, double r) {
-        lo = {std::min(lo.x, p.x - r), std::min(lo.y, p.y - r), std::min(lo.z, p.z - r)};
-        hi = {std::max(hi.x, p.x + r), std::max(hi.y, p.y + r), std::max(hi.z, p.z + r)};
+    const auto include = [&](Box& box, Vec3 p, double r) {
+        box.min = {std::min(box.min.x, p.x - r), std::min(box.min.y, p.y - r), std::min(box.min.z, p.z - r)};
+        box.max = {std::max(box.max.x, p.x + r), std::max(box.max.y, p.y + r), std::max(box.max.z, p.z + r)};
         any = true;
     };
+    const auto both = [&](Vec3 p, double r) {
+        include(all, p, r);
+        include(framed, p, r);
+    };
     const BallView balls = world.balls();
-    for (std::size_t i = 0; i < balls.x.size(); ++i) include({balls.x[i], balls.y[i], balls.z[i]}, balls.radius[i]);
-    for (std::uint32_t i = 0; i < world.plane_count(); ++i) include(world.plane(i).point, 0.0);
-    for (std::uint32_t i = 0; i < world.cylinder_count(); ++i) {
-        include(world.cylinder(i).point, world.cylinder(i).radius);
+    for (std::size_t i = 0; i < balls.x.size(); ++i) include(all, {balls.x[i], balls.y[i], balls.z[i]}, balls.radius[i]);
+    if (const std::optional<Box> bulk = ball_bulk(balls)) {
+        include(framed, bulk->min, 0.0);
+        include(framed, bulk->max, 0.0);
     }
+    for (std::uint32_t i = 0; i < world.plane_count(); ++i) both(world.plane(i).point, 0.0);
+    for (std::uint32_t i = 0; i < world.cylinder_count(); ++i) both(world.cylinder(i).point, world.cylinder(i).radius);
     for (std::uint32_t i = 0; i < world.block_count(); ++i) {
-        include(world.block(i).min, 0.0);
-        include(world.block(i).max, 0.0);
+        both(world.block(i).min, 0.0);
+        both(world.block(i).max, 0.0);
     }
     for (std::uint32_t i = 0; i < world.capsule_count(); ++i) {
-        include(world.capsule(i).a, world.capsule(i).radius);
-        include(world.capsule(i).b, world.capsule(i).radius);
+        both(world.capsule(i).a, world.capsule(i).radius);
+        both(world.capsule(i).b, world.capsule(i).radius);
     }
     if (const auto& box = world.def().periodic) {
-        include(box->min, 0.0);
-        include(box->max, 0.0);
+        both(box->min, 0.0);
+        both(box->max, 0.0);
     }
+    if (!any) all = framed = Box{{-1, -1, -1}, {1, 1, 1}};
     Framing framing;
-    if (!any) {
-        lo = {-1, -1, -1};
-        hi = {1, 1, 1};
+    framing.scene_centre = (all.min + all.max) * 0.5;
+    framing.scene_radius = std::max(length(all.max - all.min) * 0.5, 1e-3);
+    // A board, thin along one horizontal axis, is seen nearly from the front.
+    const Vec3 size = framed.max - framed.min;
+    if (size.z < 0.25 * size.x || size.x < 0.25 * size.z) {
+        framing.orbit.yaw = size.z < size.x ? 0.25 : std::numbers::pi / 2 - 0.25;
+        framing.orbit.pitch = 0.2;
     }
-    framing.scene_centre = (lo + hi) * 0.5;
-    framing.scene_radius = std::max(length(hi - lo) * 0.5, 1e-3);
-    framing.orbit.target = framing.scene_centre;
-    const double half_fov = framing.orbit.fov_y_degrees * std::numbers::pi / 360.0;
-    framing.orbit.distance = framing.scene_radius / std::sin(half_fov) * 1.05;
+    fit(framing.orbit, framed.min, framed.max, aspect);
     framing.near = framing.scene_radius * 1e-3;
     framing.far = framing.orbit.distance + framing.scene_radius * 8.0;
     return framing;

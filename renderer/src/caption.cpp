@@ -1,5 +1,6 @@
 // Ballistic renderer — a caption drawn into a finished image on the CPU: stb_easy_font's quads,
-// scaled and filled as pixel rectangles, white over a one-pixel dark shadow.
+// scaled and filled as pixel rectangles, white over a one-pixel dark shadow, on a darkened backing
+// so that it reads over balls and walls alike.
 #include <ballistic/render/renderer.hpp>
 
 #include <stb_easy_font.h>
@@ -56,6 +57,22 @@ void draw_caption(Image& image, std::string_view text, int scale) {
             }
         }
     };
+    // The backing: the text's box and a margin of two pixels of the font, at a third of its brightness.
+    float x_hi = 0.0f, y_hi = 0.0f;
+    for (int q = 0; q < count * 4; ++q) {
+        x_hi = std::max(x_hi, quads[static_cast<std::size_t>(q)].x);
+        y_hi = std::max(y_hi, quads[static_cast<std::size_t>(q)].y);
+    }
+    const int pad = 2 * scale;
+    const int bx = margin + static_cast<int>(std::lround(x_hi * static_cast<float>(scale))) + pad;
+    const int by = margin + static_cast<int>(std::lround(y_hi * static_cast<float>(scale))) + pad;
+    for (int y = std::max(margin - pad, 0); y < std::min(by, image.height); ++y) {
+        for (int x = std::max(margin - pad, 0); x < std::min(bx, image.width); ++x) {
+            std::uint8_t* p = &image.rgba[(static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) +
+                                           static_cast<std::size_t>(x)) * 4];
+            for (int c = 0; c < 3; ++c) p[c] = static_cast<std::uint8_t>(p[c] / 3);
+        }
+    }
     for (const int offset : {1, 0}) {  // the shadow first, then the text over it
         for (int q = 0; q < count; ++q) {
             const Vertex* v = &quads[static_cast<std::size_t>(q) * 4];

@@ -55,9 +55,10 @@ struct OrbitCamera {
     void pan(double dx, double dy);         // in units of distance, along the image axes
 };
 
-// Frames a whole world: target at the middle of the balls (and statics' anchor points), distance
-// so that their bounding sphere fits the field of view; returns also a near/far pair that
-// contains the scene seen from anywhere on the orbit.
+// Frames a whole world in an image of this aspect ratio (width / height): the box around the balls,
+// the finite statics and the anchor points of the infinite ones, seen from the orbit's default
+// direction, as near as its corners allow and centred; returns also a near/far pair that contains
+// the scene seen from anywhere on the orbit.
 struct Framing {
     OrbitCamera orbit;
     double near = 0.1;
@@ -65,7 +66,7 @@ struct Framing {
     double scene_radius = 1.0;
     Vec3 scene_centre;
 };
-Framing frame_world(const World& world);
+Framing frame_world(const World& world, double aspect = 16.0 / 9.0);
 
 // The lesson's hook camera: just behind and above the ball, looking along its velocity (along
 // the last direction given when the ball is at rest).
