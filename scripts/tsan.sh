@@ -3,7 +3,8 @@
 # ThreadSanitizer would not see its synchronisation and would report every hand-over between
 # tasks as a race; this builds oneTBB from Debian's own source package with ThreadSanitizer
 # (nothing is installed system-wide), then the tests, and runs them against it.
-# BUILD_DIR (default build-tsan) and a gtest filter for test_physics (default: all) may be given.
+# BUILD_DIR (default build-tsan) and a gtest filter for the world tests (test_physics,
+# test_free_flight, test_determinism, test_queries; default: all) may be given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -38,7 +39,7 @@ fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_WERROR=OFF \
       -DBALLISTIC_BUILD_BENCHES=OFF -DBALLISTIC_SIMD=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build "$build" -j "$(nproc)" --target test_physics test_queue test_grid test_validation test_task_system test_simd test_regions
+cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test_determinism test_queries test_queue test_grid test_validation test_task_system test_simd test_regions
 export LD_LIBRARY_PATH=$tbb/lib TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66
 # Not grep -q: quitting at the first match can end ldd with SIGPIPE, which pipefail counts.
 ldd "$build/tests/test_physics" | grep "$tbb/lib/libtbb" >/dev/null || { echo "tsan.sh: not linked to $tbb/lib/libtbb" >&2; exit 1; }
@@ -49,4 +50,6 @@ ldd "$build/tests/test_physics" | grep "$tbb/lib/libtbb" >/dev/null || { echo "t
 "$build/tests/test_simd"
 # The regions at every thread count (the million-ball pour is too slow here).
 "$build/tests/test_regions" --gtest_filter='-RegionScenes.TheMillionBallPourSameBitsAtOneTwoAndFourThreads'
-"$build/tests/test_physics" --gtest_filter="$filter"
+for world_test in test_physics test_free_flight test_determinism test_queries; do
+  "$build/tests/$world_test" --gtest_filter="$filter"
+done

@@ -1,16 +1,77 @@
-// What several test suites share: generated balls, a hash of the events, a pour that settles, a barometric
-// column, the total energy, and snapshots to and from bytes.
+// What several test suites share: boxes, gases and generated balls, a hash of the events, a pour
+// that settles, a barometric column, the total energy, and snapshots to and from bytes.
 #pragma once
 
 #include <ballistic/generate.hpp>
 #include <ballistic/world.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace ballistic::test_worlds {
+
+// Gravity g down and restitution e.
+inline WorldDef with_gravity(double g, double e = 1.0) {
+    WorldDef def;
+    def.gravity = {0, -g, 0};
+    def.restitution = e;
+    return def;
+}
+
+// A closed cube [0, side]³ of six inward planes.
+inline void add_box(World& world, Vec3 low, Vec3 high) {
+    world.add_plane({{low.x, 0, 0}, {1, 0, 0}});
+    world.add_plane({{high.x, 0, 0}, {-1, 0, 0}});
+    world.add_plane({{0, low.y, 0}, {0, 1, 0}});
+    world.add_plane({{0, high.y, 0}, {0, -1, 0}});
+    world.add_plane({{0, 0, low.z}, {0, 0, 1}});
+    world.add_plane({{0, 0, high.z}, {0, 0, -1}});
+}
+inline void add_box(World& world, double side) { add_box(world, {0, 0, 0}, {side, side, side}); }
+
+// `count` balls of radius 0.5 at `speed` in random directions inside that cube.
+inline World boxed_balls(const WorldDef& def, double side, std::size_t count, double speed, std::uint64_t seed = 1) {
+    World world(def);
+    add_box(world, side);
+    GenerateDef gen;
+    gen.count = count;
+    gen.radius = 0.5;
+    gen.region = {{0, 0, 0}, {side, side, side}};
+    gen.speed = speed;
+    gen.seed = seed;
+    world.add_balls(generate_balls(world, gen));
+    return world;
+}
+
+// A periodic gas of n balls of radius 0.5 at this packing fraction and temperature, with zero
+// momentum; small worlds take the parallel paths too.
+inline World periodic_gas(std::size_t n, double packing, double kT, int threads, std::uint64_t seed = 3) {
+    const double r = 0.5;
+    const double side = std::cbrt(double(n) * (4.0 / 3.0) * M_PI * r * r * r / packing);
+    WorldDef def;
+    def.periodic = Box{{0, 0, 0}, {side, side, side}};
+    def.threads = threads;
+    def.parallel_events_min_balls = 0;  // small worlds take the parallel batches too
+    World world(def);
+    GenerateDef gen;
+    gen.count = n;
+    gen.radius = r;
+    gen.region = *def.periodic;
+    gen.velocity = GenerateDef::Velocity::Temperature;
+    gen.temperature = kT;
+    gen.zero_momentum = true;
+    gen.seed = seed;
+    const auto defs = generate_balls(world, gen);
+    world.add_balls(defs);
+    return world;
+}
+
+// |a − b| / |b|.
+inline double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 
 // Gravity 9.81 down, restitution e: a world where balls settle and sleep.
 inline WorldDef granular(double e = 0.5, int threads = 1) {
