@@ -202,10 +202,9 @@ struct WorldDef {
     // pace for any step longer than the interval: a ball pressed on an awake ball bounces every
     // 2 rest_speed / |g| (10 ms under |g| = 9.81) and chatters until a test finds its cluster
     // standing. Where events come fast (a landing) the count of events sets the pace, and a test
-    // costs about what the events since the last one cost; 0 tests at the ends of steps alone.
-    // `demos/scenes/pile.json` stepped at 60 Hz costs 0.14 M collisions with 0 and 0.12 M with the
-    // default (2⁻¹¹ and 2⁻⁹: 0.12 and 0.13 M). (unit: time; >= 0; default 2⁻¹³ ≈ 0.12 ms, a power of
-    // two: its multiples are exact)
+    // costs about what the events since the last one cost; 0 tests at the ends of steps alone,
+    // and then the caller's step decides how long a pile chatters. (unit: time; >= 0; default
+    // 2⁻¹³ ≈ 0.12 ms, a power of two: its multiples are exact)
     double sleep_interval = 0x1p-13;
     // Memory the world's balls may take, estimated at kBytesPerBall each (their state, contact,
     // queue entry, cells and handle, with room for the table of rests), and kBytesPerBallInRegions

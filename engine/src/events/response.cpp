@@ -105,7 +105,7 @@ void Response::release_supports(std::uint32_t s) {
     balls_.set_velocity(s, along_supports(sup, balls_.velocity(s), statics_.supports()));
 }
 
-Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s,
+Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double speed,
                                    const Vec3* before) const {
     std::array<Sleep::Immovable, Sleep::kMaxContacts> touching;
     // After a settle only a sleeping ball in contact calls for more (the statics are looked at
@@ -117,7 +117,7 @@ Leaving Response::leave_immovables(std::uint32_t i, double now, Vec3 v, std::uin
     std::size_t m = 0;
     if (hit != kFixed) {
         normals[m] = n;
-        speeds[m++] = s;
+        speeds[m++] = speed;
     }
     bool sleeping = hit != kFixed;
     for (std::size_t k = 0; k < found; ++k) {
@@ -241,8 +241,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
             // it moves: it is not quiet until it has been slow again
             sleep_.wake(k, now);
             out.woken = k;
-            balls_.quiet_since[k] = now;
-            balls_.quiet_events[k] = 0;
+            balls_.restart_quiet(k, now);
             balls_.jam[k] = 0;
             woke_j = k == j;
         }

@@ -121,7 +121,7 @@ private:
     // Coulomb friction slowing the sliding along the contact.
     Vec3 bounce(Vec3 v, Vec3 n, double u, double s) const;
     // The velocity v of awake ball i, just given by a slow impact on sleeping ball `hit` (kFixed:
-    // a settle on a flat static) whose unit normal n towards i it leaves at s, made to leave at
+    // a settle on a flat static) whose unit normal n towards i it leaves at `speed`, made to leave at
     // once every static and sleeping ball i is in contact with and moves into slower than
     // rest_speed (leaving(); faster contacts are events of their own), each sleeping ball at
     // kLeastLeaving rest_speed at least: without it the ball met them one after the other at one
@@ -133,7 +133,7 @@ private:
     // static and sleeping ball i touches, from `before` (with the friction of the one hit), with
     // Poisson's restitution (the ball never comes off faster than it came), so that the order of
     // impacts at one instant does not decide where the ball goes.
-    Leaving leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double s,
+    Leaving leave_immovables(std::uint32_t i, double now, Vec3 v, std::uint32_t hit, Vec3 n, double speed,
                              const Vec3* before) const;
     void cross_cell(std::uint32_t i, std::uint32_t face, double now, Outcome& out);
     // A roamer leaving the block of its level through `face`: it enters the next block and roams

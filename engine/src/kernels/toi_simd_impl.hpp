@@ -332,8 +332,8 @@ struct SimdImpl {
     }
     // The lanes of degree three and four of t: quartics through first_closing_quartic(), cubics
     // (p[4] underflowed to zero) through the scalar solver, lane by lane. With two lanes (SSE2) the
-    // masked quartic costs more than the scalar solver (0.7–0.9× in bench_kernels), so there
-    // every such lane takes the scalar one.
+    // masked quartic costs more than the scalar solver, so there every such lane takes the scalar
+    // one.
     static constexpr bool kMaskedQuartic = W >= 4;
     // Lanes of degree three or four (degree_of() > 2; ~(x == 0) as in ball_ball_chunk()).
     static M above_quadratic(const std::array<B, 5>& p) {

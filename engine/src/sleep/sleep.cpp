@@ -328,8 +328,7 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     }
     if (!enabled()) return;
     if (approach > def_.sleep_speed || !(v <= def_.sleep_speed)) {
-        balls_.quiet_since[s] = now;
-        balls_.quiet_events[s] = 0;
+        balls_.restart_quiet(s, now);
     } else if (balls_.quiet_events[s] < def_.sleep_events) {
         ++balls_.quiet_events[s];
     }

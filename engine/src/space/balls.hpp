@@ -112,6 +112,11 @@ struct Balls {
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
     bool asleep(std::size_t s) const { return rests[rest[s]].asleep; }
+    // The ball is not quiet: its history of slow events begins again at `now`.
+    void restart_quiet(std::size_t s, double now) {
+        quiet_since[s] = now;
+        quiet_events[s] = 0;
+    }
     // What position_at() and velocity_at() read, and the radius, as plain pointers (which a
     // loop that stores elsewhere need not reload).
     struct MotionColumns {

@@ -532,8 +532,7 @@ void World::remove_ball(BallId id) {
 
 void World::Impl::disturbed(std::uint32_t s, const detail::Sleep::Woken& woken) {
     balls.show(s);  // the callers brought it to the world's time
-    balls.quiet_since[s] = time;
-    balls.quiet_events[s] = 0;
+    balls.restart_quiet(s, time);
     balls.hold_still(s, balls.position(s), time);
     balls.jam[s] = 0;
     ++balls.counter[s];
@@ -684,7 +683,7 @@ double World::Impl::pause_step(double at, double& tested, const std::function<do
         for (std::size_t s = before; s < balls.size(); ++s) loop.woken.push_back(static_cast<std::uint32_t>(s));
     if (!events_valid) {  // new cells or a larger ball (add_balls): predicted afresh from here
         stop_roaming(at);  // in their cells, should the rebuild fail
-        stand_at(at, true);
+        stand_at(at, Bring::Balls);
         rebuild_events(true);
     }
     return next;
@@ -759,7 +758,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                     const double now = std::max(w.time, w.loop.last_processed);
                     if (const double width = w.reviewed_cell_width(now); width > 0.0) {
                         w.stop_roaming(now);
-                        w.stand_at(now, true);
+                        w.stand_at(now, Impl::Bring::Balls);
                         w.cells_wide = width;
                         w.rebuild_events(true);
                     }
@@ -797,7 +796,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         } catch (...) {
             w.roaming.clear();
         }
-        w.stand_at(reached, true);
+        w.stand_at(reached, Impl::Bring::Balls);
         throw;
     }
     if (!all_done) {
@@ -806,11 +805,11 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         // next step goes on with the very bits an uninterrupted one would have.
         const double reached = std::max({w.time, w.loop.last_processed, tested});
         try {
-            w.stand_at(reached, false);
+            w.stand_at(reached, Impl::Bring::Nothing);
             w.show_balls(reached);
         } catch (...) {  // both may allocate: then as a failure above, the balls brought there
             w.events_valid = false;
-            w.stand_at(reached, true);
+            w.stand_at(reached, Impl::Bring::Balls);
             throw;
         }
         w.carried = Impl::CarriedTests{test, w.loop.processed - w.settled_at_event};
@@ -836,7 +835,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
 }
 
 std::size_t World::Impl::finish_step(double end) {
-    stand_at(end, false);
+    stand_at(end, Bring::Nothing);
     // With an interval, the list holds every ball awake now (awake when the step began or woken
     // by an event since): the same test as over every awake ball, without a scan of them all.
     if (def.sleep_interval > 0.0) settle_listed(end);
@@ -882,7 +881,8 @@ std::size_t World::Impl::show_balls(double at) {
     return sleeping;
 }
 
-void World::Impl::stand_at(double at, bool bring) {
+void World::Impl::stand_at(double at, Bring what) {
+    const bool bring = what == Bring::Balls;
     if (bring) {
         for (std::uint32_t s = 0; s < balls.size(); ++s) {
             balls.advance_awake(s, at);

@@ -138,10 +138,12 @@ struct World::Impl {
     // Returns how many balls sleep.
     std::size_t show_balls(double at);
     double shown_at = -std::numeric_limits<double>::infinity();  // when every view was last written
-    // The world's time becomes `at`, with the temperature integral of periodic worlds. `bring`:
-    // first every ball is brought there and shown on the calling thread, allocating nothing (a
-    // failure within a step), and then it never fails.
-    void stand_at(double at, bool bring);
+    // The world's time becomes `at`, with the temperature integral of periodic worlds. With
+    // Bring::Balls, first every ball is brought there and shown on the calling thread, allocating
+    // nothing (a failure within a step), and then it never fails; with Bring::Nothing the balls
+    // stay at their own times (their views were written already).
+    enum class Bring { Balls, Nothing };
+    void stand_at(double at, Bring bring);
     // Waking every ball in two halves, so that a failure (out of memory) leaves the world as it
     // was: prepare builds, aside, the table of rests every ball will have, awake on its supports
     // under `gravity` and `planes` (with plane `removed` dropped and the last plane renumbered
