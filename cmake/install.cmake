@@ -31,6 +31,7 @@ if(TARGET ballistic)
   install(TARGETS ballistic RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(FILES LICENSE README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 
 configure_package_config_file(cmake/ballisticConfig.cmake.in ${PROJECT_BINARY_DIR}/ballisticConfig.cmake
   INSTALL_DESTINATION ${BALLISTIC_CMAKE_DIR})

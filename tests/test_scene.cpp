@@ -293,23 +293,29 @@ TEST(Showcase, NewtonsCradlePassesTheImpulseThrough) {
 }
 
 // Every ```json block of the README is a scene that loads and runs.
-TEST(SceneFile, ReadmeExamplesLoad) {
-    std::ifstream file(BALLISTIC_README);
-    std::stringstream readme;
-    readme << file.rdbuf();
-    const std::string text = readme.str();
+// Every ```json block of the README and of docs/ is a scene that loads and runs.
+TEST(SceneFile, DocumentedExamplesLoad) {
+    std::vector<std::filesystem::path> pages{BALLISTIC_README};
+    for (const auto& entry : std::filesystem::directory_iterator(BALLISTIC_DOCS))
+        if (entry.path().extension() == ".md") pages.push_back(entry.path());
     std::size_t count = 0;
-    for (std::size_t at = text.find("```json\n"); at != std::string::npos; at = text.find("```json\n", at + 1)) {
-        const std::size_t begin = at + 8, end = text.find("```", begin);
-        ASSERT_NE(end, std::string::npos);
-        SCOPED_TRACE(text.substr(begin, end - begin));
-        Scene scene = load_scene_text(text.substr(begin, end - begin), 1);
-        EXPECT_GT(scene.world.ball_count(), 0u);
-        scene.world.step(0.1);
-        EXPECT_EQ(scene.world.escaped_count(), 0u);
-        ++count;
+    for (const auto& page : pages) {
+        std::ifstream file(page);
+        std::stringstream content;
+        content << file.rdbuf();
+        const std::string text = content.str();
+        for (std::size_t at = text.find("```json\n"); at != std::string::npos; at = text.find("```json\n", at + 1)) {
+            const std::size_t begin = at + 8, end = text.find("```", begin);
+            ASSERT_NE(end, std::string::npos) << page;
+            SCOPED_TRACE(page.string() + ":\n" + text.substr(begin, end - begin));
+            Scene scene = load_scene_text(text.substr(begin, end - begin), 1);
+            EXPECT_GT(scene.world.ball_count(), 0u);
+            scene.world.step(0.1);
+            EXPECT_EQ(scene.world.escaped_count(), 0u);
+            ++count;
+        }
     }
-    EXPECT_GE(count, 1u);
+    EXPECT_GE(count, 2u);
 }
 
 // ------------------------------------------------------------------------------------------------
