@@ -39,12 +39,12 @@ fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_WERROR=OFF \
       -DBALLISTIC_BUILD_BENCHES=OFF -DBALLISTIC_SIMD=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test_determinism test_queries test_queue test_grid test_validation test_task_system test_simd test_regions
+cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test_determinism test_queries test_queue test_cells test_validation test_task_system test_simd test_regions
 export LD_LIBRARY_PATH=$tbb/lib TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66
 # Not grep -q: quitting at the first match can end ldd with SIGPIPE, which pipefail counts.
 ldd "$build/tests/test_physics" | grep "$tbb/lib/libtbb" >/dev/null || { echo "tsan.sh: not linked to $tbb/lib/libtbb" >&2; exit 1; }
 "$build/tests/test_queue"
-"$build/tests/test_grid"
+"$build/tests/test_cells"
 "$build/tests/test_validation"
 "$build/tests/test_task_system"
 "$build/tests/test_simd"

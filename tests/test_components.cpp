@@ -4,7 +4,7 @@
 #include "space/balls.hpp"
 #include "rules/collision_rules.hpp"
 #include "loop/event_loop.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "space/handles.hpp"
 #include "sleep/islands.hpp"
 #include "events/measurements.hpp"
@@ -122,16 +122,16 @@ TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
     const auto [capsules, blocks] = random_statics(7, 200);
     std::mt19937_64 random(7);
     std::uniform_real_distribution<double> at(-20.0, 20.0);
-    Grid grid;
+    Cells cells;
     const double reach = 0.4;
-    grid.configure(2 * reach, std::nullopt, {}, 0);
-    FiniteCells cells;
-    cells.build(capsules, blocks, grid, reach);
+    cells.configure(2 * reach, std::nullopt, {}, 0);
+    FiniteCells lists;
+    lists.build(capsules, blocks, cells, reach);
     std::size_t checked = 0;
     for (int n = 0; n < 100000; ++n) {
         const Vec3 p{at(random), at(random), at(random)};
         std::vector<bool> listed(capsules.size()), listed_block(blocks.size());
-        cells.for_each(grid.key_of(p), true, [&](const Finite& f) { (f.block ? listed_block : listed)[f.index] = true; });
+        lists.for_each(cells.key_of(p), true, [&](const Finite& f) { (f.block ? listed_block : listed)[f.index] = true; });
         for (std::size_t k = 0; k < capsules.size(); ++k) {
             if (clearance(capsules[k], p, reach) > 0.0) continue;
             ++checked;
@@ -146,7 +146,7 @@ TEST(Statics, CapsuleDistancesAndTheCellsThatListThem) {
     EXPECT_GT(checked, 1000u);
     // Each listed cell is near: a cell far from every static lists none but the long capsule.
     std::size_t far = 0;
-    cells.for_each(grid.key_of({0, 100, 0}), true, [&](const Finite&) { ++far; });
+    lists.for_each(cells.key_of({0, 100, 0}), true, [&](const Finite&) { ++far; });
     EXPECT_EQ(far, 1u);
     // Blocks: distances outside (faces, edges, corners) and inside (minus the depth).
     const BlockDef box{{0, 0, 0}, {2, 1, 1}};
@@ -465,26 +465,26 @@ TEST(SleepRules, TheQuickTestOfDistanceRejectsOnlyWhatDoesNotTouch) {
 struct Predicting {
     WorldDef def;
     Balls balls;
-    Grid grid;
+    Cells cells;
     Statics statics;
     std::vector<Contact> contacts;
     SleepRules rules{def};
-    Predictor predictor{def, balls, grid, statics, contacts, rules};
-    Sleep sleep{def, balls, grid, statics, rules};
-    Response response{def, balls, grid, statics, contacts, predictor, sleep};
+    Predictor predictor{def, balls, cells, statics, contacts, rules};
+    Sleep sleep{def, balls, cells, statics, rules};
+    Response response{def, balls, cells, statics, contacts, predictor, sleep};
 
     explicit Predicting(Vec3 gravity) {
         def.gravity = gravity;
         def.restitution = 0.5;
         balls.rests.reset(gravity);
-        grid.configure(2.0, std::nullopt, {}, 8);
+        cells.configure(2.0, std::nullopt, {}, 8);
     }
     // A ball at rest is quiet at once (as World::add_balls() makes it).
     std::uint32_t add(Vec3 position, Vec3 velocity) {
         const auto slot = static_cast<std::uint32_t>(balls.size());
         const bool still = velocity == Vec3{};
         balls.push(BallDef{position, velocity, 0.5, 1.0}, 0.0, BallId{slot + 1}, still ? def.sleep_events : 0);
-        grid.insert(slot, grid.key_of(position));
+        cells.insert(slot, cells.key_of(position));
         contacts.resize(balls.size());
         return slot;
     }
@@ -697,7 +697,7 @@ TEST(Predictor, EnteringACellSeesTheLayerThatCameIntoReach) {
     EXPECT_EQ(next.time, 1.0);
     // Across it, cell 2 along x comes into reach, and with it the far ball: 1 + t = 5.5 − 1.
     const CellKey entered{1, 0, 0};
-    w.grid.move(a, entered);
+    w.cells.move(a, entered);
     next = w.predictor.predict_entering(a, 1.0, entered, 1);
     EXPECT_EQ(next.kind, Kind::Crossing);  // x = 4 at t = 3, before the impact at 3.5
     EXPECT_EQ(w.contacts[a].event.kind, Kind::BallBall);
@@ -784,10 +784,10 @@ TEST(EventLoop, ProcessesInTimeOrderUpToTheEndTheBudgetOrTheFlag) {
     Measurements measurements;
     measurements.plane_counters.resize(1);
     Parallel parallel(make_serial_task_system());
-    EventLoop loop(w.def, w.grid, w.response, measurements, parallel, 0.0);
+    EventLoop loop(w.def, w.cells, w.response, measurements, parallel, 0.0);
     std::vector<Pending> events;
     for (std::uint32_t s = 0; s < w.balls.size(); ++s) events.push_back(w.predictor.predict(s, 0.0));
-    loop.build(events, w.grid);
+    loop.build(events, w.cells);
     // Up to t = 1: the first impacts come at sqrt(2 (h − 0.5) / g): 0.4, 0.283 and 0.141.
     measurements.begin_step();
     EXPECT_EQ(loop.run_until(1.0, 0), EventLoop::End::Reached);

@@ -5,7 +5,7 @@
 #include <ballistic/types.hpp>
 
 #include "events/event_queue.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 
 #include <array>
 #include <cstdint>
@@ -49,7 +49,7 @@ struct Outcome {
     double overlap = 0.0;  // overlap met at the collision
     bool crossing = false;
     CellKey old_key, new_key;  // the crossing ball's cells (it moves in compute(), back in undo())
-    std::int32_t before = -1;  // the ball before it in its old cell's list (Grid::move_dense)
+    std::int32_t before = -1;  // the ball before it in its old cell's list (Cells::move_dense)
     bool dense = false;        // both cells dense: undo() puts it back exactly there
     bool counted = false;      // balls roam: the crossing moved the ball's count (Roaming)
     int old_level = 0;         // the crossing ball's roaming level before

@@ -68,7 +68,7 @@ struct PairScratch {
 
 }  // namespace
 
-Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now, grid_.key(i)); }
+Pending Predictor::predict(std::uint32_t i, double now) { return predict(i, now, cells_.key(i)); }
 
 Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
     const Motion m = motion(i, now);
@@ -110,7 +110,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
         predict_finite(now, m, sup, key, true, contact);
         predict_leaving(now, m, sup, contact);
     }
-    predict_balls(i, now, m, key, Grid::kAllNear, contact);
+    predict_balls(i, now, m, key, Cells::kAllNear, contact);
     return earliest(crossing(key, m, now), contact.event);
 }
 
@@ -125,7 +125,7 @@ void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) 
 }
 
 Pending Predictor::predict_entering(std::uint32_t i, double now, const CellKey& key, int face) {
-    return predict_kept(i, now, key, Grid::layer_beyond(face));
+    return predict_kept(i, now, key, Cells::layer_beyond(face));
 }
 
 Pending Predictor::roam(std::uint32_t i, double now, const CellKey& key, int level) const {
@@ -133,7 +133,7 @@ Pending Predictor::roam(std::uint32_t i, double now, const CellKey& key, int lev
 }
 
 Pending Predictor::predict_around(std::uint32_t i, double now, const CellKey& key) {
-    return predict_kept(i, now, key, Grid::kAllNear);
+    return predict_kept(i, now, key, Cells::kAllNear);
 }
 
 Pending Predictor::predict_kept(std::uint32_t i, double now, const CellKey& key, std::uint32_t cells) {
@@ -199,7 +199,7 @@ Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, 
     double first = kNever;
     int first_face = -1;
     auto consider = [&](int face, double c0, double c1, double c2) {
-        if (!grid_.has_face(key, face)) return;
+        if (!cells_.has_face(key, face)) return;
         const double tau = first_closing_quadratic(c0, c1, c2, kNever);
         if (tau == kNever) return;
         const double t = now + tau;
@@ -221,12 +221,12 @@ Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, 
             // becomes −0, which first_closing_quadratic() treats as +0: closed).
             if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
             const int up = vd > 0.0;
-            const double gap = (grid_.bound(d, low + up * side) - x) * static_cast<double>(2 * up - 1);
+            const double gap = (cells_.bound(d, low + up * side) - x) * static_cast<double>(2 * up - 1);
             consider(2 * d + up, gap, -std::abs(vd), 0.0);
             continue;
         }
-        consider(2 * d, x - grid_.bound(d, low), vd, 0.5 * ad);
-        consider(2 * d + 1, grid_.bound(d, low + side) - x, -vd, -0.5 * ad);
+        consider(2 * d, x - cells_.bound(d, low), vd, 0.5 * ad);
+        consider(2 * d + 1, cells_.bound(d, low + side) - x, -vd, -0.5 * ad);
     }
     if (first_face < 0) return {};
     return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
@@ -246,7 +246,7 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
     const std::uint64_t* const counters = balls_.counter.data();
     const std::uint32_t* const rests = balls_.rest.data();
     bool imaged = false;  // were shifts handed (and stored)? Usually no cell is a periodic image
-    grid_.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
+    cells_.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
         if (j == i) return;
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) {
             lanes.push(j, shift);

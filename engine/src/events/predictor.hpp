@@ -11,7 +11,7 @@
 
 #include "space/balls.hpp"
 #include "events/event_queue.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "events/outcome.hpp"
 #include "space/roaming.hpp"
 #include "rules/sleep_rules.hpp"
@@ -24,9 +24,9 @@ namespace ballistic::detail {
 
 class Predictor {
 public:
-    Predictor(const WorldDef& def, const Balls& balls, const Grid& grid, const Statics& statics,
+    Predictor(const WorldDef& def, const Balls& balls, const Cells& cells, const Statics& statics,
               std::vector<Contact>& contacts, const SleepRules& rules)
-        : def_(def), balls_(balls), grid_(grid), statics_(statics), contacts_(contacts), rules_(rules) {}
+        : def_(def), balls_(balls), cells_(cells), statics_(statics), contacts_(contacts), rules_(rules) {}
 
     // A ball's new contact, stored, and its new pending event, returned.
     Pending predict(std::uint32_t slot, double now);
@@ -69,7 +69,7 @@ private:
     template <bool Block>
     Pending crossing_of(const CellKey& key, const Motion& m, double now, int level) const;
     // The ball's contact kept (its trajectory unchanged), the capsules and blocks listed in `key`
-    // and the balls of `cells` around it tested (Grid::for_each_near).
+    // and the balls of `cells` around it tested (Cells::for_each_near).
     Pending predict_kept(std::uint32_t slot, double now, const CellKey& key, std::uint32_t cells);
     // Lowers `contact` to the earliest collision with the capsules and blocks listed in `key` (and,
     // with `everywhere`, those listed for every cell) but the blocks the ball rests on a face of
@@ -79,14 +79,14 @@ private:
     // Lowers `contact` to the time the centre of a ball resting on a block's face passes the face's
     // edge: an event with that block, which takes the ball off it (response.cpp).
     void predict_leaving(double now, const Motion& m, const Supports& sup, Contact& contact) const;
-    // Lowers `contact` to the earliest collision with the balls of `cells` (Grid::for_each_near)
+    // Lowers `contact` to the earliest collision with the balls of `cells` (Cells::for_each_near)
     // and stores it as the ball's contact.
     void predict_balls(std::uint32_t slot, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
                        Contact& contact);
 
     const WorldDef& def_;
     const Balls& balls_;
-    const Grid& grid_;
+    const Cells& cells_;
     const Statics& statics_;
     std::vector<Contact>& contacts_;
     const SleepRules& rules_;

@@ -19,8 +19,8 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
     const double now = event.time;
     out.time = now;
     // The predictions read the balls' cells last; their loads start now, beside the state's.
-    grid_.prefetch(s);
-    if (event.kind == Kind::BallBall) grid_.prefetch(event.other);
+    cells_.prefetch(s);
+    if (event.kind == Kind::BallBall) cells_.prefetch(event.other);
     switch (event.kind) {
         case Kind::BallBall:
         case Kind::Wake:
@@ -66,8 +66,8 @@ void Response::save(std::uint32_t s, Outcome& out) const {
 }
 
 void Response::undo(const Outcome& out) {
-    if (out.crossing && out.dense) grid_.put_back(out.saved[0].slot, out.old_key, out.before);
-    else if (out.crossing) grid_.move(out.saved[0].slot, out.old_key);
+    if (out.crossing && out.dense) cells_.put_back(out.saved[0].slot, out.old_key, out.before);
+    else if (out.crossing) cells_.move(out.saved[0].slot, out.old_key);
     if (out.counted) {  // serially, while balls roam
         roaming_->moved(out.new_key, out.old_key);
         roaming_->set_level(out.saved[0].slot, out.old_level);
@@ -161,11 +161,11 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
         return roam_on(i, face, now, out);
     save(i, out);
     Vec3 shift;
-    out.old_key = grid_.key(i);
-    out.new_key = grid_.across(out.old_key, static_cast<int>(face), shift);
-    out.dense = grid_.dense(out.old_key) && grid_.dense(out.new_key);
-    if (out.dense) out.before = grid_.move_dense(i, out.new_key);
-    else grid_.move(i, out.new_key);  // as it was if it fails
+    out.old_key = cells_.key(i);
+    out.new_key = cells_.across(out.old_key, static_cast<int>(face), shift);
+    out.dense = cells_.dense(out.old_key) && cells_.dense(out.new_key);
+    if (out.dense) out.before = cells_.move_dense(i, out.new_key);
+    else cells_.move(i, out.new_key);  // as it was if it fails
     out.crossing = true;
     if (counting) [[unlikely]] {
         roaming_->moved(out.old_key, out.new_key);
@@ -192,9 +192,9 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
 void Response::roam_on(std::uint32_t i, std::uint32_t face, double now, Outcome& out) {
     save(i, out);
     const int level = roaming_->level(i);
-    out.old_key = grid_.key(i);
-    out.new_key = Roaming::entered(out.old_key, static_cast<int>(face), level, grid_.key_of(predictor_.motion(i, now).p));
-    grid_.move(i, out.new_key);  // as it was if it fails
+    out.old_key = cells_.key(i);
+    out.new_key = Roaming::entered(out.old_key, static_cast<int>(face), level, cells_.key_of(predictor_.motion(i, now).p));
+    cells_.move(i, out.new_key);  // as it was if it fails
     out.crossing = true;
     roaming_->moved(out.old_key, out.new_key);
     out.counted = true;
@@ -211,8 +211,8 @@ Pending Response::roam_or_land(std::uint32_t i, double now, const CellKey& key) 
 }
 
 Pending Response::land(std::uint32_t r, double now) {
-    const CellKey from = grid_.key(r), to = roamer_cell(r, now);
-    grid_.move(r, to);
+    const CellKey from = cells_.key(r), to = roamer_cell(r, now);
+    cells_.move(r, to);
     roaming_->moved(from, to);
     return roam_or_land(r, now, to);
 }

@@ -10,7 +10,7 @@
 #include "space/balls.hpp"
 #include "rules/collision_rules.hpp"
 #include "events/event_queue.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "events/outcome.hpp"
 #include "events/predictor.hpp"
 #include "sleep/sleep.hpp"
@@ -25,9 +25,9 @@ namespace ballistic::detail {
 
 class Response {
 public:
-    Response(const WorldDef& def, Balls& balls, Grid& grid, const Statics& statics, std::vector<Contact>& contacts,
+    Response(const WorldDef& def, Balls& balls, Cells& cells, const Statics& statics, std::vector<Contact>& contacts,
              Predictor& predictor, Sleep& sleep)
-        : def_(def), balls_(balls), grid_(grid), statics_(statics), contacts_(contacts), predictor_(predictor),
+        : def_(def), balls_(balls), cells_(cells), statics_(statics), contacts_(contacts), predictor_(predictor),
           sleep_(sleep) {}
 
     // Processes `event`, the pending event of ball `slot`: the physics on the balls it touches,
@@ -59,7 +59,7 @@ public:
         std::size_t n = 0;
         for (const std::uint32_t r : roaming_->roamers()) {
             const int level = roaming_->level(r);
-            if (r != mover && grid_.distance(Roaming::block(grid_.key(r), level), Roaming::block(cell, level)) <= 1)
+            if (r != mover && cells_.distance(Roaming::block(cells_.key(r), level), Roaming::block(cell, level)) <= 1)
                 crowded[n++] = r;
         }
         for (std::size_t k = 0; k < n; ++k) requeue(crowded[k], land(crowded[k], now));
@@ -71,7 +71,7 @@ public:
     // The cell of a roamer's position at `now`, kept within its block (its listed cell is where it
     // last crossed into that block).
     CellKey roamer_cell(std::uint32_t slot, double now) const {
-        return Roaming::within(grid_.key(slot), roaming_->level(slot), grid_.key_of(predictor_.motion(slot, now).p));
+        return Roaming::within(cells_.key(slot), roaming_->level(slot), cells_.key_of(predictor_.motion(slot, now).p));
     }
 
 private:
@@ -152,7 +152,7 @@ private:
 
     const WorldDef& def_;
     Balls& balls_;
-    Grid& grid_;
+    Cells& cells_;
     const Statics& statics_;
     std::vector<Contact>& contacts_;
     Roaming* roaming_ = nullptr;

@@ -13,7 +13,7 @@ namespace ballistic::detail {
 // complete is undone. With several regions, each runs this loop on its own part of the queue at
 // the same time as the others (region_loop.hpp): the result is the same for any thread count.
 
-void EventLoop::build(const std::vector<Pending>& events, const Grid& cells) {
+void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
     std::vector<CellKey> keys(events.size());
     parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = cells.key(static_cast<std::uint32_t>(s));
@@ -117,12 +117,12 @@ void EventLoop::record(const Outcome& out) {
 }
 
 void EventLoop::append(std::uint32_t s, const Pending& event) {
-    queue_.append(s, event, regions_.count() == 1 ? 0 : regions_.region_of(grid_.key(s)));
+    queue_.append(s, event, regions_.count() == 1 ? 0 : regions_.region_of(cells_.key(s)));
 }
 
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {
     if (regions_.count() == 1) return queue_.update(s, event);
-    const std::uint32_t region = regions_.region_of(grid_.key(s));
+    const std::uint32_t region = regions_.region_of(cells_.key(s));
     if (region == queue_.part_of(s)) queue_.update(s, event);
     else queue_.update(s, event, region);
 }

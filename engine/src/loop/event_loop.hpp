@@ -11,7 +11,7 @@
 #include <ballistic/types.hpp>
 
 #include "events/event_queue.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "events/measurements.hpp"
 #include "events/outcome.hpp"
 #include "base/parallel.hpp"
@@ -28,14 +28,14 @@ namespace ballistic::detail {
 
 class EventLoop {
 public:
-    EventLoop(const WorldDef& def, const Grid& grid, Response& response, Measurements& measurements, Parallel& parallel,
+    EventLoop(const WorldDef& def, const Cells& cells, Response& response, Measurements& measurements, Parallel& parallel,
               double time)
-        : last_processed(time), def_(def), grid_(grid), response_(response), measurements_(measurements),
-          parallel_(parallel), region_loop_(def, grid, response, queue_, parallel) {}
+        : last_processed(time), def_(def), cells_(cells), response_(response), measurements_(measurements),
+          parallel_(parallel), region_loop_(def, cells, response, queue_, parallel) {}
 
     // Plans the regions over `cells` (the world's, or the ones about to become them) and builds the
     // queue from every ball's pending event: aside, so that a failure leaves both as they were.
-    void build(const std::vector<Pending>& events, const Grid& cells);
+    void build(const std::vector<Pending>& events, const Cells& cells);
     // Processes the events up to `end`, unless it stops first, after the event at
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
     enum class End { Reached, Budget, Interrupted };
@@ -77,7 +77,7 @@ private:
     static constexpr std::uint64_t kLeastRegionShare = 64;
 
     const WorldDef& def_;
-    const Grid& grid_;
+    const Cells& cells_;
     Response& response_;
     Measurements& measurements_;
     Parallel& parallel_;

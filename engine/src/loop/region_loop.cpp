@@ -37,7 +37,7 @@ void pause() { _mm_pause(); }
 
 }  // namespace
 
-void RegionLoop::prepare(const RegionPlan& plan, const Grid& cells) {
+void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
     plan_ = plan;
     const std::size_t n = plan.count();
     if (floors_.size() != n) {
@@ -159,7 +159,7 @@ void RegionLoop::drain(std::uint32_t r) {
         // The lock of its cell: an interface event of a neighbour reads the entries of the balls
         // it changes.
         Held held;
-        lock_cell(grid_.key(m.slot), held);
+        lock_cell(cells_.key(m.slot), held);
         if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
             queue_.attach(m.slot, m.event, r);
             // A parked ball's new event replaces the one parked.
@@ -191,8 +191,8 @@ void RegionLoop::send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, 
 
 RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending& event, int& depth,
                               bool& serial) const {
-    const CellKey& cell = grid_.key(slot);
-    serial = !grid_.dense_near(cell);  // a crossing out of the dense cells may rebuild the shared lists
+    const CellKey& cell = cells_.key(slot);
+    serial = !cells_.dense_near(cell);  // a crossing out of the dense cells may rebuild the shared lists
     if (serial) return everyone(r);
     const int reach = pairwise(event.kind) || event.kind == Kind::Crossing ? kReach : kStaticReach;
     depth = plan_.depth(cell);
@@ -203,9 +203,9 @@ std::uint32_t RegionLoop::block_of(std::int64_t x, std::int64_t y, std::int64_t 
     const std::int64_t c[3] = {x, y, z};
     std::int64_t block = 0;
     for (int d = 2; d >= 0; --d) {
-        const std::int64_t n = grid_.dense_cells(d);
-        std::int64_t k = c[d] - grid_.dense_lo(d);
-        k = grid_.periodic() && grid_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
+        const std::int64_t n = cells_.dense_cells(d);
+        std::int64_t k = c[d] - cells_.dense_lo(d);
+        k = cells_.periodic() && cells_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
         block = block * blocks_[static_cast<std::size_t>(d)] + std::min(k / kLockCells, blocks_[static_cast<std::size_t>(d)] - 1);
     }
     return static_cast<std::uint32_t>(block);
@@ -258,9 +258,9 @@ bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event
         // Another region's events write cells of this one only next to it (depth 1): around a
         // cell of its own two deep or more, only its own later events can have written.
         if (!own_later && plan_.region_of(cell) == r && plan_.depth(cell) >= 3) return;
-        grid_.for_each_dense_near(cell, [&](std::size_t c) { later = later || newer(stamps_[c]); });
+        cells_.for_each_dense_near(cell, [&](std::size_t c) { later = later || newer(stamps_[c]); });
     };
-    for (int k = 0; k < out.n_saved; ++k) around(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    for (int k = 0; k < out.n_saved; ++k) around(cells_.key(out.saved[static_cast<std::size_t>(k)].slot));
     if (out.crossing) around(out.old_key);
     return later;
 }
@@ -268,12 +268,12 @@ bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event
 void RegionLoop::stamp(Logged& logged) {
     const Outcome& out = logged.out;
     auto put = [&](const CellKey& cell) {
-        const std::size_t c = grid_.dense_number(cell);
+        const std::size_t c = cells_.dense_number(cell);
         logged.stamps[static_cast<std::size_t>(logged.n_stamps++)] = {c, stamps_[c]};
         stamps_[c] = {logged.key, run_};
     };
     logged.n_stamps = 0;
-    for (int k = 0; k < out.n_saved; ++k) put(grid_.key(out.saved[static_cast<std::size_t>(k)].slot));
+    for (int k = 0; k < out.n_saved; ++k) put(cells_.key(out.saved[static_cast<std::size_t>(k)].slot));
     if (out.crossing) put(out.old_key);
 }
 
@@ -360,7 +360,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                                                          [](const EventKey& k, const Parked& p) { return k < p.key; });
                         g.parked.insert(at, {s, event, key, near});
                         Held entry;  // a neighbour's interface event may read its entry
-                        lock_cell(grid_.key(s), entry);
+                        lock_cell(cells_.key(s), entry);
                         queue_.detach(s);
                         unlock(entry);
                         continue;
@@ -380,7 +380,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
             spin = 0;
             if (near != 0) {
-                lock_near(grid_.key(s), nullptr, held);
+                lock_near(cells_.key(s), nullptr, held);
                 // A neighbour's event before this one may have sent a new event of its ball: its
                 // message is in the mailbox before the neighbour lets its locks go.
                 if (box.mail.load(std::memory_order_acquire)) {
@@ -392,7 +392,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             // in). One farther may be changing meanwhile: only its counter and time are read. Not
             // stale and that far, the event would touch what another region's events may touch
             // without their knowing: serially, then.
-            const bool far = pairwise(event.kind) && grid_.distance(grid_.key(s), grid_.key_now(event.other)) > 1;
+            const bool far = pairwise(event.kind) && cells_.distance(cells_.key(s), cells_.key_now(event.other)) > 1;
             if (far && !response_.stale(s, event)) {
                 unlock(held);
                 request_stop(key, End::Serial);
@@ -454,7 +454,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 logged.part[i] = part;
                 // To the region of its cell: a neighbour's ball (perhaps on its way there from
                 // another one), or one of its own that crossed over.
-                const std::uint32_t to = plan_.region_of(grid_.key(slot));
+                const std::uint32_t to = plan_.region_of(cells_.key(slot));
                 if (part == r && to == r) {
                     queue_.update(slot, next);
                 } else {
@@ -482,9 +482,9 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
 }
 
 bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
-    const CellKey& cell = grid_.key(slot);
+    const CellKey& cell = cells_.key(slot);
     for (const Parked& p : regions_[r].parked)
-        if (p.key < key && grid_.distance(cell, grid_.key(p.slot)) <= kParkedReach) return true;
+        if (p.key < key && cells_.distance(cell, cells_.key(p.slot)) <= kParkedReach) return true;
     return false;
 }
 
@@ -497,7 +497,7 @@ bool RegionLoop::unpark_ready(std::uint32_t r) {
         const Parked& p = g.parked[ready_ones];
         if (p.near != 0 && !ready(r, p.near, p.key)) break;
         Held entry;
-        lock_cell(grid_.key(p.slot), entry);
+        lock_cell(cells_.key(p.slot), entry);
         queue_.attach(p.slot, p.event, r);
         unlock(entry);
         ++ready_ones;
@@ -518,7 +518,7 @@ void RegionLoop::undo(Logged& logged, bool queue) {
         const auto i = static_cast<std::size_t>(k);
         const std::uint32_t slot = out.requeue[i];
         // A ball parked or on its way then: back in the region of its cell.
-        const std::uint32_t part = logged.part[i] != EventQueue::kNoPart ? logged.part[i] : plan_.region_of(grid_.key(slot));
+        const std::uint32_t part = logged.part[i] != EventQueue::kNoPart ? logged.part[i] : plan_.region_of(cells_.key(slot));
         const std::uint32_t now = queue_.part_of(slot);
         const Pending& previous = logged.previous[i];
         if (now == EventQueue::kNoPart) queue_.attach(slot, previous, part);

@@ -27,7 +27,7 @@
 #pragma once
 
 #include "events/event_queue.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "events/outcome.hpp"
 #include "loop/regions.hpp"
 
@@ -63,13 +63,13 @@ public:
         double last = -std::numeric_limits<double>::infinity();
     };
 
-    RegionLoop(const WorldDef& def, const Grid& grid, Response& response, EventQueue& queue, Parallel& parallel)
-        : def_(def), grid_(grid), response_(response), queue_(queue), parallel_(parallel) {}
+    RegionLoop(const WorldDef& def, const Cells& cells, Response& response, EventQueue& queue, Parallel& parallel)
+        : def_(def), cells_(cells), response_(response), queue_(queue), parallel_(parallel) {}
 
     // The regions of `plan` (its count of parts in the queue), with stamps and locks for the dense
-    // cells of `cells`: the grid the world has when the regions next run (a re-sort builds it
-    // aside, and it replaces the world's grid after this call).
-    void prepare(const RegionPlan& plan, const Grid& cells);
+    // cells of `cells`: the cells the world has when the regions next run (a re-sort builds it
+    // aside, and it replaces the world's cells after this call).
+    void prepare(const RegionPlan& plan, const Cells& cells);
     std::size_t bytes() const { return stamps_.capacity() * sizeof(Stamp) + locks_.capacity() * sizeof(BlockLock); }
     // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
     // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
@@ -235,7 +235,7 @@ private:
     }
 
     const WorldDef& def_;
-    const Grid& grid_;
+    const Cells& cells_;
     Response& response_;
     EventQueue& queue_;
     Parallel& parallel_;

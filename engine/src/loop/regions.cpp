@@ -6,19 +6,19 @@
 
 namespace ballistic::detail {
 
-void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
+void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
                       std::size_t min_balls) {
     count_ = 1;
     for (auto& b : bounds_) b.clear();
     for (auto& d : depths_) d.clear();
     for (auto& t : near_) for (auto& a : t) a.clear();
     const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
-    if (most < 2 || keys.empty() || keys.size() < min_balls || grid.dense_cells(0) == 0) return;
+    if (most < 2 || keys.empty() || keys.size() < min_balls || cells.dense_cells(0) == 0) return;
     std::array<std::int64_t, 3> pieces{1, 1, 1};
     for (int d = 0; d < 3; ++d) {
-        lo_[static_cast<std::size_t>(d)] = grid.dense_lo(d);
-        n_[static_cast<std::size_t>(d)] = grid.dense_cells(d);
-        wraps_[static_cast<std::size_t>(d)] = grid.periodic() && grid.wraps(d);
+        lo_[static_cast<std::size_t>(d)] = cells.dense_lo(d);
+        n_[static_cast<std::size_t>(d)] = cells.dense_cells(d);
+        wraps_[static_cast<std::size_t>(d)] = cells.periodic() && cells.wraps(d);
     }
     // The prime factors of the count, the largest first, each to the axis whose pieces stay the
     // thickest (a factor that fits no axis gives way to a smaller count, or none: fewer regions).
@@ -60,22 +60,22 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
     // least kMinCells thick.
     for (int d = 0; d < 3; ++d) {
         const auto axis = static_cast<std::size_t>(d);
-        const std::int64_t count = pieces[axis], cells = n_[axis], lo = lo_[axis];
+        const std::int64_t count = pieces[axis], across = n_[axis], lo = lo_[axis];
         if (count < 2) continue;
-        std::vector<std::uint64_t> per(static_cast<std::size_t>(cells), 0);
+        std::vector<std::uint64_t> per(static_cast<std::size_t>(across), 0);
         std::uint64_t total = 0;
         for (const CellKey& key : keys) {
             const std::int64_t k = key[d] - lo;
-            if (k < 0 || k >= cells) continue;
+            if (k < 0 || k >= across) continue;
             ++per[static_cast<std::size_t>(k)];
             ++total;
         }
         std::uint64_t seen = 0;
         std::int64_t cell = 0, previous = 0;
         for (std::int64_t r = 1; r < count; ++r) {
-            while (cell < cells && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
+            while (cell < across && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
                 seen += per[static_cast<std::size_t>(cell++)];
-            previous = std::clamp(cell, previous + kMinCells, cells - (count - r) * kMinCells);
+            previous = std::clamp(cell, previous + kMinCells, across - (count - r) * kMinCells);
             bounds_[axis].push_back(lo + previous);
         }
     }
@@ -85,11 +85,11 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
     for (int d = 0; d < 3; ++d) {
         const auto axis = static_cast<std::size_t>(d);
         if (bounds_[axis].empty()) continue;
-        const std::int64_t lo = lo_[axis], cells = n_[axis];
-        depths_[axis].resize(static_cast<std::size_t>(cells));
-        for (std::int64_t k = 0; k < cells; ++k) {
+        const std::int64_t lo = lo_[axis], across = n_[axis];
+        depths_[axis].resize(static_cast<std::size_t>(across));
+        for (std::int64_t k = 0; k < across; ++k) {
             const std::int64_t c = lo + k;
-            std::int64_t below = wraps_[axis] ? k + 1 : kFar, above = wraps_[axis] ? cells - k : kFar;
+            std::int64_t below = wraps_[axis] ? k + 1 : kFar, above = wraps_[axis] ? across - k : kFar;
             for (const std::int64_t bound : bounds_[axis]) {
                 if (bound <= c) below = c - bound + 1;
                 else above = std::min(above, bound - c);
@@ -98,8 +98,8 @@ void RegionPlan::plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 g
         }
         for (int reach = 0; reach <= kTabled; ++reach) {
             auto& masks = near_[static_cast<std::size_t>(reach)][axis];
-            masks.resize(static_cast<std::size_t>(cells));
-            for (std::int64_t k = 0; k < cells; ++k) masks[static_cast<std::size_t>(k)] = pieces_near(d, lo + k, reach);
+            masks.resize(static_cast<std::size_t>(across));
+            for (std::int64_t k = 0; k < across; ++k) masks[static_cast<std::size_t>(k)] = pieces_near(d, lo + k, reach);
         }
     }
 }

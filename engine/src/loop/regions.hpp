@@ -6,7 +6,7 @@
 // the dense block in the region their coordinates clamp to).
 #pragma once
 
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,13 +25,13 @@ public:
     // with fewer, most of its events would lie within reach of a neighbour.
     static constexpr std::int64_t kMinCells = 12;
 
-    // Up to `concurrency` regions, blocks of the dense cells of `grid` cut along the axes with the
+    // Up to `concurrency` regions, blocks of the dense cells of `cells` cut along the axes with the
     // most cells (one cut for two regions, two axes for four, three for eight), but along the axis
     // nearest `gravity` only when the others cannot take more cuts (a pile is busy along its whole
     // surface: cut across the floor, not by height), each holding about as many of the balls of
     // `keys` as the others along its axes; one region (serial processing) for fewer than
     // `min_balls` balls, a world without dense cells, or one too thin to cut.
-    void plan(const Grid& grid, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency, std::size_t min_balls);
+    void plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency, std::size_t min_balls);
     std::size_t count() const { return count_; }
     std::uint32_t region_of(const CellKey& key) const {
         std::uint32_t region = 0;

@@ -65,7 +65,7 @@ void Sleep::for_each_touching_static(std::uint32_t s, double now, Fn&& fn, Withi
         const double len = length(w);
         if (len - c.radius - r <= gap && len > 0.0) fn(kFixed, w / len);
     }
-    statics_.finite_near(grid_.key(s), [&](const Finite& f) {
+    statics_.finite_near(cells_.key(s), [&](const Finite& f) {
         const auto [w, radius] = statics_.nearest(f, p);
         const double len = length(w);
         if (len - radius - r <= gap && len > 0.0) fn(kFixed, w / len);
@@ -77,7 +77,7 @@ void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn, Within 
     const Vec3 p = balls_.position_at(s, now);
     const double r = balls_.radius[s];
     const double gap = reach(r, within);
-    grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
+    cells_.for_each_near(cells_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s) return;
         Vec3 dp = p - balls_.position_at(j, now);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
@@ -85,7 +85,7 @@ void Sleep::for_each_touching_ball(std::uint32_t s, double now, Fn&& fn, Within 
         if (SleepRules::beyond(dp, r + balls_.radius[j] + most)) return;
         const double d = length(dp);
         if (d - r - balls_.radius[j] <= most && d > 0.0) fn(j, dp / d);
-    }, Grid::kAllNear);
+    }, Cells::kAllNear);
 }
 
 void Sleep::wake_unheld(std::uint32_t first, double now, std::vector<std::uint8_t>& held,
@@ -394,7 +394,7 @@ Sleep::Woken Sleep::prepare_wake_touching(std::uint32_t s, double time) {
 void Sleep::awake_under(std::uint32_t s, double time, std::uint32_t first, std::vector<std::uint32_t>& out) const {
     const Vec3 p = balls_.position_at(s, time);
     const double r = balls_.radius[s];
-    grid_.for_each_near(grid_.key(s), [&](std::uint32_t j, const auto& shift) {
+    cells_.for_each_near(cells_.key(s), [&](std::uint32_t j, const auto& shift) {
         if (j == s || j >= first || balls_.asleep(j)) return;
         Vec3 dp = p - balls_.position_at(j, time);
         if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) dp = dp - shift;
@@ -402,7 +402,7 @@ void Sleep::awake_under(std::uint32_t s, double time, std::uint32_t first, std::
         const double sigma = r + balls_.radius[j];
         const double touching = std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[j]));
         if (rules_.resting_on(dp, sigma, touching + kJamTravel * sigma)) out.push_back(j);
-    }, Grid::kAllNear);
+    }, Cells::kAllNear);
 }
 
 void Sleep::commit_wake(const Woken& woken, double time) noexcept {

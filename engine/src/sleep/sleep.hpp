@@ -10,7 +10,7 @@
 #include <ballistic/types.hpp>
 
 #include "space/balls.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "sleep/islands.hpp"
 #include "rules/sleep_rules.hpp"
 #include "space/statics.hpp"
@@ -26,8 +26,8 @@ namespace ballistic::detail {
 
 class Sleep {
 public:
-    Sleep(const WorldDef& def, Balls& balls, const Grid& grid, const Statics& statics, const SleepRules& rules)
-        : def_(def), balls_(balls), grid_(grid), statics_(statics), rules_(rules) {}
+    Sleep(const WorldDef& def, Balls& balls, const Cells& cells, const Statics& statics, const SleepRules& rules)
+        : def_(def), balls_(balls), cells_(cells), statics_(statics), rules_(rules) {}
 
     // Can anything sleep? It takes dissipation (restitution below one, or friction), gravity, a
     // sleep_speed and planes, capsules or blocks to rest on.
@@ -181,7 +181,7 @@ private:
 
     const WorldDef& def_;
     Balls& balls_;
-    const Grid& grid_;
+    const Cells& cells_;
     const Statics& statics_;
     const SleepRules& rules_;
     Islands islands_;  // settle()'s scratch, kept between steps

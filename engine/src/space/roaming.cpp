@@ -6,7 +6,7 @@
 
 namespace ballistic::detail {
 
-void Roaming::count(const Grid& grid, std::size_t balls, bool keep) {
+void Roaming::count(const Cells& cells, std::size_t balls, bool keep) {
     level_.assign(balls, 0);
     roamers_.reserve(kMostRoamers);
     active_ = true;  // before counting: should it fail, clear() empties what it counted
@@ -17,19 +17,19 @@ void Roaming::count(const Grid& grid, std::size_t balls, bool keep) {
         Counts& counts = counts_[static_cast<std::size_t>(l)];
         std::size_t s = 0;
         while (s < balls) {
-            const CellKey b = block(grid.key(static_cast<std::uint32_t>(s)), l);
+            const CellKey b = block(cells.key(static_cast<std::uint32_t>(s)), l);
             std::size_t run = s + 1;
-            while (run < balls && block(grid.key(static_cast<std::uint32_t>(run)), l) == b) ++run;
+            while (run < balls && block(cells.key(static_cast<std::uint32_t>(run)), l) == b) ++run;
             counts[b] += static_cast<std::uint32_t>(run - s);
             s = run;
         }
     }
 }
 
-void Roaming::added(const Grid& grid, std::size_t first, std::size_t balls) {
+void Roaming::added(const Cells& cells, std::size_t first, std::size_t balls) {
     level_.resize(balls, 0);
     for (std::size_t s = first; s < balls; ++s)
-        for (int l = 1; l < kLevels; ++l) ++counts_[static_cast<std::size_t>(l)][block(grid.key(static_cast<std::uint32_t>(s)), l)];
+        for (int l = 1; l < kLevels; ++l) ++counts_[static_cast<std::size_t>(l)][block(cells.key(static_cast<std::uint32_t>(s)), l)];
 }
 
 void Roaming::moved(const CellKey& from, const CellKey& to) {

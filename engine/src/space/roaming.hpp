@@ -17,7 +17,7 @@
 // last crossed into that block (its position may be anywhere in the block).
 #pragma once
 
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 
 #include <array>
 #include <cstdint>
@@ -48,12 +48,12 @@ public:
     int level(std::uint32_t slot) const { return active() && slot < level_.size() ? level_[slot] : 0; }
     std::span<const std::uint32_t> roamers() const { return roamers_; }
 
-    // Counts `balls` balls in the blocks of their cells (Grid::key()), after clear(). With `keep`,
+    // Counts `balls` balls in the blocks of their cells (Cells::key()), after clear(). With `keep`,
     // the counting goes on once no ball roams (a ball may start to roam again at a crossing);
     // without, it ends then (settle()), and the regions' runs start again.
-    void count(const Grid& grid, std::size_t balls, bool keep);
+    void count(const Cells& cells, std::size_t balls, bool keep);
     // Balls added in slots from `first` on (in a pause), counted in their cells.
-    void added(const Grid& grid, std::size_t first, std::size_t balls);
+    void added(const Cells& cells, std::size_t first, std::size_t balls);
     // A ball counted in `from` now lives in `to`. Blocks left empty keep their entries until
     // clear(), so that moving back (Response::undo) allocates nothing.
     void moved(const CellKey& from, const CellKey& to);

@@ -126,9 +126,9 @@ std::shared_ptr<const FiniteNear> Statics::finite_near_points(double radius) con
     const auto middle = sizes.begin() + static_cast<std::ptrdiff_t>(sizes.size() / 2);
     std::nth_element(sizes.begin(), middle, sizes.end());
     const double width = std::max(*middle, 4.0 * near->reach);
-    near->grid.configure(width, std::nullopt, {}, 0);
+    near->coarse.configure(width, std::nullopt, {}, 0);
     // The cells' own rounding: a point may lie an ulp outside the cell its key names.
-    near->cells.build(capsules_, blocks_, near->grid, near->reach + 1e-9 * width);
+    near->cells.build(capsules_, blocks_, near->coarse, near->reach + 1e-9 * width);
     near_points_ = near;
     return near;
 }
@@ -136,7 +136,7 @@ std::shared_ptr<const FiniteNear> Statics::finite_near_points(double radius) con
 template <class Fn>
 void Statics::for_each_finite(Vec3 p, double r, const FiniteNear* near, Fn&& fn) const {
     if (near && r <= near->reach) {
-        near->cells.for_each(near->grid.key_of(p), true, fn);
+        near->cells.for_each(near->coarse.key_of(p), true, fn);
         return;
     }
     for (std::uint32_t k = 0; k < capsules_.size(); ++k) fn(Finite{false, k});
@@ -191,7 +191,7 @@ void FiniteCells::clear() {
     everywhere_.clear();
 }
 
-void FiniteCells::build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Grid& grid,
+void FiniteCells::build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Cells& space,
                         double reach) {
     // Built aside: a failure (out of memory) leaves the lists as they were.
     std::vector<std::pair<CellKey, std::uint32_t>> listed;
@@ -202,7 +202,7 @@ void FiniteCells::build(std::span<const Capsule> capsules, std::span<const Block
     auto place = [&](const Finite& f, Vec3 lo, Vec3 hi, double margin, auto&& from) {
         lo = lo - Vec3{margin, margin, margin};
         hi = hi + Vec3{margin, margin, margin};
-        const CellKey first = grid.key_of(lo), last = grid.key_of(hi);
+        const CellKey first = space.key_of(lo), last = space.key_of(hi);
         // Cells at the edge of the keys reach out to infinity: no centre to measure from.
         bool whole = true;
         double cells = 1.0;
@@ -219,7 +219,7 @@ void FiniteCells::build(std::span<const Capsule> capsules, std::span<const Block
                                       static_cast<std::int32_t>(z)};
                     Vec3 centre, half;
                     for (int d = 0; d < 3; ++d) {
-                        const double b0 = grid.bound(d, key[d]), b1 = grid.bound(d, key[d] + 1);
+                        const double b0 = space.bound(d, key[d]), b1 = space.bound(d, key[d] + 1);
                         set_axis(centre, d, 0.5 * (b0 + b1));
                         set_axis(half, d, 0.5 * (b1 - b0));
                     }

@@ -5,7 +5,7 @@
 // that a ball tests only those it can reach from its cell.
 #pragma once
 
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 
 #include <ballistic/types.hpp>
 
@@ -150,8 +150,8 @@ class FiniteCells {
 public:
     static constexpr std::size_t kMostCells = 1024;
     static constexpr std::size_t kMostListed = std::size_t{1} << 24;
-    // For the cells of `grid` (which must not be periodic); empty without finite statics.
-    void build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Grid& grid, double reach);
+    // For the cells of `space` (which must not be periodic); empty without finite statics.
+    void build(std::span<const Capsule> capsules, std::span<const BlockDef> blocks, const Cells& space, double reach);
     void clear();
     // fn(Finite) for every static listed in cell `key`, then (with `everywhere`) for the others.
     template <class Fn>
@@ -187,7 +187,7 @@ private:
 // (which statics does a ball there overlap?) between steps, when placing balls and measuring:
 // each question tests the statics near the point, not all of them.
 struct FiniteNear {
-    Grid grid;          // cells as wide as most statics are long, and at least four reaches
+    Cells coarse;        // cells as wide as most statics are long, and at least four reaches
     FiniteCells cells;  // built for balls of radius up to `reach`
     double reach = 0.0;
     Vec3 lo, hi;        // the box that holds every capsule and block
@@ -223,9 +223,9 @@ public:
     bool flat() const { return flat_; }
     bool has_finite() const { return !capsules_.empty() || !blocks_.empty(); }
     bool empty() const { return planes_.empty() && cylinders_.empty() && !has_finite(); }
-    // Lists the capsules and blocks in the cells of `grid` for balls of radius up to `largest`;
+    // Lists the capsules and blocks in the cells of `space` for balls of radius up to `largest`;
     // the predictions and contacts read the lists (finite_near()).
-    void index_finite(const Grid& grid, double largest) { finite_cells_.build(capsules_, blocks_, grid, largest); }
+    void index_finite(const Cells& space, double largest) { finite_cells_.build(capsules_, blocks_, space, largest); }
     // fn(Finite) for every capsule and block a ball in cell `key` may touch; `everywhere` false
     // leaves out those listed for every cell (a ball that only crossed into `key` tested them).
     template <class Fn>

@@ -73,14 +73,14 @@ Inside inside_box(Vec3 o, Vec3 d, Vec3 lo, Vec3 hi, double limit) {
     return in;
 }
 
-// Walks the cells of `grid` that the ray o + d t passes from t0 on, in order, while they lie
-// within the keys lowest–highest and are entered before t1: visit(key, entered, cells), with the
+// Walks the cells of `cells` that the ray o + d t passes from t0 on, in order, while they lie
+// within the keys lowest–highest and are entered before t1: visit(key, entered, layer), with the
 // time the ray entered the cell and the layer of neighbours that came into reach with it
-// (Grid::kAllNear for the first); the walk stops when visit returns false.
+// (Cells::kAllNear for the first); the walk stops when visit returns false.
 template <class Visit>
-void walk_cells(const detail::Grid& grid, Vec3 o, Vec3 d, double t0, double t1, const CellKey& lowest,
+void walk_cells(const detail::Cells& cells, Vec3 o, Vec3 d, double t0, double t1, const CellKey& lowest,
                 const CellKey& highest, Visit&& visit) {
-    CellKey key = grid.key_of(o + d * t0);
+    CellKey key = cells.key_of(o + d * t0);
     double next[3];
     int step[3];
     for (int a = 0; a < 3; ++a) {
@@ -90,22 +90,22 @@ void walk_cells(const detail::Grid& grid, Vec3 o, Vec3 d, double t0, double t1, 
     auto boundary = [&](int a) {
         const double da = axis(d, a);
         // The outermost cells have no face beyond them: along that axis the walk stays in them.
-        if (step[a] == 0 || !grid.has_face(key, 2 * a + (step[a] > 0 ? 1 : 0)))
+        if (step[a] == 0 || !cells.has_face(key, 2 * a + (step[a] > 0 ? 1 : 0)))
             return std::numeric_limits<double>::infinity();
         const std::int64_t k = key[a] + (step[a] > 0 ? 1 : 0);
-        return (grid.bound(a, k) - axis(o, a)) / da;
+        return (cells.bound(a, k) - axis(o, a)) / da;
     };
     for (int a = 0; a < 3; ++a) next[a] = boundary(a);
     double entered = t0;
-    std::uint32_t cells = detail::Grid::kAllNear;
-    while (visit(key, entered, cells)) {
+    std::uint32_t layer = detail::Cells::kAllNear;
+    while (visit(key, entered, layer)) {
         const int a = next[0] <= next[1] ? (next[0] <= next[2] ? 0 : 2) : (next[1] <= next[2] ? 1 : 2);
         entered = next[a];
         if (!(entered <= t1)) return;
         key[a] += step[a];
         if (key[a] < lowest[a] || key[a] > highest[a]) return;
         next[a] = boundary(a);
-        cells = detail::Grid::layer_beyond(2 * a + (step[a] > 0 ? 1 : 0));
+        layer = detail::Cells::layer_beyond(2 * a + (step[a] > 0 ? 1 : 0));
     }
 }
 
@@ -172,18 +172,18 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
     if (near) {
         const Inside span = inside_box(o, d, near->lo, near->hi, limit);
         const double t0 = std::max(span.enter, 0.0), t1 = std::min(span.leave, limit);
-        const double width = near->grid.min_width();
-        const double cells = (std::abs(d.x) + std::abs(d.y) + std::abs(d.z)) * (t1 - t0) / width + 1.0;
+        const double width = near->coarse.min_width();
+        const double passed = (std::abs(d.x) + std::abs(d.y) + std::abs(d.z)) * (t1 - t0) / width + 1.0;
         const std::size_t count = statics.capsules().size() + statics.blocks().size();
         if (!(t0 <= t1)) {
             // The ray misses the box that holds them all.
-        } else if (!(cells <= static_cast<double>(count))) {
+        } else if (!(passed <= static_cast<double>(count))) {
             for (std::uint32_t k = 0; k < statics.capsules().size(); ++k) test({false, k});
             for (std::uint32_t k = 0; k < statics.blocks().size(); ++k) test({true, k});
         } else {
-            const CellKey lowest = near->grid.key_of(near->lo), highest = near->grid.key_of(near->hi);
+            const CellKey lowest = near->coarse.key_of(near->lo), highest = near->coarse.key_of(near->hi);
             bool first = true;
-            walk_cells(near->grid, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t) {
+            walk_cells(near->coarse, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t) {
                 if (nearest.t < entered) return false;  // a hit is nearer than this cell
                 near->cells.for_each(key, first, test);  // those listed for every cell, once
                 first = false;
@@ -200,15 +200,15 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
     if (clip.enter > clip.leave) return best;
     const double t0 = clip.enter, t1 = clip.leave;
 
-    const CellKey lowest = grid.key_of(box.min), highest = grid.key_of(box.max);
+    const CellKey lowest = cells.key_of(box.min), highest = cells.key_of(box.max);
     // The balls of the 27 cells around the first cell, then at each step only those of the 9
     // cells that come into reach (the others were tested already), as lanes for the SIMD kernel.
     thread_local SphereScratch lanes;
-    walk_cells(grid, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t cells) {
-        if (cells != detail::Grid::kAllNear && best && entered > best->distance) return false;
+    walk_cells(cells, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t layer) {
+        if (layer != detail::Cells::kAllNear && best && entered > best->distance) return false;
         lanes.n = 0;
-        grid.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.view_position(s), balls.radius[s]); },
-                           cells);
+        cells.for_each_near(key, [&](std::uint32_t s, const auto&) { lanes.push(s, balls.view_position(s), balls.radius[s]); },
+                           layer);
         detail::simd_kernels().ray_sphere(o, d, lanes.spheres(), std::span(lanes.out).first(lanes.n));
         for (std::size_t k = 0; k < lanes.n; ++k) {
             const double t = lanes.out[k];

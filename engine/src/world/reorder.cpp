@@ -28,7 +28,7 @@ void World::Impl::reorder() {
     // position could disagree at a face by rounding).
     std::vector<detail::CellKey> old_keys(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) old_keys[s] = grid.key(static_cast<std::uint32_t>(s));
+        for (std::size_t s = begin; s < end; ++s) old_keys[s] = cells.key(static_cast<std::uint32_t>(s));
     });
     const detail::CellKey lowest = key_block(old_keys)[0];
     // (Morton code, slot): unique keys, so any sort gives the same order.
@@ -60,13 +60,13 @@ void World::Impl::reorder() {
             keys[s] = old_keys[order[s]];
         }
     });
-    detail::Grid cells;
-    cells.configure(grid.min_width(), def.periodic, def.periodic_axes, n);
-    fit_grid(cells, keys);
-    cells.assign(keys, parallel);
+    detail::Cells sorted;
+    sorted.configure(cells.min_width(), def.periodic, def.periodic_axes, n);
+    fit_cells(sorted, keys);
+    sorted.assign(keys, parallel);
     if (!events_valid) {  // rebuild_events() comes next
         move_balls(order, scratch);
-        grid = std::move(cells);
+        cells = std::move(sorted);
         return;
     }
     auto renumber = [&](detail::Pending& e) {
@@ -82,9 +82,9 @@ void World::Impl::reorder() {
             renumber(events[s]);
         }
     });
-    loop.build(events, cells);  // the last that may fail; the queue takes the new slots
+    loop.build(events, sorted);  // the last that may fail; the queue takes the new slots
     move_balls(order, scratch);
-    grid = std::move(cells);
+    cells = std::move(sorted);
     contacts = std::move(moved);
 }
 

@@ -46,23 +46,23 @@ void World::Impl::commit_awakening(Awakening& a) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Cells and queue construction
 
-void World::Impl::rebuild_grid(double radius) {
+void World::Impl::rebuild_cells(double radius) {
     if (balls.size() == 0) {  // no width to give the cells: add_balls() makes them with the first ball
-        grid_valid = false;
+        cells_valid = false;
         events_valid = false;
         return;
     }
     // Built aside: a failure leaves the cells as they were.
-    detail::Grid fresh;
+    detail::Cells fresh;
     fresh.configure(cell_width_for(radius), def.periodic, def.periodic_axes, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position_at(s, time));
     });
-    fit_grid(fresh, keys);
+    fit_cells(fresh, keys);
     fresh.assign(keys, parallel);
-    grid = std::move(fresh);
-    grid_valid = true;
+    cells = std::move(fresh);
+    cells_valid = true;
     events_valid = false;  // pending cell crossings refer to the old cells
 }
 
@@ -83,7 +83,7 @@ std::uint64_t World::Impl::review_every() const {
     // Widened cells are reviewed often: balls that gather in them cost a prediction per crowd
     // member. Cells of the least width rarely: a review costs O(N log N), a dense world's events
     // far more than a sparse one's.
-    const bool widened = grid_valid && grid.min_width() > least_cell_width(max_radius);
+    const bool widened = cells_valid && cells.min_width() > least_cell_width(max_radius);
     return std::max<std::uint64_t>(std::uint64_t{1} << 16, (widened ? 64 : 1024) * static_cast<std::uint64_t>(balls.size()));
 }
 
@@ -119,7 +119,7 @@ double World::Impl::crowding(double width, double at) const {
 
 double World::Impl::reviewed_cell_width(double at) const {
     if (balls.size() <= kFewBalls) return 0.0;  // one cell for all space already
-    const double least = least_cell_width(max_radius), now = grid.min_width();
+    const double least = least_cell_width(max_radius), now = cells.min_width();
     // At most a third of a periodic side; no wider than the balls' spread (twice it holds every
     // ball in the 27 cells around each: crowded).
     const Box box = centre_bounds([&](std::size_t s) { return balls.position_at(s, at); });
@@ -148,7 +148,7 @@ double World::Impl::reviewed_cell_width(double at) const {
 void World::Impl::index_finite() {
     // Within reach of a ball of the largest radius, touching within the sleeping rules' gap
     // (at most 10⁻³ of its radius) included.
-    if (grid_valid) statics.index_finite(grid, 1.01 * max_radius);
+    if (cells_valid) statics.index_finite(cells, 1.01 * max_radius);
 }
 
 std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) {
@@ -168,13 +168,13 @@ std::array<CellKey, 2> World::Impl::key_block(const std::vector<CellKey>& keys) 
         widen);
 }
 
-void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys) {
+void World::Impl::fit_cells(detail::Cells& into, const std::vector<CellKey>& keys) {
     if (keys.empty() || def.periodic) return;
     // The block of every ball, or, when a few balls far out would make it too large, of all but
     // the outermost thousandth on each side, or when that is still too large the slab of it that
     // holds the most balls.
     const auto [lowest, highest] = key_block(keys);
-    if (cells.fit_dense(lowest, highest)) return;
+    if (into.fit_dense(lowest, highest)) return;
     const std::size_t trim = keys.size() / 1000;
     if (trim == 0) return;
     std::vector<CellKey> sorted = keys;
@@ -188,14 +188,14 @@ void World::Impl::fit_grid(detail::Grid& cells, const std::vector<CellKey>& keys
         std::nth_element(sorted.begin(), last, sorted.end(), by_axis);
         hi[d] = (*last)[d];
     }
-    if (!cells.fit_dense(lo, hi)) cells.fit_dense_slab(keys, lo, hi);
+    if (!into.fit_dense(lo, hi)) into.fit_dense_slab(keys, lo, hi);
 }
 
 void World::Impl::rebuild_events(bool within_step) {
     // Each part either completes or leaves what it would change as it was; until the queue is
     // built, events_valid stays false and the world is consistent without them.
     for (std::uint32_t s = 0; s < balls.size(); ++s) balls.advance_awake(s, time);
-    rebuild_grid(max_radius);
+    rebuild_cells(max_radius);
     index_finite();
     // A pile loaded at rest sleeps before it costs an event; no history of its balls is known here.
     sleep_islands(time, detail::Sleep::Within::StillDrift);
@@ -204,7 +204,7 @@ void World::Impl::rebuild_events(bool within_step) {
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) events[s] = predictor.predict(static_cast<std::uint32_t>(s), time);
     });
-    loop.build(events, grid);
+    loop.build(events, cells);
     events_valid = true;
 }
 
@@ -212,7 +212,7 @@ void World::Impl::rebuild_events(bool within_step) {
 // Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
 
 std::size_t World::Impl::sleep_islands(double now, detail::Sleep::Within within) {
-    if (!grid_valid) return 0;
+    if (!cells_valid) return 0;
     std::size_t fell = 0;
     sleep.settle(now, [&](std::span<const std::uint32_t> members) {
         fell += members.size();
@@ -280,24 +280,24 @@ void World::Impl::start_roaming(double dt) {
     using detail::Roaming;
     const std::size_t n = balls.size();
     // Blocks tile space outside a periodic box; capsules and blocks are found through the cells.
-    if (!events_valid || !grid_valid || def.periodic || statics.has_finite() || n <= 16) return;
+    if (!events_valid || !cells_valid || def.periodic || statics.has_finite() || n <= 16) return;
     // About the cells the balls would cross in the step, at most (their speeds at the step's
     // start, from what balls() shows, summed along the axes; gravity for every ball): counting
     // the balls in blocks is worth it when they are many. One pass over three columns.
     double speeds = 0.0;
     for (std::size_t s = 0; s < n; ++s)
         speeds += std::abs(balls.view_vx[s]) + std::abs(balls.view_vy[s]) + std::abs(balls.view_vz[s]);
-    const double cells = (speeds * dt + static_cast<double>(n) * 0.5 * length(def.gravity) * dt * dt) / grid.min_width();
-    if (!(cells >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
+    const double crossings = (speeds * dt + static_cast<double>(n) * 0.5 * length(def.gravity) * dt * dt) / cells.min_width();
+    if (!(crossings >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
     // Worlds too small for the regions keep counting once no ball roams (a ball may start to
     // roam again); larger ones go back to the regions then.
-    roaming.count(grid, n, n < def.parallel_events_min_balls);  // a failure ends the step, which clears it
+    roaming.count(cells, n, n < def.parallel_events_min_balls);  // a failure ends the step, which clears it
     for (std::uint32_t s = 0; s < n && roaming.roamers().size() < Roaming::kMostRoamers; ++s) {
         if (balls.asleep(s)) continue;
-        const int level = roaming.free_level(grid.key(s));
+        const int level = roaming.free_level(cells.key(s));
         if (level == 0) continue;
         roaming.set_level(s, level);
-        loop.requeue(s, predictor.roam(s, time, grid.key(s), level));
+        loop.requeue(s, predictor.roam(s, time, cells.key(s), level));
     }
     if (roaming.roamers().empty()) roaming.clear();
 }
@@ -306,7 +306,7 @@ void World::Impl::stop_roaming(double at) {
     while (!roaming.roamers().empty()) {
         const std::uint32_t r = roaming.roamers().front();
         const detail::CellKey key = response.roamer_cell(r, at);
-        grid.move(r, key);
+        cells.move(r, key);
         roaming.set_level(r, 0);
         if (events_valid) loop.requeue(r, predictor.predict_around(r, at, key));
     }
@@ -315,9 +315,9 @@ void World::Impl::stop_roaming(double at) {
 
 void World::Impl::roaming_added(std::uint32_t first) {
     if (!roaming.active() || !events_valid) return;
-    roaming.added(grid, first, balls.size());
+    roaming.added(cells, first, balls.size());
     for (std::uint32_t s = first; s < balls.size(); ++s)
-        response.crowd_roamers(s, grid.key(s), time, [&](std::uint32_t r, const detail::Pending& next) { loop.requeue(r, next); });
+        response.crowd_roamers(s, cells.key(s), time, [&](std::uint32_t r, const detail::Pending& next) { loop.requeue(r, next); });
     roaming.settle();
 }
 

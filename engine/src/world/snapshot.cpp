@@ -2,7 +2,7 @@
 //
 // A snapshot holds everything a step reads: the settings, the statics, the ball store (with each
 // ball's local time, rest, quiet history and event counter), the table of rests, the handles,
-// every ball's cell and its contact and pending event, and the measurements. The grid's buckets,
+// every ball's cell and its contact and pending event, and the measurements. The cells's buckets,
 // the queue's calendar and the slabs are rebuilt from those: none of them changes what is
 // processed (the queue's order is a total order on its keys; predictions do not depend on the
 // order cells are walked; results are the same for any slab plan).
@@ -161,11 +161,11 @@ void World::save(std::ostream& out_stream) const {
     w.handles.write(out);
 
     // Cells, contacts and pending events.
-    out.put(static_cast<std::uint8_t>(w.grid_valid));
-    if (w.grid_valid) {
-        out.put(w.grid.min_width());
+    out.put(static_cast<std::uint8_t>(w.cells_valid));
+    if (w.cells_valid) {
+        out.put(w.cells.min_width());
         for (std::uint32_t s = 0; s < b.size(); ++s) {
-            const detail::CellKey& k = w.grid.key(s);
+            const detail::CellKey& k = w.cells.key(s);
             out.put(k.x); out.put(k.y); out.put(k.z);
         }
     }
@@ -413,33 +413,33 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     w.handles.read(in, b.id);
 
     // Cells: each ball's, within one cell of where its position lies (rounding at a face).
-    w.grid_valid = in.get<std::uint8_t>("cells valid") != 0;
-    if (w.grid_valid != (balls > 0)) bad("cells for " + std::to_string(balls) + " balls");
-    if (w.grid_valid) {
+    w.cells_valid = in.get<std::uint8_t>("cells valid") != 0;
+    if (w.cells_valid != (balls > 0)) bad("cells for " + std::to_string(balls) + " balls");
+    if (w.cells_valid) {
         const double width = finite(in, "cell width");
         if (!(width >= w.least_cell_width(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
-        w.grid.configure(width, d.periodic, d.periodic_axes, balls);
+        w.cells.configure(width, d.periodic, d.periodic_axes, balls);
         w.cells_wide = balls > World::Impl::kFewBalls ? width : 0.0;  // remade at this width
         std::vector<detail::CellKey> keys(balls);
         for (std::size_t s = 0; s < balls; ++s) {
             detail::CellKey& k = keys[s];
             k.x = in.get<std::int32_t>("cell"); k.y = in.get<std::int32_t>("cell"); k.z = in.get<std::int32_t>("cell");
-            const detail::CellKey at = w.grid.key_of(b.position_at(s, w.time));
+            const detail::CellKey at = w.cells.key_of(b.position_at(s, w.time));
             for (int a = 0; a < 3; ++a) {
-                const bool in_range = periodic ? k[a] >= 0 && k[a] < w.grid.cells(a)
+                const bool in_range = periodic ? k[a] >= 0 && k[a] < w.cells.cells(a)
                                                : k[a] >= -detail::kKeyLimit && k[a] <= detail::kKeyLimit;
-                if (!in_range || w.grid.distance(k, at) > 1)
+                if (!in_range || w.cells.distance(k, at) > 1)
                     bad("ball slot " + std::to_string(s) + " is filed in a cell it is not in");
             }
         }
-        w.fit_grid(w.grid, keys);
-        w.grid.assign(keys, w.parallel);
+        w.fit_cells(w.cells, keys);
+        w.cells.assign(keys, w.parallel);
         w.index_finite();
     }
 
     // Contacts and pending events; the queue and the slabs are built from them.
     w.events_valid = in.get<std::uint8_t>("events valid") != 0;
-    if (w.events_valid && !w.grid_valid) bad("events without cells");
+    if (w.events_valid && !w.cells_valid) bad("events without cells");
     if (w.events_valid) {
         w.contacts.resize(balls);
         std::vector<detail::Pending> events(balls);
@@ -448,7 +448,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             w.contacts[s].other_counter = in.get<std::uint64_t>("partner counter");
             events[s] = get_pending(in, balls, planes, cylinders, capsules, blocks, s);
         }
-        w.loop.build(events, w.grid);
+        w.loop.build(events, w.cells);
     }
 
     // A stopped step's tests of sleeping: the next not before the stop, the lists of balls in range

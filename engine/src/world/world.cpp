@@ -47,12 +47,12 @@ double World::bytes_per_ball() const {
     if (n == 0) return 0.0;
     const std::size_t per_ball = w.balls.bytes_per_ball() + sizeof(detail::Contact) +
                                  detail::EventQueue::kBytesPerEntry + detail::Handles<BallId>::kBytesPerBall;
-    return double(per_ball) + double(w.grid.bytes() + w.balls.rests.bytes() + w.loop.bytes()) / double(n);
+    return double(per_ball) + double(w.cells.bytes() + w.balls.rests.bytes() + w.loop.bytes()) / double(n);
 }
 
 double World::cell_width() const {
-    if (!impl_->grid_valid) return 0.0;
-    const double width = impl_->grid.min_width();
+    if (!impl_->cells_valid) return 0.0;
+    const double width = impl_->cells.min_width();
     return width < detail::kWholeSpace ? width : std::numeric_limits<double>::infinity();
 }
 
@@ -109,11 +109,11 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     // The query never reconfigures the cells (that would change the world): it searches as many
     // cells around p as a contact can span, or every ball when that is cheaper.
     const double reach = r + largest;
-    const double cells = std::ceil(reach * (1.0 + kCellMargin) / grid.min_width());
-    if (std::pow(2.0 * cells + 1.0, 3.0) > double(below)) {
+    const double around = std::ceil(reach * (1.0 + kCellMargin) / cells.min_width());
+    if (std::pow(2.0 * around + 1.0, 3.0) > double(below)) {
         for (std::uint32_t j = 0; j < below && found.empty(); ++j) check(j);
     } else {
-        grid.for_each_within(grid.key_of(p), static_cast<std::int64_t>(cells), check);
+        cells.for_each_within(cells.key_of(p), static_cast<std::int64_t>(around), check);
         // Roamers (in a pause) are listed where they last crossed into their blocks.
         if (roaming.active())
             for (const std::uint32_t j : roaming.roamers()) check(j);
@@ -390,20 +390,20 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
     // Past kFewBalls the world's one wide cell splits (cell_width_for()): the cells are remade.
     // They are kept (at most kFewBalls balls) to be put back should the call be refused.
-    const bool remake = !w.grid_valid || (w.balls.size() <= Impl::kFewBalls && w.balls.size() + defs.size() > Impl::kFewBalls);
-    std::optional<detail::Grid> cells_before = remake ? std::optional(w.grid) : std::nullopt;
-    const bool grid_was_valid = w.grid_valid, events_were_valid = w.events_valid;
+    const bool remake = !w.cells_valid || (w.balls.size() <= Impl::kFewBalls && w.balls.size() + defs.size() > Impl::kFewBalls);
+    std::optional<detail::Cells> cells_before = remake ? std::optional(w.cells) : std::nullopt;
+    const bool grid_was_valid = w.cells_valid, events_were_valid = w.events_valid;
     std::size_t in_cells = 0;  // new balls inserted into the cells so far
     auto roll_back = [&] {
         while (w.balls.size() > first_slot) {
             const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
-            if (s < first_slot + in_cells) w.grid.erase(s);
+            if (s < first_slot + in_cells) w.cells.erase(s);
             w.balls.pop();
         }
         w.max_radius = old_max_radius;
         if (remake) {  // the cells and events as they were (nothing else has changed)
-            w.grid = std::move(*cells_before);
-            w.grid_valid = grid_was_valid;
+            w.cells = std::move(*cells_before);
+            w.cells_valid = grid_was_valid;
             w.events_valid = events_were_valid;
         }
     };
@@ -439,12 +439,12 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             if (def.sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
                 w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::Rests::kNone].supports, true, {});
             if (!remake) {
-                w.grid.insert(s, w.grid.key_of(defs[k].position));
+                w.cells.insert(s, w.cells.key_of(defs[k].position));
                 ++in_cells;
             }
             w.max_radius = std::max(w.max_radius, defs[k].radius);
         }
-        if (remake) w.rebuild_grid(w.max_radius);
+        if (remake) w.rebuild_cells(w.max_radius);
         const auto near = w.statics.finite_near_points(w.max_radius);  // the largest ball now, added ones too
         auto problem = [&](std::size_t k) {
             return w.conflict(defs[k].position, defs[k].radius, first_slot,
@@ -469,14 +469,14 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
     // Between calls the cells are at least as wide as the largest ball: the const queries
     // (is_free, max_overlap, ray_cast) read them and never change the world.
-    const bool regrid = remake || w.grid.min_width() < w.least_cell_width(w.max_radius);
+    const bool regrid = remake || w.cells.min_width() < w.least_cell_width(w.max_radius);
     if (!remake && regrid) {
         try {
-            w.rebuild_grid(w.max_radius);
+            w.rebuild_cells(w.max_radius);
         } catch (...) {
             in_cells = 0;  // the cells are remade, not edited
             roll_back();
-            w.rebuild_grid(old_max_radius);
+            w.rebuild_cells(old_max_radius);
             throw;
         }
     }
@@ -519,11 +519,11 @@ void World::remove_ball(BallId id) {
     // The last step that may fail (out of memory), leaving the world as it was.
     w.sleep.commit_wake(w.sleep.prepare_wake_touching(s, w.time), w.time);
     const auto last = static_cast<std::uint32_t>(w.balls.size() - 1);
-    if (w.grid_valid) w.grid.erase(s);
+    if (w.cells_valid) w.cells.erase(s);
     if (s != last) {
         w.balls.move(last, s);
         w.handles.moved(w.balls.id[s], s);
-        if (w.grid_valid) w.grid.renumber(last, s);
+        if (w.cells_valid) w.cells.renumber(last, s);
     }
     w.balls.pop();
     w.handles.release(id);
@@ -569,7 +569,7 @@ void World::set_position(BallId id, Vec3 position) {
     if (!found.empty()) reject("ball.position", show(position) + " " + found);
     // What may fail first, changing nothing: what rested on it where it was, its new cell.
     const detail::Sleep::Woken woken = w.sleep.prepare_wake_touching(s, w.time);
-    if (w.grid_valid) w.grid.move(s, w.grid.key_of(position));
+    if (w.cells_valid) w.cells.move(s, w.cells.key_of(position));
     w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
     w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
@@ -619,7 +619,7 @@ void World::set_sleeping(BallId id, bool sleeping) {
     // What may fail first, changing nothing: the awake balls it may rest on, which wake it as
     // they leave (their events are found again), and its entry in the table of rests.
     std::vector<std::uint32_t> changed{s};
-    if (w.grid_valid) w.sleep.awake_under(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
+    if (w.cells_valid) w.sleep.awake_under(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
     w.sleep.fall_asleep(s, w.time);
     w.balls.show(s);
     w.balls.jam[s] = 0;
@@ -720,11 +720,11 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         // amortised O(log N) per collision.
         const std::uint64_t collisions = w.measurements.lifetime_collisions();
         if (!w.events_valid || (!goes_on && collisions - w.collisions_at_reorder > 4 * w.balls.size())) {
-            if (w.grid_valid) w.reorder();
+            if (w.cells_valid) w.reorder();
             w.collisions_at_reorder = collisions;
         }
         if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
-            if (const double width = w.grid_valid ? w.reviewed_cell_width(w.time) : 0.0; width > 0.0) w.cells_wide = width;
+            if (const double width = w.cells_valid ? w.reviewed_cell_width(w.time) : 0.0; width > 0.0) w.cells_wide = width;
             w.rebuild_events(false);
         }
         w.measurements.begin_step();
@@ -1085,7 +1085,7 @@ double World::max_overlap() const {
             const Vec3 p = b.position_at(s, w.time);
             const double r = b.radius[s];
             worst = std::max(worst, w.statics.deepest_overlap(p, r, near.get()));
-            w.grid.for_each_near(w.grid.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
+            w.cells.for_each_near(w.cells.key(static_cast<std::uint32_t>(s)), [&](std::uint32_t j, const auto&) {
                 if (j <= s) return;  // each pair once
                 const double d = length(detail::min_image(w.def, b.position_at(j, w.time) - p));
                 worst = std::max(worst, r + b.radius[j] - d);

@@ -7,7 +7,7 @@
 
 #include "space/balls.hpp"
 #include "loop/event_loop.hpp"
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "space/handles.hpp"
 #include "sleep/islands.hpp"
 #include "events/measurements.hpp"
@@ -67,10 +67,10 @@ struct World::Impl {
     detail::Handles<BallId> handles;
     double max_radius = 0.0;
 
-    detail::Grid grid;
+    detail::Cells cells;
     // Every ball is in its cell. Between calls this holds whenever there are balls, with cells at
     // least least_cell_width(max_radius) wide: the const queries rely on it.
-    bool grid_valid = false;
+    bool cells_valid = false;
     bool events_valid = false;  // every ball has its earliest event queued
     // A step's caller runs within it (World::step with pauses): only balls may be added.
     bool pausing = false;
@@ -97,18 +97,18 @@ struct World::Impl {
     // Balls added in a pause (slots from `first` on) while balls roam: counted, and the roamers
     // whose blocks they crowd brought down.
     void roaming_added(std::uint32_t first);
-    detail::Predictor predictor{def, balls, grid, statics, contacts, rules};
-    detail::Sleep sleep{def, balls, grid, statics, rules};
-    detail::Response response{def, balls, grid, statics, contacts, predictor, sleep};
+    detail::Predictor predictor{def, balls, cells, statics, contacts, rules};
+    detail::Sleep sleep{def, balls, cells, statics, rules};
+    detail::Response response{def, balls, cells, statics, contacts, predictor, sleep};
 
     detail::Measurements measurements;
 
     detail::Parallel parallel;
-    detail::EventLoop loop{def, grid, response, measurements, parallel, def.time};
+    detail::EventLoop loop{def, cells, response, measurements, parallel, def.time};
 
     // --- simulate.cpp
-    void rebuild_grid(double min_radius_for_cells);  // all or nothing
-    void fit_grid(detail::Grid& cells, const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
+    void rebuild_cells(double min_radius_for_cells);  // all or nothing
+    void fit_cells(detail::Cells& cells, const std::vector<detail::CellKey>& keys);  // dense cells where the balls are
     // The smallest block of cells holding all `keys` (lowest and highest coordinate per axis).
     std::array<detail::CellKey, 2> key_block(const std::vector<detail::CellKey>& keys);
     // Lists the capsules and blocks in the cells (the cells must be valid); after any change of the

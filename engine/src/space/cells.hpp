@@ -38,16 +38,16 @@ struct CellKey {
     friend bool operator==(const CellKey&, const CellKey&) = default;
 };
 
-class Grid {
+class Cells {
 public:
     // Cells at least `min_width` wide; a periodic box is cut into a whole number of cells per axis
-    // (at least 3, checked by the caller). Sized for `capacity` balls; empties the grid. A
+    // (at least 3, checked by the caller). Sized for `capacity` balls; empties the cells. A
     // periodic box is dense unless it is huge and nearly empty.
     // Along an axis the box does not wrap (`wraps`), its cells end at its faces: the edge cells
     // reach out to infinity and have no face there.
     void configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
                    std::size_t capacity);
-    // Outside a periodic box, on an empty grid: makes the cells from `lo` to `hi` (the block the
+    // Outside a periodic box, on an empty cells: makes the cells from `lo` to `hi` (the block the
     // balls occupy) dense, with a margin, unless that takes many more cells than there are balls.
     // True when it did.
     bool fit_dense(const CellKey& lo, const CellKey& hi);
@@ -120,7 +120,7 @@ public:
     }
 
     void insert(std::uint32_t slot, const CellKey& key);
-    // On a grid just configured (and fitted): inserts slots 0 … n − 1 into the cells `keys`, the
+    // On a cells just configured (and fitted): inserts slots 0 … n − 1 into the cells `keys`, the
     // lists coming out as insert() in slot order makes them. The dense cells are shared out
     // between tasks that each scan every key and link only the balls of their share, so no two
     // tasks write one list; the few balls in hashed cells follow, in slot order.
@@ -361,7 +361,7 @@ private:
     std::vector<CellKey> key_;              // per slot: cell (12 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
     std::size_t hashed_ = 0;                // balls in hashed buckets
-    std::size_t capacity_ = 0;              // balls the grid was configured for
+    std::size_t capacity_ = 0;              // balls the cells was configured for
 };
 
 }  // namespace ballistic::detail

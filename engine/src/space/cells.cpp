@@ -1,11 +1,11 @@
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ballistic::detail {
 
-void Grid::configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
+void Cells::configure(double min_width, const std::optional<Box>& periodic, std::array<bool, 3> wraps,
                      std::size_t capacity) {
     periodic_ = periodic.has_value();
     wraps_ = periodic_ ? wraps : std::array<bool, 3>{};
@@ -50,7 +50,7 @@ void Grid::configure(double min_width, const std::optional<Box>& periodic, std::
     mask_ = buckets - 1;
 }
 
-bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
+bool Cells::fit_dense(const CellKey& lo, const CellKey& hi) {
     if (periodic_ || hashed_ > 0) return false;
     // A margin of an eighth of the extent (at least two cells) lets the balls spread a little
     // before they reach hashed cells; without room for it, two cells.
@@ -76,7 +76,7 @@ bool Grid::fit_dense(const CellKey& lo, const CellKey& hi) {
     return false;
 }
 
-bool Grid::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi) {
+bool Cells::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi) {
     int d = 0;
     for (int e = 1; e < 3; ++e)
         if (hi[e] - lo[e] > hi[d] - lo[d]) d = e;
@@ -105,9 +105,9 @@ bool Grid::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi)
     return fit_dense(lo, hi);
 }
 
-double Grid::dense_limit() const { return 8.0 * double(std::max<std::size_t>(capacity_, 1024)); }
+double Cells::dense_limit() const { return 8.0 * double(std::max<std::size_t>(capacity_, 1024)); }
 
-CellKey Grid::key_of(Vec3 position) const {
+CellKey Cells::key_of(Vec3 position) const {
     CellKey key;
     for (int d = 0; d < 3; ++d) {
         const double c = std::floor((axis(position, d) - axis(origin_, d)) / axis(width_, d));
@@ -118,7 +118,7 @@ CellKey Grid::key_of(Vec3 position) const {
     return key;
 }
 
-CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
+CellKey Cells::across(const CellKey& key, int face, Vec3& shift) const {
     const int d = face / 2;
     CellKey out = key;
     out[d] += (face & 1) ? 1 : -1;
@@ -137,7 +137,7 @@ CellKey Grid::across(const CellKey& key, int face, Vec3& shift) const {
     return out;
 }
 
-std::size_t Grid::hashed_bucket(const CellKey& key) const {
+std::size_t Cells::hashed_bucket(const CellKey& key) const {
     // Hash the row (y, z) and add x, so that the x-neighbours of a cell are adjacent buckets.
     std::uint64_t h = static_cast<std::uint64_t>(key.y) * 0xC2B2AE3D27D4EB4Full;
     h ^= static_cast<std::uint64_t>(key.z) * 0x165667B19E3779F9ull;
@@ -147,7 +147,7 @@ std::size_t Grid::hashed_bucket(const CellKey& key) const {
     return dense_count_ + (static_cast<std::size_t>(h + static_cast<std::uint64_t>(key.x)) & mask_);
 }
 
-void Grid::rehash(std::size_t buckets) {
+void Cells::rehash(std::size_t buckets) {
     // Re-link every hashed slot in slot order, so the lists do not depend on history.
     std::vector<std::uint32_t> slots;
     for (std::size_t b = dense_count_; b < head_.size(); ++b)
@@ -161,25 +161,25 @@ void Grid::rehash(std::size_t buckets) {
     for (const std::uint32_t s : slots) link(s, key_[s]);
 }
 
-void Grid::link(std::uint32_t slot, const CellKey& key) {
+void Cells::link(std::uint32_t slot, const CellKey& key) {
     const std::size_t b = bucket_of(key);
     set_key(slot, key);
     next_[slot] = head_[b];
     head_[b] = static_cast<std::int32_t>(slot);
 }
 
-std::int32_t& Grid::link_to(std::uint32_t slot) {
+std::int32_t& Cells::link_to(std::uint32_t slot) {
     std::int32_t* at = &head_[bucket_of(key_[slot])];
     while (*at != static_cast<std::int32_t>(slot)) at = &next_[static_cast<std::size_t>(*at)];
     return *at;
 }
 
-void Grid::unlink(std::uint32_t slot) {
+void Cells::unlink(std::uint32_t slot) {
     link_to(slot) = next_[slot];
     next_[slot] = -1;
 }
 
-void Grid::insert(std::uint32_t slot, const CellKey& key) {
+void Cells::insert(std::uint32_t slot, const CellKey& key) {
     if (slot >= next_.size()) {
         const std::size_t size = std::max<std::size_t>(slot + 1, 2 * next_.size());
         next_.resize(size, -1);
@@ -192,11 +192,11 @@ void Grid::insert(std::uint32_t slot, const CellKey& key) {
     link(slot, key);
 }
 
-void Grid::room_for_hashed(std::size_t hashed) {
+void Cells::room_for_hashed(std::size_t hashed) {
     if (2 * hashed > mask_ + 1) rehash(2 * (mask_ + 1));
 }
 
-void Grid::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
+void Cells::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
     const std::size_t n = keys.size();
     if (n > next_.size()) {
         next_.resize(n, -1);
@@ -221,12 +221,12 @@ void Grid::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
         if (!in_dense(keys[s])) insert(static_cast<std::uint32_t>(s), keys[s]);
 }
 
-void Grid::erase(std::uint32_t slot) {
+void Cells::erase(std::uint32_t slot) {
     if (!in_dense(key_[slot])) --hashed_;
     unlink(slot);
 }
 
-void Grid::move(std::uint32_t slot, const CellKey& key) {
+void Cells::move(std::uint32_t slot, const CellKey& key) {
     if (in_dense(key_[slot]) && in_dense(key)) {
         unlink(slot);
         link(slot, key);
@@ -239,7 +239,7 @@ void Grid::move(std::uint32_t slot, const CellKey& key) {
     insert(slot, key);
 }
 
-std::int32_t Grid::move_dense(std::uint32_t slot, const CellKey& key) {
+std::int32_t Cells::move_dense(std::uint32_t slot, const CellKey& key) {
     std::int32_t* at = &head_[bucket_of(key_[slot])];
     std::int32_t before = -1;
     while (*at != static_cast<std::int32_t>(slot)) {
@@ -251,7 +251,7 @@ std::int32_t Grid::move_dense(std::uint32_t slot, const CellKey& key) {
     return before;
 }
 
-void Grid::put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept {
+void Cells::put_back(std::uint32_t slot, const CellKey& key, std::int32_t before) noexcept {
     unlink(slot);
     set_key(slot, key);
     std::int32_t& link = before < 0 ? head_[bucket_of(key)] : next_[static_cast<std::size_t>(before)];
@@ -259,7 +259,7 @@ void Grid::put_back(std::uint32_t slot, const CellKey& key, std::int32_t before)
     link = static_cast<std::int32_t>(slot);
 }
 
-void Grid::renumber(std::uint32_t from, std::uint32_t to) {
+void Cells::renumber(std::uint32_t from, std::uint32_t to) {
     link_to(from) = static_cast<std::int32_t>(to);
     next_[to] = next_[from];
     key_[to] = key_[from];

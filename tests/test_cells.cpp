@@ -1,6 +1,6 @@
-// The cells' bulk construction (Grid::assign, parallel over shares of the dense cells) against
+// The cells' bulk construction (Cells::assign, parallel over shares of the dense cells) against
 // inserting the balls one at a time: the same lists, in the same order, for any thread count.
-#include "space/grid.hpp"
+#include "space/cells.hpp"
 #include "base/parallel.hpp"
 
 #include <gtest/gtest.h>
@@ -16,31 +16,31 @@ using namespace ballistic::detail;
 namespace {
 
 // Every ball's cell, and the balls of that cell in list order, for each cell holding a ball.
-std::vector<std::vector<std::uint32_t>> lists(const Grid& grid, std::size_t balls) {
+std::vector<std::vector<std::uint32_t>> lists(const Cells& cells, std::size_t balls) {
     std::vector<std::vector<std::uint32_t>> out;
     for (std::uint32_t s = 0; s < balls; ++s) {
         out.emplace_back();
-        grid.for_each_within(grid.key(s), 0, [&](std::uint32_t j) { out.back().push_back(j); });
+        cells.for_each_within(cells.key(s), 0, [&](std::uint32_t j) { out.back().push_back(j); });
     }
     return out;
 }
 
 // `count` keys: most in a block of `side` cells a side, every `outlier`-th far outside it.
-std::vector<CellKey> keys_in(const Grid& grid, std::size_t count, double side, std::size_t outlier,
+std::vector<CellKey> keys_in(const Cells& cells, std::size_t count, double side, std::size_t outlier,
                              std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> inside(0.0, side), far(-1e6, 1e6);
     std::vector<CellKey> keys;
     for (std::size_t k = 0; k < count; ++k) {
         const bool out = outlier > 0 && k % outlier == 0;
-        keys.push_back(grid.key_of(out ? Vec3{far(rng), far(rng), far(rng)} : Vec3{inside(rng), inside(rng), inside(rng)}));
+        keys.push_back(cells.key_of(out ? Vec3{far(rng), far(rng), far(rng)} : Vec3{inside(rng), inside(rng), inside(rng)}));
     }
     return keys;
 }
 
 void expect_same_lists(const std::optional<Box>& periodic, double side, std::size_t outlier) {
     constexpr std::size_t kBalls = 150'000;
-    Grid one_by_one;
+    Cells one_by_one;
     one_by_one.configure(1.0, periodic, {true, true, true}, kBalls);
     const std::vector<CellKey> keys = keys_in(one_by_one, kBalls, side, outlier, 7);
     const CellKey lo{0, 0, 0}, hi{static_cast<std::int32_t>(side) - 1, static_cast<std::int32_t>(side) - 1,
@@ -55,7 +55,7 @@ void expect_same_lists(const std::optional<Box>& periodic, double side, std::siz
 
     for (const int threads : {1, 2, 4}) {
         Parallel parallel(threads);
-        Grid bulk;
+        Cells bulk;
         bulk.configure(1.0, periodic, {true, true, true}, kBalls);
         if (!periodic) {
             ASSERT_TRUE(bulk.fit_dense(lo, hi));
@@ -68,11 +68,11 @@ void expect_same_lists(const std::optional<Box>& periodic, double side, std::siz
 
 }  // namespace
 
-TEST(Grid, AssignMakesTheListsOfInsertionInSlotOrderPeriodic) {
+TEST(Cells, AssignMakesTheListsOfInsertionInSlotOrderPeriodic) {
     expect_same_lists(Box{{0.0, 0.0, 0.0}, {70.0, 70.0, 70.0}}, 70.0, 0);
 }
 
-TEST(Grid, AssignMakesTheListsOfInsertionInSlotOrderWithHashedCells) {
+TEST(Cells, AssignMakesTheListsOfInsertionInSlotOrderWithHashedCells) {
     // Balls far outside the dense block land in hashed buckets shared by distant cells, enough
     // of them that the buckets are rehashed on the way.
     expect_same_lists(std::nullopt, 64.0, 97);
@@ -80,7 +80,7 @@ TEST(Grid, AssignMakesTheListsOfInsertionInSlotOrderWithHashedCells) {
 
 // A pile 10 cells deep under a sparse cloud 300 cells tall: too many cells for a dense block
 // around every ball, so the block is the slab that holds the most balls, the pile's layers.
-TEST(Grid, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
+TEST(Cells, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
     std::vector<CellKey> keys;
     std::mt19937 random(5);
     std::uniform_int_distribution<std::int32_t> across(0, 29), pile(0, 9), cloud(10, 299);
@@ -88,18 +88,18 @@ TEST(Grid, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
     for (int k = 0; k < 1000; ++k) keys.push_back({across(random), cloud(random), across(random)});
     keys.push_back({0, 299, 0});  // the cloud's top and the room's corner, that the block spans
     keys.push_back({29, 0, 29});
-    Grid grid;
-    grid.configure(1.0, std::nullopt, {}, keys.size());
+    Cells cells;
+    cells.configure(1.0, std::nullopt, {}, keys.size());
     const CellKey lo{0, 0, 0}, hi{29, 299, 29};
-    ASSERT_FALSE(grid.fit_dense(lo, hi));  // 270 000 cells, more than 8 per ball
-    ASSERT_TRUE(grid.fit_dense_slab(keys, lo, hi));
-    EXPECT_EQ(grid.dense_cells(0), 34);  // the layer across, with margins of two cells
-    EXPECT_EQ(grid.dense_cells(2), 34);
-    EXPECT_LE(grid.dense_lo(1), 0);      // the whole pile, and a few layers of the cloud over it
-    EXPECT_GE(grid.dense_lo(1) + grid.dense_cells(1), 10);
-    EXPECT_LE(double(grid.dense_cells(0) * grid.dense_cells(1) * grid.dense_cells(2)), 8.0 * double(keys.size()));
+    ASSERT_FALSE(cells.fit_dense(lo, hi));  // 270 000 cells, more than 8 per ball
+    ASSERT_TRUE(cells.fit_dense_slab(keys, lo, hi));
+    EXPECT_EQ(cells.dense_cells(0), 34);  // the layer across, with margins of two cells
+    EXPECT_EQ(cells.dense_cells(2), 34);
+    EXPECT_LE(cells.dense_lo(1), 0);      // the whole pile, and a few layers of the cloud over it
+    EXPECT_GE(cells.dense_lo(1) + cells.dense_cells(1), 10);
+    EXPECT_LE(double(cells.dense_cells(0) * cells.dense_cells(1) * cells.dense_cells(2)), 8.0 * double(keys.size()));
     // A slab thinner than 8 cells is not worth it: a layer too wide for the balls.
-    Grid wide;
+    Cells wide;
     wide.configure(1.0, std::nullopt, {}, 100);
     const std::vector<CellKey> few(100, CellKey{0, 0, 0});
     EXPECT_FALSE(wide.fit_dense_slab(few, {0, 0, 0}, {999, 20, 999}));
