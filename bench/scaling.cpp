@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
         const std::string command =
             "gnuplot -e \"set terminal pngcairo size 800,500 noenhanced; set output '" + png_path +
             "'; set datafile separator ','; set xlabel 'threads (cores)'; set ylabel 'speed-up';"
-            " set logscale xy 2; set cells; set key top left; set title '" + scene.name + ", " +
+            " set logscale xy 2; set grid; set key top left; set title '" + scene.name + ", " +
             std::to_string(scene.balls.size()) + " balls'; plot '" + csv_path +
             "' using 1:(strcol(2) eq 'measured' ? \\$5 : 1/0) with linespoints pointtype 7 title 'measured',"
             " '' using 1:(strcol(2) eq 'projected' || \\$1 == " + std::to_string(widest.threads) +
