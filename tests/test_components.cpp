@@ -819,16 +819,16 @@ TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
     const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
     // Alone, the upper ball cannot stand on an awake one; the lower one stands on the floor.
     EXPECT_TRUE(w.sleep.may_sleep(high, 0.0));
-    EXPECT_FALSE(w.sleep.can_stand(high, 0.0));
-    EXPECT_TRUE(w.sleep.can_stand(low, 0.0));
+    EXPECT_FALSE(w.sleep.is_carried(high, 0.0));
+    EXPECT_TRUE(w.sleep.is_carried(low, 0.0));
     const std::uint64_t counter = w.balls.counter[low];
-    EXPECT_TRUE(w.sleep.try_sleep(low, 0.0));
+    EXPECT_TRUE(w.sleep.sleep_if_carried(low, 0.0));
     EXPECT_TRUE(w.balls.asleep(low));
     EXPECT_EQ(w.balls.counter[low], counter + 1);  // predictions of it are stale
-    EXPECT_TRUE(w.sleep.try_sleep(high, 0.0));     // now on a sleeping ball
+    EXPECT_TRUE(w.sleep.sleep_if_carried(high, 0.0));     // now on a sleeping ball
     // A ball off-centre on the sleeping pair cannot stand: it would slide off.
     const std::uint32_t tilted = w.add({1.6, 2.3, 1}, {});  // touching: 0.6² + 0.8² = 1
-    EXPECT_FALSE(w.sleep.can_stand(tilted, 0.0));
+    EXPECT_FALSE(w.sleep.is_carried(tilted, 0.0));
     // Waking what touches a ball: the upper one, not the floor ball.
     const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0);
     ASSERT_EQ(woken.size(), 1u);
@@ -846,7 +846,7 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     Predicting w({0, -10, 0});
     w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
     const std::uint32_t support = w.add({1, 5, 1}, {0, -1, 0}), load = w.add({1, 6, 1}, {});
-    w.sleep.fall_asleep(load, 0.0);
+    w.sleep.sleep_now(load, 0.0);
     w.balls.jam[load] = SleepRules::kJamBudget + 1;
     const double delay = w.rules.wake_delay(0.5);
     ASSERT_GT(delay, 0.0);
@@ -881,7 +881,7 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     // 1 τ + 5 τ² = touch_gap; jammed at a time beside which the delay rounds away, it still wakes
     // after the time it fell asleep.
     const std::uint32_t other = w.add({5, 5, 5}, {0, -1, 0}), on_other = w.add({5, 6, 5}, {});
-    w.sleep.fall_asleep(on_other, 0.0);
+    w.sleep.sleep_now(on_other, 0.0);
     const double opened = (std::sqrt(1.0 + 20.0 * w.rules.touch_gap(0.5)) - 1.0) / 10.0;
     next = w.predictor.predict(other, 0.0);
     EXPECT_EQ(next.kind, Kind::Wake);
@@ -899,7 +899,7 @@ TEST(Sleep, AJamIsACollisionAtTheSameInstantOrAfterATravelBelowRounding) {
     EXPECT_TRUE(w.sleep.jammed(s, 0.0));     // the same instant
     EXPECT_TRUE(w.sleep.jammed(s, 1e-6));    // 10⁻¹⁰ travelled: below 10⁻⁹ r
     EXPECT_FALSE(w.sleep.jammed(s, 1e-3));   // 10⁻⁷ travelled
-    w.sleep.fall_asleep(s, 0.0);
+    w.sleep.sleep_now(s, 0.0);
     EXPECT_FALSE(w.sleep.jammed(s, 1e-6));   // a sleeping ball is hit at one instant only
     EXPECT_TRUE(w.sleep.jammed(s, 0.0));
 }
@@ -908,14 +908,14 @@ TEST(Sleep, WithStaticFrictionABallAloneStandsOffCentre) {
     Predicting w({0, -10, 0});
     w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
     const std::uint32_t low = w.add({1, 0.5, 1}, {});
-    ASSERT_TRUE(w.sleep.try_sleep(low, 0.0));
+    ASSERT_TRUE(w.sleep.sleep_if_carried(low, 0.0));
     // 0.2 rad off the top of the sleeping ball: tan 0.2 = 0.2.
     const std::uint32_t top = w.add(Vec3{1, 0.5, 1} + Vec3{std::sin(0.2), std::cos(0.2), 0}, {});
-    EXPECT_FALSE(w.sleep.can_stand(top, 0.0));  // frictionless: it slides off
+    EXPECT_FALSE(w.sleep.is_carried(top, 0.0));  // frictionless: it slides off
     w.def.sleep_friction = 0.25;
-    EXPECT_TRUE(w.sleep.can_stand(top, 0.0));
+    EXPECT_TRUE(w.sleep.is_carried(top, 0.0));
     w.def.sleep_friction = 0.15;
-    EXPECT_FALSE(w.sleep.can_stand(top, 0.0));
+    EXPECT_FALSE(w.sleep.is_carried(top, 0.0));
 }
 
 TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {
@@ -923,12 +923,12 @@ TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {
     w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
     const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
     std::vector<std::uint32_t> fell;
-    w.sleep.settle(0.0, [&](std::span<const std::uint32_t> members) { fell.assign(members.begin(), members.end()); });
+    w.sleep.sleep_clusters(0.0, [&](std::span<const std::uint32_t> members) { fell.assign(members.begin(), members.end()); });
     EXPECT_EQ(fell, (std::vector<std::uint32_t>{low, high}));
     EXPECT_TRUE(w.balls.asleep(low) && w.balls.asleep(high));
     // A moving ball is never quiet: nothing settles.
     Predicting m({0, -10, 0});
     m.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
     m.add({1, 0.5, 1}, {0.5, 0, 0});
-    m.sleep.settle(0.0, [&](std::span<const std::uint32_t>) { ADD_FAILURE() << "a moving ball fell asleep"; });
+    m.sleep.sleep_clusters(0.0, [&](std::span<const std::uint32_t>) { ADD_FAILURE() << "a moving ball fell asleep"; });
 }

@@ -138,7 +138,7 @@ TEST(StrongGuarantee, RemovingStaticsAndChangingGravityOrRestitution) {
 }
 
 TEST(StrongGuarantee, TheTableOfRestsGrowsAgainAfterAGrowthThatFailed) {
-    detail::Rests rests;
+    detail::RestTable rests;
     rests.reset({0, -9.81, 0});
     auto on = [](int plane) { return detail::Supports{plane, detail::kNoSupport, detail::kNoSupport}; };
     for (int plane = 0; plane < 15; ++plane) (void)rests.intern(on(plane), false, {});

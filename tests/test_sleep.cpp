@@ -862,7 +862,7 @@ void expect_sleeps_at_once(const std::string& text, const std::string& name) {
 }  // namespace
 
 // A pile at rest loaded without its marks falls asleep at load, by the balance of its clusters
-// with contacts as far apart as a slow ball rises or a still ball drifts (Sleep::settle(),
+// with contacts as far apart as a slow ball rises or a still ball drifts (Sleep::sleep_clusters(),
 // Within::StillDrift). The few balls that move further are balls the still and jam rules stopped
 // where contact forces cannot hold them, which slide as they must, and what they push: in the
 // pour, eight balls such as one on a ball 63° off its top (friction 0.5), 3–7 % of their radius;

@@ -313,7 +313,7 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         std::size_t quadratics = 0, quartics = n;
         for (std::size_t k = 0; k < n; ++k) {
             const std::uint32_t j = lanes.slot[k];
-            const Rests::Rest& rest = balls_.rests[balls_.rest[j]];
+            const RestTable::Rest& rest = balls_.rests[balls_.rest[j]];
             const Vec3 aj = rest.acceleration;
             // Same operation order as collide_balls(): (p_j − p_i) + image shift.
             const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};

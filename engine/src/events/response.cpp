@@ -278,7 +278,7 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         release_supports(ball);
         balls_.bump(ball);
         sleep_.note_quiet(ball, u, now, jammed[ball == j], wedged);
-        sleep_.try_sleep(ball, now, ball == i ? j : i, dp * sign);
+        sleep_.sleep_if_carried(ball, now, ball == i ? j : i, dp * sign);
     }
     out.collided = true;
     out.virial = J * d;
@@ -338,7 +338,7 @@ void Response::static_collided(std::uint32_t i, double approach, double now, boo
                                   const CollisionEvent& event, double overlap, Outcome& out) {
     balls_.bump(i);
     sleep_.note_quiet(i, approach, now, jammed, wedged);
-    sleep_.try_sleep(i, now);
+    sleep_.sleep_if_carried(i, now);
     out.collided = true;
     out.overlap = overlap;
     out.event = event;

@@ -38,7 +38,7 @@ Vec3 acceleration_for(Supports& supports, Vec3 gravity, const SupportPlanes& pla
     return a;
 }
 
-std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes) {
+std::uint32_t rest_for(RestTable& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes) {
     const Vec3 a = acceleration_for(supports, gravity, planes);
     return rests.intern(supports, false, a);
 }

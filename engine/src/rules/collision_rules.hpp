@@ -94,7 +94,7 @@ inline bool off_plane(double normal_speed, Vec3 v, double rest_speed) {
 Vec3 acceleration_for(Supports& supports, Vec3 gravity, const SupportPlanes& planes);
 // The entry of `rests` for a ball awake on these supports (added if new), with the acceleration
 // acceleration_for() leaves; drops the supports it does not press into.
-std::uint32_t rest_for(Rests& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes);
+std::uint32_t rest_for(RestTable& rests, Supports& supports, Vec3 gravity, const SupportPlanes& planes);
 // v without its components into the supports' normals.
 Vec3 along_supports(const Supports& supports, Vec3 v, const SupportPlanes& planes);
 // The nearest periodic image of the separation d, along the axes that wrap (d itself without a

@@ -33,10 +33,10 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction);
 struct Islands {
     std::vector<std::uint32_t> parent;  // per slot: union–find parent, kFixed if not a candidate
     std::vector<double> height;         // per slot: along -gravity, for carry_down() (none: no guess)
-    bool clean = false;                 // `parent` is kFixed for every slot (between settles)
+    bool clean = false;                 // `parent` is kFixed for every slot (between tests of sleeping)
     std::vector<std::uint32_t> local;   // per slot: index among its island's members
     std::vector<std::uint32_t> candidates;
-    std::vector<std::uint32_t> awake;   // Sleep::settle() over every awake ball: their slots
+    std::vector<std::uint32_t> awake;   // Sleep::sleep_clusters() over every awake ball: their slots
     std::vector<char> disturbed;        // per slot: an awake ball that is not quiet is under it
     std::vector<char> still;            // per slot: held in place (Sleep::still()): counts as balanced
     std::vector<IslandContact> contacts, sorted;

@@ -117,13 +117,13 @@ void Sleep::wake_unheld(std::uint32_t first, double now, std::vector<std::uint8_
         });
     }
     for (std::uint32_t s = first; s < n; ++s)
-        if (balls_.asleep(s) && !held[s - first]) balls_.rest[s] = Rests::kNone;
+        if (balls_.asleep(s) && !held[s - first]) balls_.rest[s] = RestTable::kNone;
 }
 
-bool Sleep::can_stand(std::uint32_t s, double now) const {
+bool Sleep::is_carried(std::uint32_t s, double now) const {
     // The normals (towards the ball) of the statics and the sleeping balls it touches, and the
     // pushes of the balls resting on it. An awake ball under it means no: a ball falls asleep on
-    // its own only on supports known to stand (whole clusters fall asleep in settle()).
+    // its own only on supports known to stand (whole clusters fall asleep in sleep_clusters()).
     Vec3 normals[kMaxContacts], loads[kMaxContacts];
     std::size_t m = 0, l = 0;
     auto add = [](Vec3* list, std::size_t& count, Vec3 n) {
@@ -198,12 +198,12 @@ bool Sleep::touched_from_below(std::uint32_t s, double now) const {
     return under;
 }
 
-void Sleep::settle(double now, const FellAsleep& fell_asleep, Within within) {
+void Sleep::sleep_clusters(double now, const FellAsleep& fell_asleep, Within within) {
     list_awake(islands_.awake);
-    settle(now, islands_.awake, fell_asleep, within);
+    sleep_clusters(now, islands_.awake, fell_asleep, within);
 }
 
-void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep, Within within) {
+void Sleep::sleep_clusters(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep, Within within) {
     if (!enabled()) return;
     Islands& is = islands_;
     const auto n = static_cast<std::uint32_t>(balls_.size());
@@ -225,7 +225,7 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
         is.candidates.push_back(s);
     }
     if (is.candidates.empty()) {
-        keep_still(now, among);
+        restart_still(now, among);
         is.clean = true;
         return;
     }
@@ -286,8 +286,8 @@ void Sleep::settle(double now, std::span<const std::uint32_t> among, const FellA
     // balls change: a failure leaves every ball as it was.
     is.rest_of.resize(is.asleep_now.size());
     for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
-    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) lie_down(is.asleep_now[k], now, is.rest_of[k]);
-    keep_still(now, among);
+    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) sleep_on(is.asleep_now[k], now, is.rest_of[k]);
+    restart_still(now, among);
     for (const std::uint32_t s : is.candidates) is.parent[s] = kFixed;
     is.clean = true;
     if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
@@ -298,7 +298,7 @@ bool Sleep::still(std::uint32_t s, double now) const {
     return drift <= kStillDrift * balls_.radius[s] && now - balls_.still_since[s] >= kStillTimes * def_.sleep_time;
 }
 
-void Sleep::keep_still(double now, std::span<const std::uint32_t> among) noexcept {
+void Sleep::restart_still(double now, std::span<const std::uint32_t> among) noexcept {
     // Every awake ball that is not quiet and slow, or has drifted, is still from here on.
     for (const std::uint32_t s : among) {
         if (balls_.asleep(s)) continue;
@@ -323,7 +323,7 @@ void Sleep::note_quiet(std::uint32_t s, double approach, double now, bool jammed
     if (wedged && v <= rules_.slow() && pressed_into_immovable(s, now)) balls_.jam[s] = budget + 1;
     else balls_.jam[s] = jammed ? std::min(balls_.jam[s] + 1, budget + 1) : 0;
     if (balls_.jam[s] > budget) {
-        fall_asleep(s, now);
+        sleep_now(s, now);
         return;
     }
     if (!enabled()) return;
@@ -350,23 +350,23 @@ bool Sleep::may_sleep(std::uint32_t s, double now) const {
     return !balls_.asleep(s) && rules_.quiet(balls_, s, now) && length(balls_.velocity_at(s, now)) <= def_.sleep_speed;
 }
 
-bool Sleep::try_sleep(std::uint32_t s, double now, std::uint32_t partner, Vec3 dp) {
+bool Sleep::sleep_if_carried(std::uint32_t s, double now, std::uint32_t partner, Vec3 dp) {
     if (!enabled() || !may_sleep(s, now)) return false;
     const double r = balls_.radius[s];
     if (partner != kFixed && !balls_.asleep(partner) &&
         rules_.resting_on(dp, r + balls_.radius[partner],
                           std::min(rules_.touch_gap(r), rules_.touch_gap(balls_.radius[partner]))))
-        return false;  // what can_stand() would find first
-    if (!can_stand(s, now)) return false;
-    fall_asleep(s, now);
+        return false;  // what is_carried() would find first
+    if (!is_carried(s, now)) return false;
+    sleep_now(s, now);
     return true;
 }
 
-void Sleep::fall_asleep(std::uint32_t s, double now) { lie_down(s, now, asleep_rest(s)); }
+void Sleep::sleep_now(std::uint32_t s, double now) { sleep_on(s, now, asleep_rest(s)); }
 
 std::uint32_t Sleep::asleep_rest(std::uint32_t s) { return balls_.rests.intern(balls_.supports(s), true, {}); }
 
-void Sleep::lie_down(std::uint32_t s, double now, std::uint32_t rest) noexcept {
+void Sleep::sleep_on(std::uint32_t s, double now, std::uint32_t rest) noexcept {
     balls_.advance(s, now);
     balls_.set_velocity(s, {});
     balls_.rest[s] = rest;

@@ -65,7 +65,7 @@ public:
     // Can the statics and the sleeping balls the ball touches at `now` carry its weight and the
     // pushes of the balls resting on it (each in the cone of their normals, or held with
     // standing_friction()), with no awake ball under it?
-    bool can_stand(std::uint32_t slot, double now) const;
+    bool is_carried(std::uint32_t slot, double now) const;
     // Does the sleeping ball stay asleep under the impact of the awake ball `hitter`, approaching
     // at normal speed u, that would give it an impulse along `push` (any length; with friction,
     // not only along the line of centres)? Its statics and sleeping balls carry it when it pushes
@@ -75,8 +75,8 @@ public:
     // Puts it to sleep if it may and can; true if so. `partner`, the ball it has just collided
     // with, `dp` from the partner's centre to this ball's: resting on an awake partner, it cannot,
     // and nothing is searched.
-    bool try_sleep(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 dp = {});
-    void fall_asleep(std::uint32_t slot, double now);
+    bool sleep_if_carried(std::uint32_t slot, double now, std::uint32_t partner = kFixed, Vec3 dp = {});
+    void sleep_now(std::uint32_t slot, double now);
     // A static or sleeping ball in contact with a ball: `order` fixes their order whatever the
     // cells' lists (the statics in their order, then the balls by slot), n is the unit normal
     // towards the ball.
@@ -118,8 +118,8 @@ public:
     // A ball then stays awake, with every ball resting on it, unless something under it touches it
     // within the touching gap, as a still ball must; its weight counts in the balance all the same.
     using FellAsleep = std::function<void(std::span<const std::uint32_t>)>;
-    void settle(double now, const FellAsleep& fell_asleep, Within within = Within::TouchGap);
-    void settle(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep,
+    void sleep_clusters(double now, const FellAsleep& fell_asleep, Within within = Within::TouchGap);
+    void sleep_clusters(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep,
                 Within within = Within::TouchGap);
     // The awake balls' slots, ascending (none when nothing can sleep).
     void list_awake(std::vector<std::uint32_t>& awake) const;
@@ -153,7 +153,7 @@ private:
     // The entry of the table of rests for the ball asleep on its supports (added if new), and
     // the ball put to sleep with it (never fails).
     std::uint32_t asleep_rest(std::uint32_t slot);
-    void lie_down(std::uint32_t slot, double now, std::uint32_t rest) noexcept;
+    void sleep_on(std::uint32_t slot, double now, std::uint32_t rest) noexcept;
     double reach(double radius, Within within) const {
         switch (within) {
             case Within::TouchGap: return rules_.touch_gap(radius);
@@ -175,16 +175,16 @@ private:
     // Has the ball stayed within 1 % of its radius of where it was seen still, for ten times
     // sleep_time? Such a ball stands however its contact forces come out: the collisions hold it.
     bool still(std::uint32_t slot, double now) const;
-    // After settle(): the awake balls of `among` that may not sleep, or drifted, are still from
+    // After sleep_clusters(): the awake balls of `among` that may not sleep, or drifted, are still from
     // where they are now (reads `islands_.parent`: kFixed for those that may not sleep).
-    void keep_still(double now, std::span<const std::uint32_t> among) noexcept;
+    void restart_still(double now, std::span<const std::uint32_t> among) noexcept;
 
     const WorldDef& def_;
     Balls& balls_;
     const Cells& cells_;
     const Statics& statics_;
     const SleepRules& rules_;
-    Islands islands_;  // settle()'s scratch, kept between steps
+    Islands islands_;  // sleep_clusters()'s scratch, kept between steps
 };
 
 }  // namespace ballistic::detail

@@ -8,14 +8,14 @@
 
 namespace ballistic {
 
-void detail::Rests::reset(Vec3 gravity) {
+void detail::RestTable::reset(Vec3 gravity) {
     size_ = 0;  // the segments stay, for the entries to come
     index_.clear();
     indexed_ = 0;
     intern({kNoSupport, kNoSupport, kNoSupport}, false, gravity);
 }
 
-std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
+std::uint32_t detail::RestTable::intern(const Supports& supports, bool asleep, Vec3 acceleration) {
     const Key key = key_of(supports, asleep);
     if (const auto found = index_.find(key); found != index_.end()) return found->second;
     const std::lock_guard lock(adding_);
@@ -34,7 +34,7 @@ std::uint32_t detail::Rests::intern(const Supports& supports, bool asleep, Vec3 
     return k;
 }
 
-std::uint32_t detail::Rests::append(const Rest& rest) {
+std::uint32_t detail::RestTable::append(const Rest& rest) {
     const std::size_t s = segment_of(size_);
     if (s == kSegments) throw std::bad_alloc();  // 2^31 sets of supports: never, with 2^29 balls at most
     if (!segments_[s]) segments_[s] = std::make_unique<Rest[]>(length_of(s));
@@ -42,13 +42,13 @@ std::uint32_t detail::Rests::append(const Rest& rest) {
     return static_cast<std::uint32_t>(size_++);
 }
 
-std::size_t detail::Rests::Hash::operator()(const Key& s) const {
+std::size_t detail::RestTable::Hash::operator()(const Key& s) const {
     std::uint64_t h = 0;
     for (const std::int32_t k : s) h = (h ^ static_cast<std::uint32_t>(k)) * 0x100000001b3ull;
     return static_cast<std::size_t>(h ^ h >> 29);
 }
 
-std::size_t detail::Rests::bytes() const {
+std::size_t detail::RestTable::bytes() const {
     // An index node holds the key, the value and two links besides.
     std::size_t held = 0;
     for (std::size_t s = 0; s < kSegments; ++s)
@@ -63,7 +63,7 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     radius.push_back(def.radius);
     inv_mass.push_back(1.0 / def.mass);
     counter.push_back(0);
-    rest.push_back(Rests::kNone);
+    rest.push_back(RestTable::kNone);
     quiet_since.push_back(time);
     still_x.push_back(def.position.x); still_y.push_back(def.position.y); still_z.push_back(def.position.z);
     still_since.push_back(time);

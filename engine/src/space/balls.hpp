@@ -29,7 +29,7 @@ using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSup
 // do not) and never move or change until reset(). They are kept in segments that never move (the
 // first holds 16 entries, each next as many as all before it), allocated with operator new: an
 // addition that runs out of memory changes nothing, and the next one may succeed.
-class Rests {
+class RestTable {
 public:
     struct Rest {
         Supports supports;
@@ -48,7 +48,7 @@ public:
     std::size_t size() const { return size_; }
     std::size_t bytes() const;  // table and index, about
     // Exchanges the tables (never allocates): a table built aside takes over at once.
-    void swap(Rests& other) {
+    void swap(RestTable& other) {
         segments_.swap(other.segments_);
         std::swap(size_, other.size_);
         index_.swap(other.index_);
@@ -103,7 +103,7 @@ struct Balls {
     std::vector<double> view_x, view_y, view_z, view_vx, view_vy, view_vz;
     std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
     std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
-    Rests rests;
+    RestTable rests;
 
     std::size_t size() const { return x.size(); }
     Vec3 position(std::size_t s) const { return {x[s], y[s], z[s]}; }

@@ -198,7 +198,7 @@ void World::Impl::rebuild_events(bool within_step) {
     rebuild_cells(max_radius);
     index_finite();
     // A pile loaded at rest sleeps before it costs an event; no history of its balls is known here.
-    sleep_islands(time, detail::Sleep::Within::StillDrift);
+    sleep_clusters(time, detail::Sleep::Within::StillDrift);
     std::vector<Pending> events(balls.size());
     predictor.forget_contacts(balls.size(), time, within_step);
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
@@ -211,10 +211,10 @@ void World::Impl::rebuild_events(bool within_step) {
 // ---------------------------------------------------------------------------------------------
 // Sleeping, where it meets the event loop (the rules and the state: sleep.hpp).
 
-std::size_t World::Impl::sleep_islands(double now, detail::Sleep::Within within) {
+std::size_t World::Impl::sleep_clusters(double now, detail::Sleep::Within within) {
     if (!cells_valid) return 0;
     std::size_t fell = 0;
-    sleep.settle(now, [&](std::span<const std::uint32_t> members) {
+    sleep.sleep_clusters(now, [&](std::span<const std::uint32_t> members) {
         fell += members.size();
         if (events_valid)
             for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
@@ -222,45 +222,45 @@ std::size_t World::Impl::sleep_islands(double now, detail::Sleep::Within within)
     return fell;
 }
 
-void World::Impl::begin_settling() {
-    if (def.sleep_interval > 0.0) sleep.list_awake(settling);
-    else settling.clear();
+void World::Impl::begin_sleep_tests() {
+    if (def.sleep_interval > 0.0) sleep.list_awake(sleep_listed);
+    else sleep_listed.clear();
     loop.woken.clear();
-    settled_at_event = loop.processed;
+    sleep_tested_at_event = loop.processed;
 }
 
-double World::Impl::next_settle(double after) {
+double World::Impl::next_sleep_test(double after) {
     const double every = def.sleep_interval;
-    if ((settling.empty() && loop.woken.empty()) || !(every > 0.0)) return std::numeric_limits<double>::infinity();
+    if ((sleep_listed.empty() && loop.woken.empty()) || !(every > 0.0)) return std::numeric_limits<double>::infinity();
     // Nothing changes without an event: the first test comes after the next one.
     const double first = std::max(after, loop.next_time());
     const double test = (std::floor(first / every) + 1.0) * every;
     return test > after ? test : std::numeric_limits<double>::infinity();  // past the time's precision: none
 }
 
-void World::Impl::settle_within_step(double at, double& tested) {
-    if ((loop.processed - settled_at_event) * kSettleShare < settling.size()) return;
+void World::Impl::test_sleep_within_step(double at, double& tested) {
+    if ((loop.processed - sleep_tested_at_event) * kSleepTestShare < sleep_listed.size()) return;
     // Every event up to `at` is done: the world is consistent there whether the test completes,
-    // fails before it changes a ball (settle() is all or nothing), or fails in its callback after
+    // fails before it changes a ball (sleep_clusters() is all or nothing), or fails in its callback after
     // balls fell asleep at `at` (a prediction).
     tested = at;
-    settled_at_event = loop.processed;
-    settle_listed(at);
+    sleep_tested_at_event = loop.processed;
+    test_sleep_listed(at);
 }
 
-void World::Impl::settle_listed(double at) {
+void World::Impl::test_sleep_listed(double at) {
     if (!loop.woken.empty()) {  // the balls woken since are tried too
-        const auto listed = static_cast<std::ptrdiff_t>(settling.size());
-        settling.insert(settling.end(), loop.woken.begin(), loop.woken.end());
+        const auto listed = static_cast<std::ptrdiff_t>(sleep_listed.size());
+        sleep_listed.insert(sleep_listed.end(), loop.woken.begin(), loop.woken.end());
         loop.woken.clear();
-        std::sort(settling.begin() + listed, settling.end());
-        std::inplace_merge(settling.begin(), settling.begin() + listed, settling.end());
-        settling.erase(std::unique(settling.begin(), settling.end()), settling.end());
+        std::sort(sleep_listed.begin() + listed, sleep_listed.end());
+        std::inplace_merge(sleep_listed.begin(), sleep_listed.begin() + listed, sleep_listed.end());
+        sleep_listed.erase(std::unique(sleep_listed.begin(), sleep_listed.end()), sleep_listed.end());
     }
-    sleep.settle(at, settling, [&](std::span<const std::uint32_t> members) {
+    sleep.sleep_clusters(at, sleep_listed, [&](std::span<const std::uint32_t> members) {
         for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
     });
-    std::erase_if(settling, [&](std::uint32_t s) { return balls.asleep(s); });
+    std::erase_if(sleep_listed, [&](std::uint32_t s) { return balls.asleep(s); });
 }
 
 void World::Impl::wake_all() {

@@ -141,11 +141,11 @@ void World::save(std::ostream& out_stream) const {
     out.put(m.event_overlap);
     out.put(m.collisions_before_reset);
 
-    // Rests, then balls and handles.
+    // RestTable, then balls and handles.
     const Balls& b = w.balls;
     out.put(static_cast<std::uint64_t>(b.rests.size()));
     for (std::uint32_t k = 0; k < b.rests.size(); ++k) {
-        const detail::Rests::Rest& r = b.rests[k];
+        const detail::RestTable::Rest& r = b.rests[k];
         for (const std::int32_t s : r.supports) out.put(s);
         out.put(static_cast<std::uint8_t>(r.asleep));
         out.put(r.acceleration);
@@ -183,7 +183,7 @@ void World::save(std::ostream& out_stream) const {
     if (w.carried) {
         out.put(w.carried->test);
         out.put(w.carried->since);
-        for (const auto* list : {&w.settling, &w.loop.woken}) {
+        for (const auto* list : {&w.sleep_listed, &w.loop.woken}) {
             out.put(static_cast<std::uint64_t>(list->size()));
             for (const std::uint32_t s : *list) out.put(s);
         }
@@ -357,7 +357,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     m.event_overlap = finite(in, "largest overlap");
     m.collisions_before_reset = in.get<std::uint64_t>("collisions before reset");
 
-    // Rests: each set of supports once (up to three planes, awake or asleep), the first resting
+    // RestTable: each set of supports once (up to three planes, awake or asleep), the first resting
     // on nothing and awake. They are read one at a time: a count larger than the file costs
     // nothing before the file ends.
     const std::size_t max_balls = w.max_balls();
@@ -378,8 +378,8 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         const bool asleep = in.get<std::uint8_t>("asleep") != 0;
         const Vec3 a = finite_vec(in, "rest acceleration");
         if (asleep && a != Vec3{}) bad("rest " + std::to_string(k) + " is asleep with acceleration " + show(a));
-        const std::uint32_t index = k == 0 ? detail::Rests::kNone : b.rests.intern(sup, asleep, a);
-        const detail::Rests::Rest& kept = b.rests[index];
+        const std::uint32_t index = k == 0 ? detail::RestTable::kNone : b.rests.intern(sup, asleep, a);
+        const detail::RestTable::Rest& kept = b.rests[index];
         if (index != k || kept.supports != sup || kept.asleep != asleep)
             bad("rest " + std::to_string(k) + " repeats an earlier one or is not the first entry's 'on nothing'");
     }
@@ -460,13 +460,13 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         if (!(test >= w.time)) bad("the next test of sleeping, at " + show(test) + ", is before the time " + show(w.time));
         const auto since = in.get<std::uint64_t>("events since a test of sleeping");
         if (since > w.loop.processed) bad(std::to_string(since) + " events since a test of sleeping, of " + std::to_string(w.loop.processed));
-        for (auto* list : {&w.settling, &w.loop.woken}) {
+        for (auto* list : {&w.sleep_listed, &w.loop.woken}) {
             const auto count = in.get<std::uint64_t>("balls to test for sleeping");
             if (count > balls && count - balls > since) bad(std::to_string(count) + " balls to test for sleeping");
             list->clear();
             for (std::uint64_t k = 0; k < count; ++k) {
                 const auto s = in.get<std::uint32_t>("a ball to test for sleeping");
-                if (s >= balls || (list == &w.settling && !list->empty() && s <= list->back()))
+                if (s >= balls || (list == &w.sleep_listed && !list->empty() && s <= list->back()))
                     bad("ball slot " + std::to_string(s) + " listed for the tests of sleeping");
                 list->push_back(s);
             }
@@ -477,11 +477,11 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         const double every = d.sleep_interval;
         if (test != std::numeric_limits<double>::infinity() && !(every > 0.0 && std::round(test / every) * every == test))
             bad("the next test of sleeping, at " + show(test) + ", is not one of sleep_interval's multiples");
-        if (!(every > 0.0) && !(w.settling.empty() && w.loop.woken.empty()))
+        if (!(every > 0.0) && !(w.sleep_listed.empty() && w.loop.woken.empty()))
             bad("balls listed for the tests of sleeping without a sleep_interval");
         if (w.sleep.enabled()) {
             std::vector<std::uint8_t> listed(balls, 0);
-            for (const auto* list : {&w.settling, &w.loop.woken})
+            for (const auto* list : {&w.sleep_listed, &w.loop.woken})
                 for (const std::uint32_t s : *list) listed[s] = 1;
             for (std::size_t s = 0; s < balls; ++s)
                 if (!listed[s] && !w.balls.asleep(s)) bad("the awake ball slot " + std::to_string(s) + " is not listed for the tests of sleeping");

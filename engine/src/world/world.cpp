@@ -437,7 +437,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             if (def.sleeping) def.velocity = {};  // +0 as for a ball that fell asleep, never −0
             w.balls.push(def, w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
             if (def.sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
-                w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::Rests::kNone].supports, true, {});
+                w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::RestTable::kNone].supports, true, {});
             if (!remake) {
                 w.cells.insert(s, w.cells.key_of(defs[k].position));
                 ++in_cells;
@@ -572,7 +572,7 @@ void World::set_position(BallId id, Vec3 position) {
     if (w.cells_valid) w.cells.move(s, w.cells.key_of(position));
     w.balls.advance(s, w.time);  // its velocity there
     w.balls.set_position(s, position);
-    w.balls.rest[s] = detail::Rests::kNone;  // awake, on nothing: it settles again if it is on a plane
+    w.balls.rest[s] = detail::RestTable::kNone;  // awake, on nothing: it settles again if it is on a plane
     w.sleep.commit_wake(woken, w.time);
     w.disturbed(s, woken);
 }
@@ -620,7 +620,7 @@ void World::set_sleeping(BallId id, bool sleeping) {
     // they leave (their events are found again), and its entry in the table of rests.
     std::vector<std::uint32_t> changed{s};
     if (w.cells_valid) w.sleep.awake_under(s, w.time, static_cast<std::uint32_t>(w.balls.size()), changed);
-    w.sleep.fall_asleep(s, w.time);
+    w.sleep.sleep_now(s, w.time);
     w.balls.show(s);
     w.balls.jam[s] = 0;
     w.predict_changed(changed, static_cast<std::uint32_t>(w.balls.size()));
@@ -729,11 +729,11 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         }
         w.measurements.begin_step();
         if (goes_on) {
-            w.settled_at_event = w.loop.processed - carried->since;
+            w.sleep_tested_at_event = w.loop.processed - carried->since;
             test = carried->test;
         } else {
-            w.begin_settling();
-            test = w.next_settle(w.time);
+            w.begin_sleep_tests();
+            test = w.next_sleep_test(w.time);
         }
         const std::uint64_t budget = w.def.step_event_budget;
         w.start_roaming(dt);
@@ -768,12 +768,12 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             }
             if (stopped != detail::EventLoop::End::Reached) break;
             if (until == test && until < end) {  // at the end, the end's test (finish_step)
-                w.settle_within_step(until, tested);
-                test = w.next_settle(until);
+                w.test_sleep_within_step(until, tested);
+                test = w.next_sleep_test(until);
             }
             if (until == paused) {
                 paused = inside(w.pause_step(until, tested, pause, *this));
-                test = std::min(test, w.next_settle(until));  // the balls added may settle
+                test = std::min(test, w.next_sleep_test(until));  // the balls added may settle
             }
             if (!(until < end)) {
                 all_done = true;
@@ -812,7 +812,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.stand_at(reached, Impl::Bring::Balls);
             throw;
         }
-        w.carried = Impl::CarriedTests{test, w.loop.processed - w.settled_at_event};
+        w.carried = Impl::CarriedTests{test, w.loop.processed - w.sleep_tested_at_event};
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
@@ -838,8 +838,8 @@ std::size_t World::Impl::finish_step(double end) {
     stand_at(end, Bring::Nothing);
     // With an interval, the list holds every ball awake now (awake when the step began or woken
     // by an event since): the same test as over every awake ball, without a scan of them all.
-    if (def.sleep_interval > 0.0) settle_listed(end);
-    else sleep_islands(end);
+    if (def.sleep_interval > 0.0) test_sleep_listed(end);
+    else sleep_clusters(end);
     return show_balls(end);
 }
 
@@ -857,7 +857,7 @@ std::size_t World::Impl::show_balls(double at) {
         shown.resize(count);
         std::size_t asleep = 0;
         for (std::size_t k = 0; k < count; ++k) {
-            const detail::Rests::Rest& rest = b.rests[b.rest[begin + k]];
+            const detail::RestTable::Rest& rest = b.rests[b.rest[begin + k]];
             a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
             asleep += rest.asleep;
             shown[k] = rest.asleep && b.t[begin + k] < shown_at;

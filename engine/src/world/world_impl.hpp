@@ -77,7 +77,7 @@ struct World::Impl {
     void between_steps(const char* call) const;  // std::logic_error while pausing
     void changing(const char* call);  // between_steps(), and a stopped step's tests are dropped
     // A pause at `at` (every event before it done): time reads `at` while `pause` runs, the balls
-    // it adds are queued and listed for settling, and `tested` becomes `at`. Returns the next pause.
+    // it adds are queued and listed for the tests of sleeping, and `tested` becomes `at`. Returns the next pause.
     double pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world);
     // Per slot: the ball's contact, the earliest collision found for its current trajectory. Its
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
@@ -150,7 +150,7 @@ struct World::Impl {
     // into its index, when given; with `off_faces`, off every block's face), and `now`, each old
     // entry's new index; commit, which never fails, swaps it in.
     struct Awakening {
-        detail::Rests fresh;
+        detail::RestTable fresh;
         std::vector<std::uint32_t> now;
     };
     void prepare_awakening(Awakening& awakening, Vec3 gravity, const std::vector<PlaneDef>& planes,
@@ -193,23 +193,23 @@ struct World::Impl {
                      std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
-    // End of a step at `now` (or the events predicted afresh, `within` StillDrift: Sleep::settle()):
+    // End of a step at `now` (or the events predicted afresh, `within` StillDrift: Sleep::sleep_clusters()):
     // the clusters that can stand fall asleep, and their events are predicted afresh. Returns how
     // many fell asleep.
-    std::size_t sleep_islands(double now, detail::Sleep::Within within = detail::Sleep::Within::TouchGap);
+    std::size_t sleep_clusters(double now, detail::Sleep::Within within = detail::Sleep::Within::TouchGap);
     // Within a step, the cluster test at the multiples of def.sleep_interval (WorldDef), over the
-    // balls awake when the step began: begin_settling() lists them (O(N), once a step);
-    // next_settle() is the first multiple after `after` that follows the next event (+inf when
-    // none can come: nothing awake, no event, or no interval); settle_within_step() tests (the
-    // balls woken since listed too), unless fewer events than a kSettleShare-th of the listed
+    // balls awake when the step began: begin_sleep_tests() lists them (O(N), once a step);
+    // next_sleep_test() is the first multiple after `after` that follows the next event (+inf when
+    // none can come: nothing awake, no event, or no interval); test_sleep_within_step() tests (the
+    // balls woken since listed too), unless fewer events than a kSleepTestShare-th of the listed
     // balls came since the last test, so that the tests cost O(1) an event, amortised. With no
     // interval nothing is listed.
-    static constexpr std::size_t kSettleShare = 2;
-    std::vector<std::uint32_t> settling;  // the balls listed, ascending
-    std::uint64_t settled_at_event = 0;   // loop.processed at the last test
-    void begin_settling();
-    double next_settle(double after);
-    void settle_within_step(double at, double& tested);  // `tested` = at when it tests
+    static constexpr std::size_t kSleepTestShare = 2;
+    std::vector<std::uint32_t> sleep_listed;  // the balls listed, ascending
+    std::uint64_t sleep_tested_at_event = 0;   // loop.processed at the last test
+    void begin_sleep_tests();
+    double next_sleep_test(double after);
+    void test_sleep_within_step(double at, double& tested);  // `tested` = at when it tests
     // A step stopped by its budget or interrupt flag leaves its tests as they stood: the next one
     // at `test`, `since` events after the last, the list and loop.woken kept. The next step, which
     // goes on from the time the stop reached when no call that may change the world came between
@@ -221,7 +221,7 @@ struct World::Impl {
     };
     std::optional<CarriedTests> carried;
     // The test over the list (the balls woken since merged in); those that fell asleep leave it.
-    void settle_listed(double at);
+    void test_sleep_listed(double at);
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp
