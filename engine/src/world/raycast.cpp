@@ -231,7 +231,7 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
 }
 
 Box World::Impl::ball_bounds() const {
-    const Box b = centre_bounds([&](std::size_t s) { return balls.view_position(s); });
+    const Box b = detail::centre_bounds(parallel, balls.size(), [&](std::size_t s) { return balls.view_position(s); });
     const Vec3 margin{max_radius, max_radius, max_radius};
     return {b.min - margin, b.max + margin};
 }

@@ -54,7 +54,7 @@ void World::Impl::rebuild_cells(double radius) {
     }
     // Built aside: a failure leaves the cells as they were.
     detail::Cells fresh;
-    fresh.configure(cell_width_for(radius), def.periodic, def.periodic_axes, balls.size());
+    fresh.configure(widths.for_radius(radius), def.periodic, def.periodic_axes, balls.size());
     std::vector<CellKey> keys(balls.size());
     parallel.for_blocks(balls.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = fresh.key_of(balls.position_at(s, time));
@@ -64,85 +64,6 @@ void World::Impl::rebuild_cells(double radius) {
     cells = std::move(fresh);
     cells_valid = true;
     events_valid = false;  // pending cell crossings refer to the old cells
-}
-
-// ---------------------------------------------------------------------------------------------
-// The cells' width, reviewed
-
-namespace {
-
-// Cells widen while a ball has at most this many others (and finite statics) in the 27 cells
-// around it on average, and narrow again once it has more than kCrowded: between the two, a
-// doubling of the width (eight times the volume) cannot flip the decision back and forth.
-constexpr double kSparse = 2.0, kCrowded = 16.0;
-constexpr std::size_t kCrowdingSample = 1024;  // balls whose neighbours crowding() counts
-
-}  // namespace
-
-std::uint64_t World::Impl::review_every() const {
-    // Widened cells are reviewed often: balls that gather in them cost a prediction per crowd
-    // member. Cells of the least width rarely: a review costs O(N log N), a dense world's events
-    // far more than a sparse one's.
-    const bool widened = cells_valid && cells.min_width() > least_cell_width(max_radius);
-    return std::max<std::uint64_t>(std::uint64_t{1} << 16, (widened ? 64 : 1024) * static_cast<std::uint64_t>(balls.size()));
-}
-
-double World::Impl::crowding(double width, double at) const {
-    using Key = std::array<std::int64_t, 3>;
-    auto key = [width](Vec3 p) {  // clamped: far out, keys stay integers
-        Key k;
-        for (int d = 0; d < 3; ++d)
-            k[static_cast<std::size_t>(d)] =
-                static_cast<std::int64_t>(std::clamp(std::floor(detail::axis(p, d) / width), -0x1p40, 0x1p40));
-        return k;
-    };
-    std::vector<Key> keys;
-    keys.reserve(balls.size() + statics.capsules().size() + statics.blocks().size());
-    for (std::uint32_t s = 0; s < balls.size(); ++s) keys.push_back(key(balls.position_at(s, at)));
-    for (const detail::Capsule& c : statics.capsules()) keys.push_back(key(0.5 * (c.def.a + c.def.b)));
-    for (const BlockDef& b : statics.blocks()) keys.push_back(key(0.5 * (b.min + b.max)));
-    std::sort(keys.begin(), keys.end());
-    const std::size_t stride = std::max<std::size_t>(1, balls.size() / kCrowdingSample);
-    std::size_t near = 0, subjects = 0;
-    for (std::uint32_t s = 0; s < balls.size(); s += static_cast<std::uint32_t>(stride), ++subjects) {
-        const Key k = key(balls.position_at(s, at));
-        for (std::int64_t z = -1; z <= 1; ++z)
-            for (std::int64_t y = -1; y <= 1; ++y)
-                for (std::int64_t x = -1; x <= 1; ++x) {
-                    const auto [first, last] = std::equal_range(keys.begin(), keys.end(), Key{k[0] + x, k[1] + y, k[2] + z});
-                    near += static_cast<std::size_t>(last - first);
-                }
-        --near;  // itself
-    }
-    return subjects == 0 ? 0.0 : static_cast<double>(near) / static_cast<double>(subjects);
-}
-
-double World::Impl::reviewed_cell_width(double at) const {
-    if (balls.size() <= kFewBalls) return 0.0;  // one cell for all space already
-    const double least = least_cell_width(max_radius), now = cells.min_width();
-    // At most a third of a periodic side; no wider than the balls' spread (twice it holds every
-    // ball in the 27 cells around each: crowded).
-    const Box box = centre_bounds([&](std::size_t s) { return balls.position_at(s, at); });
-    const double spread = std::max({box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z});
-    const double most = std::min(def.periodic ? shortest_period() / 3.0 * (1.0 - 1e-12) : detail::kWholeSpace,
-                                 std::max(least, 2.0 * spread));
-    // The widest of base · 2^k (k from `good`, known sparse enough, up to where it reaches `most`)
-    // that is sparse enough, by bisection: crowding grows with the width.
-    auto widest = [&](double base, int good) {
-        const double width_most = std::max(base, most);
-        const int last = static_cast<int>(std::ceil(std::log2(width_most / base)));  // min(…, most) there
-        auto width = [&](int k) { return std::min(std::ldexp(base, k), width_most); };
-        int bad = last + 1;  // beyond the spread: crowded
-        while (bad - good > 1) {
-            const int mid = good + (bad - good) / 2;
-            (crowding(width(mid), at) <= kSparse ? good : bad) = mid;
-        }
-        return width(std::max(good, 0));
-    };
-    double chosen = 0.0;
-    if (now > least && crowding(now, at) > kCrowded) chosen = widest(least, -1);  // narrower, down to the least
-    else if (4.0 * now <= most && crowding(4.0 * now, at) <= kSparse) chosen = widest(now, 2);
-    return chosen == now ? 0.0 : chosen;
 }
 
 void World::Impl::index_finite() {

@@ -417,9 +417,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     if (w.cells_valid != (balls > 0)) bad("cells for " + std::to_string(balls) + " balls");
     if (w.cells_valid) {
         const double width = finite(in, "cell width");
-        if (!(width >= w.least_cell_width(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
+        if (!(width >= detail::CellWidths::least(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
         w.cells.configure(width, d.periodic, d.periodic_axes, balls);
-        w.cells_wide = balls > World::Impl::kFewBalls ? width : 0.0;  // remade at this width
+        w.widths.chosen = balls > detail::CellWidths::kFewBalls ? width : 0.0;  // remade at this width
         std::vector<detail::CellKey> keys(balls);
         for (std::size_t s = 0; s < balls; ++s) {
             detail::CellKey& k = keys[s];

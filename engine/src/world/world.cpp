@@ -30,9 +30,6 @@ using detail::show;
 
 namespace {
 
-// Cells are a hair wider than the largest diameter, so rounding at a cell face never hides a
-// contact.
-constexpr double kCellMargin = 1e-6;
 // The queue packs a partner slot with the event kind into 32 bits.
 constexpr std::size_t kMaxBalls = std::size_t{1} << 29;
 
@@ -58,24 +55,6 @@ double World::cell_width() const {
 
 // ---------------------------------------------------------------------------------------------
 // Impl helpers
-
-double World::Impl::least_cell_width(double radius) const { return 2.0 * radius * (1.0 + kCellMargin); }
-
-double World::Impl::cell_width_for(double radius) const {
-    const double least = least_cell_width(radius);
-    if (balls.size() > kFewBalls) return std::max(least, cells_wide);
-    if (!def.periodic) return detail::kWholeSpace;
-    // A hair under a third of the shortest periodic side: three whole cells along it.
-    return std::max(least, shortest_period() / 3.0 * (1.0 - 1e-12));
-}
-
-double World::Impl::shortest_period() const {
-    double shortest = std::numeric_limits<double>::infinity();
-    for (int d = 0; d < 3; ++d)
-        if (def.periodic_axes[static_cast<std::size_t>(d)])
-            shortest = std::min(shortest, axis(def.periodic->max, d) - axis(def.periodic->min, d));
-    return shortest;
-}
 
 namespace {
 
@@ -109,7 +88,7 @@ std::string World::Impl::conflict(Vec3 p, double r, std::uint32_t first_new, std
     // The query never reconfigures the cells (that would change the world): it searches as many
     // cells around p as a contact can span, or every ball when that is cheaper.
     const double reach = r + largest;
-    const double around = std::ceil(reach * (1.0 + kCellMargin) / cells.min_width());
+    const double around = std::ceil(reach * (1.0 + detail::CellWidths::kMargin) / cells.min_width());
     if (std::pow(2.0 * around + 1.0, 3.0) > double(below)) {
         for (std::uint32_t j = 0; j < below && found.empty(); ++j) check(j);
     } else {
@@ -370,10 +349,10 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
                                             show(defs[k].velocity));
         if (defs[k].sleeping && !w.sleep.jams()) reject(field(".sleeping")(), std::string(kNoSleepHere));
         if (w.def.periodic) {
-            const double width = w.least_cell_width(std::max(defs[k].radius, w.max_radius));
+            const double width = detail::CellWidths::least(std::max(defs[k].radius, w.max_radius));
             const double needed = 3.0 * width;
             // The same arithmetic as the cells: whole cells per periodic side, at least three.
-            if (std::floor(w.shortest_period() / width) < 3.0)
+            if (std::floor(w.widths.shortest_period() / width) < 3.0)
                 reject(field(".radius")(), "too large for the periodic box: every periodic side must be at least " +
                                               show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
         }
@@ -388,9 +367,9 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     // lists that making them first and inserting the new balls one by one gives.
     const double old_max_radius = w.max_radius;
     const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
-    // Past kFewBalls the world's one wide cell splits (cell_width_for()): the cells are remade.
-    // They are kept (at most kFewBalls balls) to be put back should the call be refused.
-    const bool remake = !w.cells_valid || (w.balls.size() <= Impl::kFewBalls && w.balls.size() + defs.size() > Impl::kFewBalls);
+    // Past CellWidths::kFewBalls the world's one wide cell splits (CellWidths::for_radius()): the
+    // cells are remade. They are kept (at most kFewBalls balls) to be put back should the call be refused.
+    const bool remake = !w.cells_valid || (w.balls.size() <= detail::CellWidths::kFewBalls && w.balls.size() + defs.size() > detail::CellWidths::kFewBalls);
     std::optional<detail::Cells> cells_before = remake ? std::optional(w.cells) : std::nullopt;
     const bool grid_was_valid = w.cells_valid, events_were_valid = w.events_valid;
     std::size_t in_cells = 0;  // new balls inserted into the cells so far
@@ -469,7 +448,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     }
     // Between calls the cells are at least as wide as the largest ball: the const queries
     // (is_free, max_overlap, ray_cast) read them and never change the world.
-    const bool regrid = remake || w.cells.min_width() < w.least_cell_width(w.max_radius);
+    const bool regrid = remake || w.cells.min_width() < detail::CellWidths::least(w.max_radius);
     if (!remake && regrid) {
         try {
             w.rebuild_cells(w.max_radius);
@@ -724,7 +703,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.collisions_at_reorder = collisions;
         }
         if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
-            if (const double width = w.cells_valid ? w.reviewed_cell_width(w.time) : 0.0; width > 0.0) w.cells_wide = width;
+            if (const double width = w.cells_valid ? w.widths.reviewed(w.time, w.max_radius) : 0.0; width > 0.0) w.widths.chosen = width;
             w.rebuild_events(false);
         }
         w.measurements.begin_step();
@@ -739,7 +718,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         w.start_roaming(dt);
         for (;;) {  // to the step's end, the budget, the next review of the cells' width, test of sleeping or pause
             const double until = std::min({end, test, paused});
-            const std::uint64_t review = w.review_every(), done = w.loop.processed - events_before;
+            const std::uint64_t review = w.widths.review_every(w.cells_valid, w.max_radius), done = w.loop.processed - events_before;
             const std::uint64_t to_review = review - w.loop.processed % review;
             const std::uint64_t limit = budget == 0 ? to_review : std::min(to_review, budget - done);
             if (limit == 0) {  // the budget spent: the step ends unless no event is left before its end
@@ -756,10 +735,10 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                 // at it: the step that goes on would not meet it again.
                 if (w.loop.processed % review == 0) {
                     const double now = std::max(w.time, w.loop.last_processed);
-                    if (const double width = w.reviewed_cell_width(now); width > 0.0) {
+                    if (const double width = w.widths.reviewed(now, w.max_radius); width > 0.0) {
                         w.stop_roaming(now);
                         w.stand_at(now, Impl::Bring::Balls);
-                        w.cells_wide = width;
+                        w.widths.chosen = width;
                         w.rebuild_events(true);
                     }
                 }

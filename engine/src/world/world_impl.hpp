@@ -6,6 +6,7 @@
 #include <ballistic/world.hpp>
 
 #include "space/balls.hpp"
+#include "space/cell_widths.hpp"
 #include "loop/event_loop.hpp"
 #include "space/cells.hpp"
 #include "space/handles.hpp"
@@ -69,7 +70,7 @@ struct World::Impl {
 
     detail::Cells cells;
     // Every ball is in its cell. Between calls this holds whenever there are balls, with cells at
-    // least least_cell_width(max_radius) wide: the const queries rely on it.
+    // least CellWidths::least(max_radius) wide: the const queries rely on it.
     bool cells_valid = false;
     bool events_valid = false;  // every ball has its earliest event queued
     // A step's caller runs within it (World::step with pauses): only balls may be added.
@@ -105,6 +106,11 @@ struct World::Impl {
 
     detail::Parallel parallel;
     detail::EventLoop loop{def, cells, response, measurements, parallel, def.time};
+    // How wide the cells are built, and reviewed within steps (engine/README.md, "Cells as wide as
+    // the balls are sparse"): a step looks at how crowded they are whenever the world's event
+    // count passes a multiple of review_every(), and remakes them wider when balls are far
+    // apart, narrower again when they crowd.
+    detail::CellWidths widths{def, balls, cells, statics, parallel};
 
     // --- simulate.cpp
     void rebuild_cells(double min_radius_for_cells);  // all or nothing
@@ -120,16 +126,6 @@ struct World::Impl {
     // contact is forgotten (a removal renumbers storage without them, and a snapshot of a world
     // whose events are invalid holds none).
     void rebuild_events(bool within_step);
-    // Cells as wide as sparse balls allow (engine/README.md, "Cells as wide as the balls are
-    // sparse"): a step looks at how crowded the cells are whenever the world's event count passes
-    // a multiple of review_every(), and remakes them wider when balls are far apart, narrower
-    // again when they crowd.
-    double cells_wide = 0.0;  // the width the cells were last made at a review; 0: none yet
-    std::uint64_t review_every() const;
-    // Mean count of other balls, and of capsules' and blocks' centres, in the 27 cells of this
-    // width around a ball (cells from the origin; a sample of the balls, where they are at `at`).
-    double crowding(double width, double at) const;
-    double reviewed_cell_width(double at) const;  // the width to remake the cells at, or 0 to keep them
     // The end of a step at `end`: the world's time, islands put to sleep, every ball's view
     // there. Returns how many balls sleep then.
     std::size_t finish_step(double end);
@@ -231,14 +227,6 @@ struct World::Impl {
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
 
     // --- world.cpp
-    // Cells narrower than least_cell_width(largest radius) could hide a contact. Rebuilt cells are
-    // cell_width_for() wide: that least width, or, in a world of at most kFewBalls balls, one
-    // cell for all space (a third of a periodic box's shortest side): a few balls pay no cell
-    // crossings in empty space, only their collisions, and a prediction tests the other few.
-    static constexpr std::size_t kFewBalls = 16;
-    double least_cell_width(double radius) const;
-    double shortest_period() const;  // the shortest side of the periodic box along an axis that wraps
-    double cell_width_for(double radius) const;
     std::size_t max_balls() const;
     std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
@@ -264,25 +252,6 @@ struct World::Impl {
     // lists the capsules and blocks (Statics::finite_near_points(0), null without them).
     std::optional<RayHit> cast(const Ray& ray, const Box& bounds, const detail::FiniteNear* near) const;
     Box ball_bounds() const;  // every ball where balls() shows it, with the largest radius around
-
-    // The box that holds every ball's centre, `centre(slot)` (a parallel reduction; min and max
-    // are exact, so the box does not depend on how the work was split).
-    template <class Centre>
-    Box centre_bounds(Centre centre) const {
-        constexpr double inf = std::numeric_limits<double>::infinity();
-        return parallel.reduce(balls.size(), Box{{inf, inf, inf}, {-inf, -inf, -inf}}, [&](std::size_t begin, std::size_t end) {
-            Box part{{inf, inf, inf}, {-inf, -inf, -inf}};
-            for (std::size_t s = begin; s < end; ++s) {
-                const Vec3 p = centre(s);
-                part.min = {std::min(part.min.x, p.x), std::min(part.min.y, p.y), std::min(part.min.z, p.z)};
-                part.max = {std::max(part.max.x, p.x), std::max(part.max.y, p.y), std::max(part.max.z, p.z)};
-            }
-            return part;
-        }, [](const Box& a, const Box& c) {
-            return Box{{std::min(a.min.x, c.min.x), std::min(a.min.y, c.min.y), std::min(a.min.z, c.min.z)},
-                       {std::max(a.max.x, c.max.x), std::max(a.max.y, c.max.y), std::max(a.max.z, c.max.z)}};
-        });
-    }
 };
 
 }  // namespace ballistic
