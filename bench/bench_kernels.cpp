@@ -252,7 +252,7 @@ void BM_LanesStateAt(benchmark::State& state, const detail::SimdKernels* kernels
     for (auto* column : {&balls.x, &balls.y, &balls.z, &balls.vx, &balls.vy, &balls.vz})
         for (std::size_t i = 0; i < kLanes; ++i) column->push_back(draw.uniform(-1.0, 1.0));
     balls.rests.reset({0.0, -kG, 0.0});
-    balls.rest.assign(kLanes, detail::Rests::kNone);
+    balls.rest.assign(kLanes, detail::RestTable::kNone);
     const std::vector<double> ax(kLanes, 0.0), ay(kLanes, -kG), az(kLanes, 0.0);
     balls.t.assign(kLanes, 0.0);
     std::vector<double> to[6];

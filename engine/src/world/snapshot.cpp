@@ -239,19 +239,9 @@ detail::Pending get_pending(SnapshotReader& in, std::size_t balls, std::size_t p
     return e;
 }
 
-}  // namespace
 
-World World::restore(std::istream& in_stream, const RestoreOptions& options) {
-    SnapshotReader in(in_stream);
-    char magic[sizeof kMagic];
-    in.read(magic, sizeof magic, "the header");
-    if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) bad("not a Ballistic snapshot (no BLSTSNAP header)");
-    const auto version = in.get<std::uint32_t>("the format version");
-    if (version != kSnapshotVersion)
-        bad("format version " + std::to_string(version) + "; this build of Ballistic reads version " +
-            std::to_string(kSnapshotVersion) + " only");
-    if (in.get<std::uint32_t>("the byte order") != kByteOrder) bad("written on a machine of another byte order");
-
+// The settings a snapshot keeps; the threads, task system and memory limit are the restorer's.
+WorldDef read_settings(SnapshotReader& in, const RestoreOptions& options) {
     WorldDef d;
     d.gravity = in.get_vec("gravity");
     d.restitution = in.get<double>("restitution");
@@ -275,6 +265,125 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     d.threads = options.threads;
     d.task_system = options.task_system;
     d.memory_limit = options.memory_limit;
+    return d;
+}
+
+// How many statics of each kind a snapshot holds.
+struct StaticCounts {
+    std::size_t planes = 0, cylinders = 0, capsules = 0, blocks = 0;
+};
+
+// The planes, cylinders, capsules and blocks, each checked as World::add_* checks it.
+StaticCounts read_statics(SnapshotReader& in, const WorldDef& d, detail::Statics& statics) {
+    constexpr std::uint64_t kMaxStatics = 1u << 20;
+    StaticCounts n;
+    n.planes = count(in, "plane count", kMaxStatics);
+    for (std::size_t k = 0; k < n.planes; ++k) {
+        PlaneDef p;
+        p.point = finite_vec(in, "plane point");
+        p.normal = finite_vec(in, "plane normal");
+        if (detail::periodic_axis_crossed(d, p) >= 0) bad("a periodic world with a plane across a periodic axis");
+        detail::Statics::checked(p, "snapshot.planes[" + std::to_string(k) + "]");
+        unit(p.normal, "plane normal");
+        statics.add(p);
+    }
+    n.cylinders = count(in, "cylinder count", kMaxStatics);
+    for (std::size_t k = 0; k < n.cylinders; ++k) {
+        CylinderDef c;
+        c.point = finite_vec(in, "cylinder point");
+        c.axis = finite_vec(in, "cylinder axis");
+        c.radius = finite(in, "cylinder radius");
+        if (detail::periodic_axis_crossed(d, c) >= 0) bad("a periodic world with a cylinder across a periodic axis");
+        detail::Statics::checked(c, "snapshot.cylinders[" + std::to_string(k) + "]");
+        unit(c.axis, "cylinder axis");
+        statics.add(c);
+    }
+    n.capsules = count(in, "capsule count", kMaxStatics);
+    if (n.capsules > 0 && d.periodic) bad("a periodic world with capsules");
+    for (std::size_t k = 0; k < n.capsules; ++k) {
+        CapsuleDef c;
+        c.a = finite_vec(in, "capsule end");
+        c.b = finite_vec(in, "capsule end");
+        c.radius = finite(in, "capsule radius");
+        statics.add(detail::Statics::checked(c, "snapshot.capsules[" + std::to_string(k) + "]"));
+    }
+    n.blocks = count(in, "block count", kMaxStatics);
+    if (n.blocks > 0 && d.periodic) bad("a periodic world with blocks");
+    for (std::size_t k = 0; k < n.blocks; ++k) {
+        BlockDef b;
+        b.min = finite_vec(in, "block corner");
+        b.max = finite_vec(in, "block corner");
+        statics.add(detail::Statics::checked(b, "snapshot.blocks[" + std::to_string(k) + "]"));
+    }
+    return n;
+}
+
+// The counters (overall and per static), the measurement window's sums and the largest overlap.
+void read_measurements(SnapshotReader& in, const StaticCounts& n, detail::Measurements& m) {
+    m.counts.ball_ball = in.get<std::uint64_t>("counters");
+    m.counts.ball_plane = in.get<std::uint64_t>("counters");
+    m.counts.ball_cylinder = in.get<std::uint64_t>("counters");
+    m.counts.ball_capsule = in.get<std::uint64_t>("counters");
+    m.counts.ball_block = in.get<std::uint64_t>("counters");
+    m.counts.cell_crossings = in.get<std::uint64_t>("counters");
+    m.plane_counters.resize(n.planes);
+    m.cylinder_counters.resize(n.cylinders);
+    m.capsule_counters.resize(n.capsules);
+    m.block_counters.resize(n.blocks);
+    for (auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters, &m.block_counters})
+        for (StaticCounters& c : *list) {
+            c.hits = in.get<std::uint64_t>("static counters");
+            c.impulse = finite(in, "static impulse");
+        }
+    m.window_start = finite(in, "measurement window start");
+    m.virial = finite(in, "virial");
+    m.temperature_time = finite(in, "temperature integral");
+    m.event_overlap = finite(in, "largest overlap");
+    m.collisions_before_reset = in.get<std::uint64_t>("collisions before reset");
+}
+
+// The table of rests: each set of supports once (up to three planes or block faces, awake or
+// asleep), the first resting on nothing and awake. They are read one at a time: a count larger
+// than the file costs nothing before the file ends. Returns the count.
+std::size_t read_rest_table(SnapshotReader& in, const StaticCounts& n, detail::RestTable& table) {
+    const double support_sets = 2.0 * std::pow(double(n.planes) + 6.0 * double(n.blocks) + 1.0, 3.0);
+    const std::size_t rests = count(in, "rest count", static_cast<std::uint64_t>(std::min(support_sets, 4294967295.0)));
+    if (rests == 0) bad("no rest table");
+    for (std::size_t k = 0; k < rests; ++k) {
+        detail::Supports sup;
+        for (std::int32_t& s : sup) {
+            s = in.get<std::int32_t>("supports");
+            const bool known = s == detail::kNoSupport || (s >= 0 && static_cast<std::size_t>(s) < n.planes) ||
+                               (detail::is_face(s) && detail::face_block(s) < n.blocks);
+            if (!known)
+                bad("rest " + std::to_string(k) + " names support " + std::to_string(s) + " of " + std::to_string(n.planes) +
+                    " planes and " + std::to_string(n.blocks) + " blocks");
+        }
+        const bool asleep = in.get<std::uint8_t>("asleep") != 0;
+        const Vec3 a = finite_vec(in, "rest acceleration");
+        if (asleep && a != Vec3{}) bad("rest " + std::to_string(k) + " is asleep with acceleration " + show(a));
+        const std::uint32_t index = k == 0 ? detail::RestTable::kNone : table.intern(sup, asleep, a);
+        const detail::RestTable::Rest& kept = table[index];
+        if (index != k || kept.supports != sup || kept.asleep != asleep)
+            bad("rest " + std::to_string(k) + " repeats an earlier one or is not the first entry's 'on nothing'");
+    }
+    return rests;
+}
+
+}  // namespace
+
+World World::restore(std::istream& in_stream, const RestoreOptions& options) {
+    SnapshotReader in(in_stream);
+    char magic[sizeof kMagic];
+    in.read(magic, sizeof magic, "the header");
+    if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) bad("not a Ballistic snapshot (no BLSTSNAP header)");
+    const auto version = in.get<std::uint32_t>("the format version");
+    if (version != kSnapshotVersion)
+        bad("format version " + std::to_string(version) + "; this build of Ballistic reads version " +
+            std::to_string(kSnapshotVersion) + " only");
+    if (in.get<std::uint32_t>("the byte order") != kByteOrder) bad("written on a machine of another byte order");
+
+    const WorldDef d = read_settings(in, options);
     World world(d);  // checks the settings, naming their fields
     Impl& w = *world.impl_;
 
@@ -284,45 +393,9 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     w.collisions_at_reorder = in.get<std::uint64_t>("collisions at the last reorder");
     w.max_radius = finite(in, "largest radius");
 
-    constexpr std::uint64_t kMaxStatics = 1u << 20;
-    const std::size_t planes = count(in, "plane count", kMaxStatics);
-    for (std::size_t k = 0; k < planes; ++k) {
-        PlaneDef p;
-        p.point = finite_vec(in, "plane point");
-        p.normal = finite_vec(in, "plane normal");
-        if (detail::periodic_axis_crossed(d, p) >= 0) bad("a periodic world with a plane across a periodic axis");
-        detail::Statics::checked(p, "snapshot.planes[" + std::to_string(k) + "]");
-        unit(p.normal, "plane normal");
-        w.statics.add(p);
-    }
-    const std::size_t cylinders = count(in, "cylinder count", kMaxStatics);
-    for (std::size_t k = 0; k < cylinders; ++k) {
-        CylinderDef c;
-        c.point = finite_vec(in, "cylinder point");
-        c.axis = finite_vec(in, "cylinder axis");
-        c.radius = finite(in, "cylinder radius");
-        if (detail::periodic_axis_crossed(d, c) >= 0) bad("a periodic world with a cylinder across a periodic axis");
-        detail::Statics::checked(c, "snapshot.cylinders[" + std::to_string(k) + "]");
-        unit(c.axis, "cylinder axis");
-        w.statics.add(c);
-    }
-    const std::size_t capsules = count(in, "capsule count", kMaxStatics);
-    if (capsules > 0 && d.periodic) bad("a periodic world with capsules");
-    for (std::size_t k = 0; k < capsules; ++k) {
-        CapsuleDef c;
-        c.a = finite_vec(in, "capsule end");
-        c.b = finite_vec(in, "capsule end");
-        c.radius = finite(in, "capsule radius");
-        w.statics.add(detail::Statics::checked(c, "snapshot.capsules[" + std::to_string(k) + "]"));
-    }
-    const std::size_t blocks = count(in, "block count", kMaxStatics);
-    if (blocks > 0 && d.periodic) bad("a periodic world with blocks");
-    for (std::size_t k = 0; k < blocks; ++k) {
-        BlockDef b;
-        b.min = finite_vec(in, "block corner");
-        b.max = finite_vec(in, "block corner");
-        w.statics.add(detail::Statics::checked(b, "snapshot.blocks[" + std::to_string(k) + "]"));
-    }
+    const StaticCounts statics = read_statics(in, d, w.statics);
+    const std::size_t planes = statics.planes, cylinders = statics.cylinders, capsules = statics.capsules,
+                      blocks = statics.blocks;
 
     auto static_handles = [&](std::size_t n, auto& handles, auto& ids) {
         const std::vector<std::uint64_t> values = in.get_column<std::uint64_t>(n, "static handles");
@@ -335,54 +408,11 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     static_handles(capsules, w.capsule_handles, w.capsule_ids);
     static_handles(blocks, w.block_handles, w.block_ids);
 
-    detail::Measurements& m = w.measurements;
-    m.counts.ball_ball = in.get<std::uint64_t>("counters");
-    m.counts.ball_plane = in.get<std::uint64_t>("counters");
-    m.counts.ball_cylinder = in.get<std::uint64_t>("counters");
-    m.counts.ball_capsule = in.get<std::uint64_t>("counters");
-    m.counts.ball_block = in.get<std::uint64_t>("counters");
-    m.counts.cell_crossings = in.get<std::uint64_t>("counters");
-    m.plane_counters.resize(planes);
-    m.cylinder_counters.resize(cylinders);
-    m.capsule_counters.resize(capsules);
-    m.block_counters.resize(blocks);
-    for (auto* list : {&m.plane_counters, &m.cylinder_counters, &m.capsule_counters, &m.block_counters})
-        for (StaticCounters& c : *list) {
-            c.hits = in.get<std::uint64_t>("static counters");
-            c.impulse = finite(in, "static impulse");
-        }
-    m.window_start = finite(in, "measurement window start");
-    m.virial = finite(in, "virial");
-    m.temperature_time = finite(in, "temperature integral");
-    m.event_overlap = finite(in, "largest overlap");
-    m.collisions_before_reset = in.get<std::uint64_t>("collisions before reset");
+    read_measurements(in, statics, w.measurements);
 
-    // RestTable: each set of supports once (up to three planes, awake or asleep), the first resting
-    // on nothing and awake. They are read one at a time: a count larger than the file costs
-    // nothing before the file ends.
+    const std::size_t rests = read_rest_table(in, statics, w.balls.rests);
     const std::size_t max_balls = w.max_balls();
     Balls& b = w.balls;
-    const double support_sets = 2.0 * std::pow(double(planes) + 6.0 * double(blocks) + 1.0, 3.0);
-    const std::size_t rests = count(in, "rest count", static_cast<std::uint64_t>(std::min(support_sets, 4294967295.0)));
-    if (rests == 0) bad("no rest table");
-    for (std::size_t k = 0; k < rests; ++k) {
-        detail::Supports sup;
-        for (std::int32_t& s : sup) {
-            s = in.get<std::int32_t>("supports");
-            const bool known = s == detail::kNoSupport || (s >= 0 && static_cast<std::size_t>(s) < planes) ||
-                               (detail::is_face(s) && detail::face_block(s) < blocks);
-            if (!known)
-                bad("rest " + std::to_string(k) + " names support " + std::to_string(s) + " of " + std::to_string(planes) +
-                    " planes and " + std::to_string(blocks) + " blocks");
-        }
-        const bool asleep = in.get<std::uint8_t>("asleep") != 0;
-        const Vec3 a = finite_vec(in, "rest acceleration");
-        if (asleep && a != Vec3{}) bad("rest " + std::to_string(k) + " is asleep with acceleration " + show(a));
-        const std::uint32_t index = k == 0 ? detail::RestTable::kNone : b.rests.intern(sup, asleep, a);
-        const detail::RestTable::Rest& kept = b.rests[index];
-        if (index != k || kept.supports != sup || kept.asleep != asleep)
-            bad("rest " + std::to_string(k) + " repeats an earlier one or is not the first entry's 'on nothing'");
-    }
 
     // Balls: counted against the memory limit before any column is read.
     const auto n = in.get<std::uint64_t>("ball count");
@@ -426,7 +456,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
             k.x = in.get<std::int32_t>("cell"); k.y = in.get<std::int32_t>("cell"); k.z = in.get<std::int32_t>("cell");
             const detail::CellKey at = w.cells.key_of(b.position_at(s, w.time));
             for (int a = 0; a < 3; ++a) {
-                const bool in_range = periodic ? k[a] >= 0 && k[a] < w.cells.cells(a)
+                const bool in_range = d.periodic ? k[a] >= 0 && k[a] < w.cells.cells(a)
                                                : k[a] >= -detail::kKeyLimit && k[a] <= detail::kKeyLimit;
                 if (!in_range || w.cells.distance(k, at) > 1)
                     bad("ball slot " + std::to_string(s) + " is filed in a cell it is not in");
