@@ -190,14 +190,6 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
                         w.cylinder_handles, w.cylinder_ids);
 }
 
-void World::Impl::require_resolved(const std::string& field, Vec3 position, double radius) {
-    const double far = std::max({std::abs(position.x), std::abs(position.y), std::abs(position.z)});
-    if (!(radius >= kResolved * far))
-        reject(field, "a ball of radius " + show(radius) + " at " + show(position) +
-                          " is smaller than the doubles there resolve: the radius must be at least 2^-40 (about "
-                          "9.1e-13) of the largest coordinate, so that contacts are not left to rounding");
-}
-
 void World::Impl::room_for_infinite(const std::string& field) const {
     if (statics.planes().size() + statics.cylinders().size() >= detail::kMostInfinite)
         reject(field, "a world holds at most " + std::to_string(detail::kMostInfinite) +
@@ -326,37 +318,56 @@ BallId World::add_ball(const BallDef& def) {
     return add_balls(std::span<const BallDef>(&def, 1)).front();
 }
 
+namespace {
+
+// A ball's radius must be at least kResolved of its largest coordinate (then 2¹² doubles per
+// radius there): a smaller one leaves its contacts to rounding.
+constexpr double kResolved = 0x1p-40;
+void require_resolved(const std::string& field, Vec3 position, double radius) {
+    const double far = std::max({std::abs(position.x), std::abs(position.y), std::abs(position.z)});
+    if (!(radius >= kResolved * far))
+        reject(field, "a ball of radius " + show(radius) + " at " + show(position) +
+                          " is smaller than the doubles there resolve: the radius must be at least 2^-40 (about "
+                          "9.1e-13) of the largest coordinate, so that contacts are not left to rounding");
+}
+
+// Refuses a ball of add_balls() (balls[k]) that no world could take, or this one could not: its
+// numbers, its sleeping, and in a periodic world its size against the box.
+void check_ball(const BallDef& ball, std::size_t k, const WorldDef& def, bool balls_can_sleep,
+                const detail::CellWidths& widths, double max_radius) {
+    auto field = [k](const char* member) {
+        return [k, member] { return "balls[" + std::to_string(k) + "]" + member; };
+    };
+    require_finite(field(".position"), ball.position);
+    require_finite(field(".velocity"), ball.velocity);
+    require_positive(field(".radius"), ball.radius);
+    require_positive(field(".mass"), ball.mass);
+    // Inverse masses and squared radii must stay ordinary doubles.
+    if (!std::isnormal(1.0 / ball.mass))
+        reject(field(".mass")(), "is out of range (its inverse must be a normal double), got " + show(ball.mass));
+    if (!std::isnormal(ball.radius * ball.radius))
+        reject(field(".radius")(), "is too small (its square must be a normal double: at least about 1.5e-154), got " +
+                                      show(ball.radius));
+    require_resolved(field(".radius")(), ball.position, ball.radius);
+    if (ball.sleeping && !(ball.velocity == Vec3{}))
+        reject(field(".sleeping")(), "a sleeping ball stands still: its velocity must be [0, 0, 0], got " +
+                                        show(ball.velocity));
+    if (ball.sleeping && !balls_can_sleep) reject(field(".sleeping")(), std::string(kNoSleepHere));
+    if (def.periodic) {
+        const double width = detail::CellWidths::least(std::max(ball.radius, max_radius));
+        // The same arithmetic as the cells: whole cells per periodic side, at least three.
+        if (std::floor(widths.shortest_period() / width) < 3.0)
+            reject(field(".radius")(), "too large for the periodic box: every periodic side must be at least " +
+                                          show(3.0 * width) + " (three cell widths), got radius " + show(ball.radius));
+    }
+}
+
+}  // namespace
+
 std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     Impl& w = *impl_;
     w.carried.reset();  // in a pause, the step has taken them already
-    for (std::size_t k = 0; k < defs.size(); ++k) {
-        auto field = [k](const char* member) {
-            return [k, member] { return "balls[" + std::to_string(k) + "]" + member; };
-        };
-        require_finite(field(".position"), defs[k].position);
-        require_finite(field(".velocity"), defs[k].velocity);
-        require_positive(field(".radius"), defs[k].radius);
-        require_positive(field(".mass"), defs[k].mass);
-        // Inverse masses and squared radii must stay ordinary doubles.
-        if (!std::isnormal(1.0 / defs[k].mass))
-            reject(field(".mass")(), "is out of range (its inverse must be a normal double), got " + show(defs[k].mass));
-        if (!std::isnormal(defs[k].radius * defs[k].radius))
-            reject(field(".radius")(), "is too small (its square must be a normal double: at least about 1.5e-154), got " +
-                                          show(defs[k].radius));
-        w.require_resolved(field(".radius")(), defs[k].position, defs[k].radius);
-        if (defs[k].sleeping && !(defs[k].velocity == Vec3{}))
-            reject(field(".sleeping")(), "a sleeping ball stands still: its velocity must be [0, 0, 0], got " +
-                                            show(defs[k].velocity));
-        if (defs[k].sleeping && !w.sleep.jams()) reject(field(".sleeping")(), std::string(kNoSleepHere));
-        if (w.def.periodic) {
-            const double width = detail::CellWidths::least(std::max(defs[k].radius, w.max_radius));
-            const double needed = 3.0 * width;
-            // The same arithmetic as the cells: whole cells per periodic side, at least three.
-            if (std::floor(w.widths.shortest_period() / width) < 3.0)
-                reject(field(".radius")(), "too large for the periodic box: every periodic side must be at least " +
-                                              show(needed) + " (three cell widths), got radius " + show(defs[k].radius));
-        }
-    }
+    for (std::size_t k = 0; k < defs.size(); ++k) check_ball(defs[k], k, w.def, w.sleep.jams(), w.widths, w.max_radius);
     if (defs.empty()) return {};
     if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
     // Every ball goes in first; then each is checked against the statics and the balls before it
@@ -541,7 +552,7 @@ void World::set_position(BallId id, Vec3 position) {
     Impl& w = *impl_;
     const std::uint32_t s = w.handles.slot(id, "ball");
     require_finite("ball.position", position);
-    w.require_resolved("ball.position", position, w.balls.radius[s]);
+    require_resolved("ball.position", position, w.balls.radius[s]);
     const std::string found = w.conflict(position, w.balls.radius[s], UINT32_MAX,
                                          static_cast<std::uint32_t>(w.balls.size()), w.max_radius,
                                          w.statics.finite_near_points(w.balls.radius[s]).get(), s);

@@ -166,10 +166,6 @@ struct World::Impl {
     // rule reads the counts alone, so a restored snapshot decides as the world it was taken from.
     // A failure (out of memory) leaves the queue to be rebuilt at the next step.
     void predict_changed(std::span<const std::uint32_t> changed, std::uint32_t first_added) noexcept;
-    // A ball's radius must be at least kResolved of its largest coordinate (then 2¹² doubles per
-    // radius there): a smaller one leaves its contacts to rounding.
-    static constexpr double kResolved = 0x1p-40;
-    static void require_resolved(const std::string& field, Vec3 position, double radius);
     // Refuses a plane or cylinder (`field`) beyond kMostInfinite of both together.
     void room_for_infinite(const std::string& field) const;
     // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
