@@ -11,6 +11,7 @@ packages=(
   gnuplot-nox python3-ase
   libvulkan-dev glslc glslang-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libglfw3-dev libstb-dev libimgui-dev xvfb xauth
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest python3-matplotlib
   "$@"
 )
 
