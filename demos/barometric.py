@@ -2,9 +2,9 @@
 """Barometric column: the density of a gas under gravity against height, beside the exponential
 law n(y) ~ exp(-m g y / kT).
 
-Runs `ballistic run demos/scenes/barometric.json` (periodic along x and z, a floor and a ceiling
-along y, gravity g) with a trajectory, histograms the heights of every ball in every frame after
---equilibrate, measures kT from the same frames' velocities (m <v^2> / 3), and compares each bin
+Runs demos/scenes/barometric.json (periodic along x and z, a floor and a ceiling along y,
+gravity g) in the ballistic module, frame by frame as `ballistic run` would, histograms the
+heights of every ball at every --every after --equilibrate, measures kT from the same frames' velocities (m <v^2> / 3), and compares each bin
 with the exponential law for that kT (normalised to the balls counted, centres at least one
 radius above the floor). Writes OUT/barometric.csv and, with gnuplot, OUT/barometric.png; prints
 the table and the largest relative difference over the bins holding at least 1 % of the balls.
@@ -22,27 +22,8 @@ import time
 import lab
 
 
-def frames(path):
-    """(time, [(y, vx, vy, vz, radius)]) per frame of an extended XYZ file as ballistic writes it."""
-    with open(path) as f:
-        while True:
-            header = f.readline()
-            if not header:
-                return
-            count = int(header)
-            comment = f.readline()
-            t = float(comment.split("Time=")[1].split()[0])
-            balls = []
-            for _ in range(count):
-                fields = f.readline().split()
-                balls.append((float(fields[2]), float(fields[4]), float(fields[5]), float(fields[6]), float(fields[7])))
-            yield t, balls
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
-                        help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--scene", default=os.path.join(lab.HERE, "scenes", "barometric.json"))
     parser.add_argument("--equilibrate", type=lab.positive(float), default=20.0, help="time before measuring (default 20)")
     parser.add_argument("--duration", type=lab.positive(float), default=1000.0, help="time measured (default 1000)")
@@ -52,28 +33,31 @@ def main():
     parser.add_argument("--check", type=lab.positive(float), metavar="PERCENT",
                         help="exit 1 when a bin holding at least 1 %% of the balls differs from the law by more")
     args = parser.parse_args()
-    lab.require_program(args.ballistic, "barometric")
+    ballistic = lab.ballistic_module("barometric")
     with open(args.scene) as f:
         scene = json.load(f)
     g = -scene["gravity"][1]
     floor = scene["periodic"]["min"][1]
     mass = scene["generate"][0].get("mass", 1.0)
     os.makedirs(args.out, exist_ok=True)
-    trajectory = os.path.join(args.out, "barometric.xyz")
     started = time.monotonic()
-    lab.run("barometric", [args.ballistic, "run", args.scene, "--duration", str(args.equilibrate + args.duration),
-                           "--trajectory", trajectory, "--every", str(args.every), "--quiet",
-                           "--stats", os.path.join(args.out, "barometric.stats.json")])
-    wall = time.monotonic() - started
-
+    world = ballistic.load_scene(args.scene)
     heights, twice_kinetic, radius = [], 0.0, None
-    for t, balls in frames(trajectory):
-        if t < args.equilibrate - 1e-9:
+    # Samples every --every, from the start, as `ballistic run --trajectory` takes them; those
+    # before --equilibrate are left out.
+    samples = round((args.equilibrate + args.duration) / args.every)
+    for k in range(samples + 1):
+        if k > 0:
+            world.run(args.every)
+        if world.time < args.equilibrate - 1e-9:
             continue
-        for y, vx, vy, vz, r in balls:
-            heights.append(y)
+        positions, velocities, radii = world.positions.tolist(), world.velocities.tolist(), world.radii.tolist()
+        for s in lab.input_order(world):
+            vx, vy, vz = velocities[s]
+            heights.append(positions[s][1])
             twice_kinetic += mass * (vx * vx + vy * vy + vz * vz)
-            radius = r
+            radius = radii[s]
+    wall = time.monotonic() - started
     if not heights:
         sys.exit("barometric: no frame after --equilibrate")
     kT = twice_kinetic / (3 * len(heights))
@@ -89,7 +73,7 @@ def main():
         rows.append({"height": 0.5 * (a + b), "density": counted / len(heights) / args.bin,
                      "law": law / len(heights) / args.bin, "counted": counted, "expected": law})
     print(f"kT {kT:.4f} from the velocities, scale height kT/mg {scale:.4f}; {len(heights)} samples; "
-          f"ballistic run took {wall:.1f} s")
+          f"the run took {wall:.1f} s")
     worst = 0.0
     for row in rows:
         difference = row["counted"] / row["expected"] - 1 if row["expected"] > 0 else float("inf")

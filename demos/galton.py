@@ -88,8 +88,6 @@ def scene():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
-                        help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--scene", default=SCENE)
     parser.add_argument("--write-scene", action="store_true", help="write the board to --scene and stop")
     parser.add_argument("--verify-scene", action="store_true", help="exit 1 unless --scene holds the board written")
@@ -111,15 +109,14 @@ def main():
             f.write(text)
         print(f"{args.scene}: {pegs} pegs, {len(board['capsules']) - pegs} dividers, a spout of {BALLS} balls")
         return
-    lab.require_program(args.ballistic, "galton")
+    ballistic = lab.ballistic_module("galton")
     os.makedirs(args.out, exist_ok=True)
-    state = os.path.join(args.out, "galton.state.json")
     started = time.monotonic()
-    lab.run("galton", [args.ballistic, "run", args.scene, "--duration", str(args.duration), "--threads", str(args.threads),
-                       "--quiet", "--state", state, "--stats", os.path.join(args.out, "galton.stats.json")])
+    world = ballistic.load_scene(args.scene, threads=args.threads)
+    world.run(args.duration)
     wall = time.monotonic() - started
-    with open(state) as f:
-        balls = json.load(f)["balls"]
+    positions = world.positions
+    balls = [{"position": positions[s]} for s in lab.input_order(world)]
 
     # Bin K of ROWS is centred on x = (2 K − ROWS) SPACING / 2.
     counts = [0] * (ROWS + 1)
@@ -144,7 +141,7 @@ def main():
     mean = sum(k * c for k, c in enumerate(counts)) / landed
     spread = math.sqrt(sum((k - mean) ** 2 * c for k, c in enumerate(counts)) / landed)
     print(f"{landed} of {len(balls)} balls in the bins after {args.duration} time units ({above} still above them, "
-          f"{outside} in the outermost bins beyond the binomial's range); ballistic run took {wall:.1f} s")
+          f"{outside} in the outermost bins beyond the binomial's range); the run took {wall:.1f} s")
     for row in rows:
         if row["count"] or row["binomial"] >= 0.5:
             print(f"bin {row['bin']:2d}  x {row['x']:+6.2f}  count {row['count']:5d}  binomial {row['binomial']:8.1f}  "

@@ -2,17 +2,16 @@
 """Gas lab: the pressure of the hard-sphere gas against its packing fraction, beside the
 Carnahan–Starling equation of state.
 
-For each packing fraction phi it writes a scene (a periodic box holding --balls balls of radius
-0.5 at kT = 1), runs `ballistic run` on it (--equilibrate, then --duration measured), and reads
-the pressure and temperature from the statistics. The compressibility factor
+For each packing fraction phi it builds a scene (a periodic box holding --balls balls of radius
+0.5 at kT = 1), runs it in the ballistic module as `ballistic run` would (--equilibrate, then
+--duration measured), and reads the pressure and temperature from the statistics. The compressibility factor
 Z = P V / (N kT) is compared with Carnahan–Starling, Z = (1 + phi + phi^2 - phi^3) / (1 - phi)^3.
 Writes OUT/gaslab.csv and, with gnuplot, OUT/gaslab.png; prints the table.
 
-    demos/gaslab.py                        # build/demos/ballistic, 4000 balls, phi 0.05 .. 0.45
+    demos/gaslab.py                        # 4000 balls, phi 0.05 .. 0.45
     demos/gaslab.py --balls 20000 --duration 10 --out /tmp/gaslab
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -40,8 +39,6 @@ def fractions(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ballistic", default=lab.DEFAULT_BALLISTIC,
-                        help="the ballistic program (default: build/demos/ballistic)")
     parser.add_argument("--balls", type=lab.positive(int), default=4000, help="balls per run (default 4000)")
     parser.add_argument("--phi", type=fractions, default=[0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45],
                         help="packing fractions, comma-separated (default 0.05,0.1,...,0.45)")
@@ -52,7 +49,7 @@ def main():
     parser.add_argument("--check", type=lab.positive(float), metavar="PERCENT",
                         help="exit 1 when any Z differs from Carnahan-Starling by more than PERCENT")
     args = parser.parse_args()
-    lab.require_program(args.ballistic, "gaslab")
+    ballistic = lab.ballistic_module("gaslab")
     os.makedirs(args.out, exist_ok=True)
 
     rows = []
@@ -64,16 +61,9 @@ def main():
             "generate": [{"count": args.balls, "radius": RADIUS, "min": [0, 0, 0], "max": [side, side, side],
                           "temperature": 1.0, "zero_momentum": True, "seed": 1}],
         }
-        name = os.path.join(args.out, f"phi-{phi:.3f}")
-        with open(name + ".json", "w") as f:
-            json.dump(scene, f, indent=2)
         started = time.monotonic()
-        lab.run("gaslab", [args.ballistic, "run", name + ".json", "--equilibrate", str(args.equilibrate),
-                           "--duration", str(args.duration), "--threads", str(args.threads),
-                           "--stats", name + ".stats.json", "--quiet"])
+        stats = ballistic.load_scene(scene, threads=args.threads).run(args.duration, equilibrate=args.equilibrate)
         wall = time.monotonic() - started
-        with open(name + ".stats.json") as f:
-            stats = json.load(f)
         z = stats["pressure"] * volume / (stats["balls"] * stats["temperature"])
         z_cs = carnahan_starling(phi)
         rows.append({"phi": phi, "Z": z, "Z_CS": z_cs, "difference": z / z_cs - 1.0,

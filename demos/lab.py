@@ -1,5 +1,5 @@
-"""What the lab scripts (gaslab.py, barometric.py, galton.py) share: option parsing, finding the program,
-running it, and writing a table and its gnuplot plot."""
+"""What the lab scripts (gaslab.py, barometric.py, galton.py) share: option parsing, the ballistic
+module, and writing a table and its gnuplot plot."""
 import argparse
 import csv
 import os
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_BALLISTIC = os.path.join(HERE, "..", "build", "demos", "ballistic")
+BUILD_PYTHON = os.path.join(HERE, "..", "build", "python")
 
 
 def positive(kind):
@@ -21,16 +21,25 @@ def positive(kind):
     return parse
 
 
-def require_program(path, script):
-    if not os.access(path, os.X_OK):
-        sys.exit(f"{script}: --ballistic {path} is not an executable program (build it first: scripts/test.sh)")
+def ballistic_module(script):
+    """The ballistic module: installed, or else the build tree's (build/python); exits naming what is missing."""
+    try:
+        import ballistic
+    except ImportError:
+        sys.path.insert(0, BUILD_PYTHON)
+        try:
+            import ballistic
+        except ImportError as error:
+            sys.exit(f"{script}: cannot import ballistic ({error}): build it with scripts/test.sh, and run this "
+                     f"script with /usr/bin/python3 (its pybind11 and NumPy)")
+    return ballistic
 
 
-def run(script, command):
-    """Runs `ballistic` with these arguments; exits naming the failure."""
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{script}: {' '.join(command[:3])} failed (exit {done.returncode}): {done.stderr.strip()}")
+def input_order(world):
+    """The storage slots of a world's balls in the order they were added (their ids' order); the
+    storage is re-sorted as the world runs, so this holds until its next step."""
+    ids = [int(i) & 0xFFFFFFFF for i in world.ids]
+    return sorted(range(len(ids)), key=ids.__getitem__)
 
 
 def write_table(rows, path):

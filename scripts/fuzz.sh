@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build=build-fuzz
 scripts/install-deps.sh clang libclang-rt-14-dev
-CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_FUZZ=ON \
+CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_FUZZ=ON -DBALLISTIC_BUILD_PYTHON=OFF \
   -DBALLISTIC_BUILD_TESTS=OFF -DBALLISTIC_BUILD_BENCHES=OFF -DBALLISTIC_BUILD_DEMOS=OFF \
   -DBALLISTIC_BUILD_RENDERER=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target fuzz_scene fuzz_world fuzz_pile

@@ -36,7 +36,7 @@ fi
 
 # With the portable kernels (BALLISTIC_SIMD off): races do not depend on the kernels, and so CI
 # also builds and runs the engine as on a CPU for which no SIMD table is built.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_WERROR=OFF \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBALLISTIC_WERROR=OFF -DBALLISTIC_BUILD_PYTHON=OFF \
       -DBALLISTIC_BUILD_BENCHES=OFF -DBALLISTIC_SIMD=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test_determinism test_queries test_queue test_cells test_validation test_task_system test_simd test_regions

@@ -22,3 +22,8 @@ step("configure the consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/embed -
      -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/embed)
 step("run the consumer" ${WORK_DIR}/embed/embed)
+# The Python module, where the install put it for its interpreter.
+if(PYTHON)
+  step("import the installed Python module" ${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/${PYTHON_DIR}
+       ${PYTHON} -c "import ballistic, os; assert ballistic.__file__.startswith('${prefix}'), ballistic.__file__; assert os.path.exists(os.path.join(os.path.dirname(ballistic.__file__), 'ballistic.pyi')); print(ballistic.World(gravity=(0, -1, 0)))")
+endif()

@@ -264,3 +264,16 @@ def test_help_reads_well():
         assert getattr(ballistic.World, name).__doc__, name
     stub = os.path.join(os.path.dirname(ballistic.__file__), "ballistic.pyi")
     assert os.path.exists(stub)
+
+
+def test_the_docs_example_runs(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
+    text = open(docs).read()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 30
+    monkeypatch.chdir(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "2000 of 2000 balls asleep" in out.stdout
+    assert (tmp_path / "heights.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
