@@ -226,6 +226,17 @@ def test_ctrl_c_stops_a_long_step_consistently():
         time.sleep(1)
 
 
+def test_ctrl_c_stops_a_long_run_too():
+    w = gas(20000)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt, match="interrupted at time"):
+        w.run(1e4)
+    timer.join()
+    assert 0 < w.time < 1e4
+    w.run(0.1)
+
+
 # --- persistence and the arrays' lifetime -------------------------------------------------------
 
 def test_save_restore_and_pickle_continue_bit_for_bit():
@@ -273,7 +284,8 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     assert len(code.strip().splitlines()) <= 30
     monkeypatch.chdir(tmp_path)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(ballistic.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "2000 of 2000 balls asleep" in out.stdout
     assert (tmp_path / "heights.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
