@@ -546,6 +546,13 @@ protected:
         dir_ = pattern;
     }
     void TearDown() override { fs::remove_all(dir_); }
+    // A ball of radius 1 on a floor, and the render command that draws it into `out` at 160x90.
+    std::string one_ball_render(const fs::path& out) const {
+        const fs::path scene = dir_ / "scene.json";
+        std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
+          "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1}]})";
+        return std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() + " --size 160x90";
+    }
     fs::path dir_;
 };
 
@@ -573,12 +580,8 @@ TEST_F(RenderCli, WritesEveryKthFrameWithoutValidationMessages) {
 }
 
 TEST_F(RenderCli, LastFrameCameraAndCaption) {
-    const fs::path scene = dir_ / "scene.json";
-    std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
-      "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1}]})";
     const fs::path out = dir_ / "frames";
-    const std::string base = std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
-                             " --size 160x90";
+    const std::string base = one_ball_render(out);
     // Frames 0 and 3 by --every, and the last one, 4.
     ASSERT_EQ(run(base + " --frames 5 --every 3 --caption --eye 0,1,8 --target 0,1,0 --fov 30 >/dev/null 2>&1"), 0);
     EXPECT_TRUE(fs::exists(out / "frame_00000.png") && fs::exists(out / "frame_00003.png") &&
@@ -607,12 +610,8 @@ TEST_F(RenderCli, LastFrameCameraAndCaption) {
 }
 
 TEST_F(RenderCli, DurationEndsOnTheTimeAsked) {
-    const fs::path scene = dir_ / "scene.json";
-    std::ofstream(scene) << R"({"gravity": [0, -9.81, 0], "planes": [{"point": [0, 0, 0], "normal": [0, 1, 0]}],
-      "balls": [{"position": [0, 1, 0], "velocity": [0, 0, 0], "radius": 1}]})";
     const fs::path out = dir_ / "frames";
-    const std::string base = std::string(BALLISTIC_EXE) + " render " + scene.string() + " --out " + out.string() +
-                             " --size 160x90";
+    const std::string base = one_ball_render(out);
     // 0.06 s: frames at 0, 1/60, 2/60, 3/60 and the last at 0.06 (a partial frame).
     ASSERT_EQ(run(base + " --duration 0.06 --every 2 > " + (dir_ / "out.txt").string() + " 2>&1"), 0);
     std::stringstream text;

@@ -210,31 +210,21 @@ def test_a_step_releases_the_gil():
     assert during > 1000  # the other thread ran while the step did
 
 
-def test_ctrl_c_stops_a_long_step_consistently():
+@pytest.mark.parametrize("call", ["step", "run"])
+def test_ctrl_c_stops_a_long_step_or_run_consistently(call):
     w = gas(20000)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(KeyboardInterrupt, match="interrupted at time"):
-        w.step(1e4)
+        getattr(w, call)(1e4)
     timer.join()
     assert 0 < w.time < 1e4
     assert w.max_overlap < 1e-9
-    w.step(0.1)  # it goes on
+    getattr(w, call)(0.1)  # it goes on
     # Python's own handler is back: a later Ctrl-C outside a step is an ordinary KeyboardInterrupt.
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
-
-
-def test_ctrl_c_stops_a_long_run_too():
-    w = gas(20000)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt, match="interrupted at time"):
-        w.run(1e4)
-    timer.join()
-    assert 0 < w.time < 1e4
-    w.run(0.1)
 
 
 # --- persistence and the arrays' lifetime -------------------------------------------------------
