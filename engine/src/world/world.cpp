@@ -679,6 +679,58 @@ double World::Impl::pause_step(double at, double& tested, const std::function<do
     return next;
 }
 
+StepResult World::Impl::counted(std::size_t sleeping) const {
+    StepResult r;
+    r.events = loop.processed;
+    r.collisions = measurements.lifetime_collisions();
+    r.in_regions = loop.in_regions;
+    r.regions = static_cast<std::uint32_t>(loop.regions());
+    r.region_runs = loop.region_runs;
+    r.region_span = loop.region_span;
+    r.undone = loop.undone;
+    r.sleeping = sleeping;
+    r.awake = balls.size() - sleeping;
+    return r;
+}
+
+double World::Impl::begin_step(const std::optional<CarriedTests>& carried_tests) {
+    // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
+    // balls have had about four collisions each since the last sort: O(N log N) then, amortised
+    // O(log N) per collision. A step that goes on from a stopped one does not re-sort.
+    const std::uint64_t collisions = measurements.lifetime_collisions();
+    if (!events_valid || (!carried_tests && collisions - collisions_at_reorder > 4 * balls.size())) {
+        if (cells_valid) reorder();
+        collisions_at_reorder = collisions;
+    }
+    if (!events_valid) {  // predicted afresh: the cells' width is reviewed first
+        if (const double width = cells_valid ? widths.reviewed(time, max_radius) : 0.0; width > 0.0) widths.chosen = width;
+        rebuild_events(false);
+    }
+    measurements.begin_step();
+    if (carried_tests) {
+        sleep_tested_at_event = loop.processed - carried_tests->since;
+        return carried_tests->test;
+    }
+    begin_sleep_tests();
+    return next_sleep_test(time);
+}
+
+void World::Impl::fail_step(double reached) {
+    // Out of memory (or the embedder's task system failed): every part of a step either completes
+    // or changes nothing, and a failed event is undone, so the world stands consistent at the time
+    // of its last event or test of sleeping (at the step's end once every event is done); the
+    // queue is rebuilt at the next step.
+    events_valid = false;
+    // Roamers are listed where they last crossed into their blocks: to their cells, for the
+    // queries between steps (a second failure here leaves them so until the next step).
+    try {
+        stop_roaming(reached);
+    } catch (...) {
+        roaming.clear();
+    }
+    stand_at(reached, Bring::Balls);
+}
+
 StepResult World::step(double dt) { return step(dt, std::numeric_limits<double>::infinity(), {}); }
 
 StepResult World::step(double dt, double pause_at, const std::function<double(World&)>& pause) {
@@ -689,9 +741,8 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
     if (pause && !(pause_at > w.time))
         reject("pause_at", "must be after the world's time " + show(w.time) + " (+inf: no pause), got " + show(pause_at));
-    const std::uint64_t events_before = w.loop.processed, in_regions_before = w.loop.in_regions;
-    const std::uint64_t runs_before = w.loop.region_runs, span_before = w.loop.region_span, undone_before = w.loop.undone;
-    const std::uint64_t collisions_before = w.measurements.lifetime_collisions();
+    const StepResult before = w.counted(0);
+    const std::uint64_t events_before = before.events;
     auto stopped = detail::EventLoop::End::Budget;
     bool all_done = false;  // every event to the step's end processed
     // The last test of sleeping or pause within the step: the world has changed up to it.
@@ -703,28 +754,8 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     double test = std::numeric_limits<double>::infinity();  // the next test of sleeping
     // Going on from a stopped step (World::Impl::carried): as that step would have gone on.
     const std::optional<Impl::CarriedTests> carried = std::exchange(w.carried, std::nullopt);
-    const bool goes_on = carried.has_value();
     try {
-        // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once
-        // the balls have had about four collisions each since the last sort: O(N log N) then,
-        // amortised O(log N) per collision.
-        const std::uint64_t collisions = w.measurements.lifetime_collisions();
-        if (!w.events_valid || (!goes_on && collisions - w.collisions_at_reorder > 4 * w.balls.size())) {
-            if (w.cells_valid) w.reorder();
-            w.collisions_at_reorder = collisions;
-        }
-        if (!w.events_valid) {  // predicted afresh: the cells' width is reviewed first
-            if (const double width = w.cells_valid ? w.widths.reviewed(w.time, w.max_radius) : 0.0; width > 0.0) w.widths.chosen = width;
-            w.rebuild_events(false);
-        }
-        w.measurements.begin_step();
-        if (goes_on) {
-            w.sleep_tested_at_event = w.loop.processed - carried->since;
-            test = carried->test;
-        } else {
-            w.begin_sleep_tests();
-            test = w.next_sleep_test(w.time);
-        }
+        test = w.begin_step(carried);
         const std::uint64_t budget = w.def.step_event_budget;
         w.start_roaming(dt);
         for (;;) {  // to the step's end, the budget, the next review of the cells' width, test of sleeping or pause
@@ -773,20 +804,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         w.stop_roaming(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         if (all_done) sleeping = w.finish_step(end);
     } catch (...) {
-        // Out of memory (or the embedder's task system failed): every part above either
-        // completes or changes nothing, and a failed event is undone, so the world stands
-        // consistent at the time of its last event or test of sleeping (at the step's end once
-        // every event is done); the queue is rebuilt at the next step.
-        const double reached = all_done ? end : std::max({w.time, w.loop.last_processed, tested});
-        w.events_valid = false;
-        // Roamers are listed where they last crossed into their blocks: to their cells, for the
-        // queries between steps (a second failure here leaves them so until the next step).
-        try {
-            w.stop_roaming(reached);
-        } catch (...) {
-            w.roaming.clear();
-        }
-        w.stand_at(reached, Impl::Bring::Balls);
+        w.fail_step(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         throw;
     }
     if (!all_done) {
@@ -811,16 +829,13 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
                              "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
                              "program's --event-budget)");
     }
-    StepResult result;
-    result.events = w.loop.processed - events_before;
-    result.collisions = w.measurements.lifetime_collisions() - collisions_before;
-    result.in_regions = w.loop.in_regions - in_regions_before;
-    result.regions = static_cast<std::uint32_t>(w.loop.regions());
-    result.region_runs = w.loop.region_runs - runs_before;
-    result.region_span = w.loop.region_span - span_before;
-    result.undone = w.loop.undone - undone_before;
-    result.sleeping = sleeping;
-    result.awake = w.balls.size() - sleeping;
+    StepResult result = w.counted(sleeping);
+    result.events -= before.events;
+    result.collisions -= before.collisions;
+    result.in_regions -= before.in_regions;
+    result.region_runs -= before.region_runs;
+    result.region_span -= before.region_span;
+    result.undone -= before.undone;
     return result;
 }
 

@@ -223,6 +223,13 @@ struct World::Impl {
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
 
     // --- world.cpp
+    // The phases of World::step around its event loop: the loop's and the measurements' counts
+    // (a StepResult of totals, with `sleeping` balls asleep); the beginning (a re-sort, the events
+    // predicted afresh when invalid, the measurements and the tests of sleeping begun or carried
+    // on), which returns the time of the next test; and a failure's end at `reached`.
+    StepResult counted(std::size_t sleeping) const;
+    double begin_step(const std::optional<CarriedTests>& carried_tests);
+    void fail_step(double reached);
     std::size_t max_balls() const;
     std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
