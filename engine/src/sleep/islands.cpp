@@ -113,6 +113,68 @@ double Islands::unbalance(std::size_t m) const {
     return sum;
 }
 
+void Islands::sweep_once(std::span<const IslandContact> touching, double friction) {
+    for (std::size_t k = 0; k < touching.size(); ++k) {
+        const IslandContact& ct = touching[k];
+        Vec3& ra = residual[local[ct.a]];
+        double& lambda = force[k];
+        Vec3& f = holding[k];
+        if (ct.b == kFixed) {
+            push_and_hold(ra, ct.n, lambda, f, friction);
+        } else {  // pushes b along n and a the other way: weighted least squares of the two
+            Vec3& rb = residual[local[ct.b]];
+            const double wa = weight[local[ct.a]], wb = weight[local[ct.b]];
+            if (!(wa + wb > 0.0)) continue;  // two still members: nothing to balance between them
+            const double next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
+            ra -= ct.n * (next - lambda);
+            rb += ct.n * (next - lambda);
+            lambda = next;
+            if (friction > 0.0) {
+                const Vec3 held = within_cone(f, (ra * wa - rb * wb) / (wa + wb), ct.n, friction * lambda);
+                ra -= held - f;
+                rb += held - f;
+                f = held;
+            }
+        }
+    }
+    ++sweeps;
+}
+
+double Islands::move_on(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                        const std::vector<double>& inv_mass, Vec3 gravity, double friction, double stepped) {
+    auto moved = [&](std::size_t k) {  // this sweep's step of contact k
+        return std::pair{force[k] - last_force[k], holding[k] - last_holding[k]};
+    };
+    double step = 0.0;
+    for (std::size_t k = 0; k < touching.size(); ++k) {
+        const auto [dl, dh] = moved(k);
+        step += dl * dl + dot(dh, dh);
+    }
+    const double beta = stepped > 0.0 ? step / stepped : 2.0;
+    if (!(beta <= 1.0)) {
+        for (std::size_t k = 0; k < touching.size(); ++k) std::tie(step_force[k], step_holding[k]) = moved(k);
+        return step;
+    }
+    const double plain = unbalance(members.size());
+    for (std::size_t k = 0; k < touching.size(); ++k) {
+        const auto [dl, dh] = moved(k);
+        last_force[k] = force[k];  // kept: the Gauss–Seidel forces
+        last_holding[k] = holding[k];
+        const double l = std::max(0.0, force[k] + beta * step_force[k]);
+        holding[k] = within_cone(holding[k], step_holding[k] * beta, touching[k].n, friction * l);
+        force[k] = l;
+        step_force[k] = beta * step_force[k] + dl;
+        step_holding[k] = step_holding[k] * beta + dh;
+    }
+    if (leave(members, touching, inv_mass, gravity) > plain) {  // worse: back, and start over
+        force.swap(last_force);
+        holding.swap(last_holding);
+        leave(members, touching, inv_mass, gravity);
+        return 0.0;
+    }
+    return step;
+}
+
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                        const std::vector<double>& inv_mass, Vec3 gravity, double friction, bool give_up) {
     Islands& is = *this;
@@ -141,67 +203,11 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
             is.last_force = is.force;
             is.last_holding = is.holding;
         }
-        for (std::size_t k = 0; k < touching.size(); ++k) {
-            const IslandContact& ct = touching[k];
-            Vec3& ra = is.residual[is.local[ct.a]];
-            double& lambda = is.force[k];
-            Vec3& f = is.holding[k];
-            if (ct.b == kFixed) {
-                push_and_hold(ra, ct.n, lambda, f, friction);
-            } else {  // pushes b along n and a the other way: weighted least squares of the two
-                Vec3& rb = is.residual[is.local[ct.b]];
-                const double wa = is.weight[is.local[ct.a]], wb = is.weight[is.local[ct.b]];
-                if (!(wa + wb > 0.0)) continue;  // two still members: nothing to balance between them
-                const double next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
-                ra -= ct.n * (next - lambda);
-                rb += ct.n * (next - lambda);
-                lambda = next;
-                if (friction > 0.0) {
-                    const Vec3 held = within_cone(f, (ra * wa - rb * wb) / (wa + wb), ct.n, friction * lambda);
-                    ra -= held - f;
-                    rb += held - f;
-                    f = held;
-                }
-            }
-        }
-        ++is.sweeps;
+        sweep_once(touching, friction);
         bool settled = true;  // judged on the Gauss–Seidel forces, before any move on
         for (std::size_t k = 0; k < members.size() && settled; ++k) settled = !unbalanced(k);
         if (settled) return true;
-        if (accelerate) {
-            auto moved = [&](std::size_t k) {  // this sweep's step of contact k
-                return std::pair{is.force[k] - is.last_force[k], is.holding[k] - is.last_holding[k]};
-            };
-            double step = 0.0;
-            for (std::size_t k = 0; k < touching.size(); ++k) {
-                const auto [dl, dh] = moved(k);
-                step += dl * dl + dot(dh, dh);
-            }
-            const double beta = stepped > 0.0 ? step / stepped : 2.0;
-            stepped = step;
-            if (beta <= 1.0) {
-                const double plain = is.unbalance(members.size());
-                for (std::size_t k = 0; k < touching.size(); ++k) {
-                    const auto [dl, dh] = moved(k);
-                    is.last_force[k] = is.force[k];  // kept: the Gauss–Seidel forces
-                    is.last_holding[k] = is.holding[k];
-                    const double l = std::max(0.0, is.force[k] + beta * is.step_force[k]);
-                    is.holding[k] = within_cone(is.holding[k], is.step_holding[k] * beta, touching[k].n, friction * l);
-                    is.force[k] = l;
-                    is.step_force[k] = beta * is.step_force[k] + dl;
-                    is.step_holding[k] = is.step_holding[k] * beta + dh;
-                }
-                if (leave(members, touching, inv_mass, gravity) > plain) {  // worse: back, and start over
-                    is.force.swap(is.last_force);
-                    is.holding.swap(is.last_holding);
-                    leave(members, touching, inv_mass, gravity);
-                    stepped = 0.0;
-                }
-            } else {
-                for (std::size_t k = 0; k < touching.size(); ++k)
-                    std::tie(is.step_force[k], is.step_holding[k]) = moved(k);
-            }
-        }
+        if (accelerate) stepped = move_on(members, touching, inv_mass, gravity, friction, stepped);
         if (give_up && sweep % kStallSweeps == 0) {
             const double now = is.unbalance(members.size());
             bool clearly = false;

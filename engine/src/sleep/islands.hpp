@@ -93,6 +93,13 @@ struct Islands {
     bool unbalanced(std::size_t k) const;
     bool clearly_unbalanced(std::size_t k) const;
     bool unbalanced_by(std::size_t k, double fraction) const;
+    // One projected Gauss–Seidel sweep over the contacts (balanced()).
+    void sweep_once(std::span<const IslandContact> touching, double friction);
+    // After a sweep of an accelerated solve, the forces moved on along the last steps' direction
+    // (islands.cpp, balanced()); `stepped` is the last sweep's squared step, and the new one is
+    // returned (0: the direction starts over).
+    double move_on(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
+                   const std::vector<double>& inv_mass, Vec3 gravity, double friction, double stepped);
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
     // (balanced(), from carry_down()'s guess); when it is not, the members left unbalanced and
     // every member resting on them (on_moving()) stay awake and the balance is solved again for
