@@ -232,6 +232,68 @@ Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, 
     return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
 }
 
+namespace {
+
+// Of the neighbours in lanes [0, n), those with the mover's acceleration m.a move to the front,
+// their slots and shifts with them, for the kernel to gather: their count is returned. The
+// others (a ball resting on a plane and a falling one) get their relative state formed as lanes
+// from the back, from `quartics` on. An awake mover wakes each sleeping neighbour resting on it
+// once it has moved away from it by the touching gap (their centres touch_gap farther apart than
+// touching), should nothing come before (`contact`); a neighbour the jam put to sleep, not
+// before it has slept wake_delay (SleepRules::wake_time): a support that leaves within the delay
+// still wakes its load. A mover that stands still (no velocity, no acceleration) moves only at
+// an event that touches it, which predicts it again.
+std::size_t split_by_acceleration(PairScratch& lanes, std::size_t n, bool imaged, const Balls& balls,
+                                  const SleepRules& rules, std::uint32_t i, double now, const Predictor::Motion& m,
+                                  Contact& contact, std::size_t& quartics) {
+    const Vec3 p = m.p, v = m.v, a = m.a;
+    const double r = m.r;
+    const bool wakes = (v != Vec3{} || a != Vec3{}) && !balls.asleep(i);
+    const double gap = wakes ? rules.touch_gap(r) : 0.0;
+    // One horizon for every load's opening (the earliest event before the balls), so that
+    // the roots' bits do not depend on the order the cells hand the loads in.
+    const double wake_horizon = contact.event.time - now;
+    std::size_t quadratics = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t j = lanes.slot[k];
+        const RestTable::Rest& rest = balls.rests[balls.rest[j]];
+        const Vec3 aj = rest.acceleration;
+        // Same operation order as collide_balls(): (p_j − p_i) + image shift.
+        const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
+        auto dp = [&] { return (balls.position_at(j, now, aj) - p) + shift; };
+        const double sigma = r + balls.radius[j];
+        Vec3 d;  // dp(), formed once
+        if (aj == a) {
+            lanes.slot[quadratics] = j;
+            if (imaged) {
+                lanes.sx[quadratics] = shift.x;
+                lanes.sy[quadratics] = shift.y;
+                lanes.sz[quadratics] = shift.z;
+            }
+            ++quadratics;
+        } else {
+            --quartics;
+            d = dp();
+            lanes.set(quartics, d, balls.velocity_at(j, now, aj) - v, aj - a, sigma);
+            lanes.order[quartics] = j;
+        }
+        if (!wakes || !rest.asleep) continue;
+        // Found within rounding beyond the gap too: a load whose gap opens at the instant of
+        // another event of its support (another load's Wake) wakes then.
+        if (aj == a) d = dp();
+        if (SleepRules::beyond(d, sigma + gap + kJamTravel * sigma)) continue;  // touching <= gap
+        const double touching = std::min(gap, rules.touch_gap(balls.radius[j]));
+        if (rules.resting_on(d, sigma, touching + kJamTravel * sigma)) {
+            const double apart = toi_apart(d, -v, -a, sigma + touching, wake_horizon);
+            if (apart != kNever)
+                lower(contact, {std::max(now + apart, rules.wake_time(balls, j, now)), j, Kind::Wake}, balls.counter[j]);
+        }
+    }
+    return quadratics;
+}
+
+}  // namespace
+
 void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, const CellKey& key, std::uint32_t cells,
                                 Contact& contact) {
     const Vec3 p = m.p, v = m.v, a = m.a;  // named, not bound: lambdas below capture them
@@ -295,57 +357,10 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         neighbours(n);
     } else {
         // Neighbours with the mover's acceleration first (quadratics, gathered by the kernel as
-        // above: their slots and shifts move down to the front), then the others (quartics: a
-        // ball resting on a plane and a falling one, their relative state formed here as lanes
-        // from the back), solved only up to the earliest impact so far: only the earliest is
-        // kept, and a quartic's cost grows with its interval. An awake
-        // mover wakes each sleeping neighbour resting on it once it has moved away from it by the
-        // touching gap (their centres touch_gap farther apart than touching), should nothing come
-        // before; a neighbour the jam put to sleep, not before it has slept wake_delay
-        // (SleepRules::wake_time): a support that leaves within the delay still wakes its load.
-        // A mover that stands still (no velocity, no acceleration) moves only at an event that
-        // touches it, which predicts it again.
-        const bool wakes = (v != Vec3{} || a != Vec3{}) && !balls_.asleep(i);
-        const double gap = wakes ? rules_.touch_gap(r) : 0.0;
-        // One horizon for every load's opening (the earliest event before the balls), so that
-        // the roots' bits do not depend on the order the cells hand the loads in.
-        const double wake_horizon = contact.event.time - now;
-        std::size_t quadratics = 0, quartics = n;
-        for (std::size_t k = 0; k < n; ++k) {
-            const std::uint32_t j = lanes.slot[k];
-            const RestTable::Rest& rest = balls_.rests[balls_.rest[j]];
-            const Vec3 aj = rest.acceleration;
-            // Same operation order as collide_balls(): (p_j − p_i) + image shift.
-            const Vec3 shift = imaged ? Vec3{lanes.sx[k], lanes.sy[k], lanes.sz[k]} : Vec3{};
-            auto dp = [&] { return (balls_.position_at(j, now, aj) - p) + shift; };
-            const double sigma = r + balls_.radius[j];
-            Vec3 d;  // dp(), formed once
-            if (aj == a) {
-                lanes.slot[quadratics] = j;
-                if (imaged) {
-                    lanes.sx[quadratics] = shift.x;
-                    lanes.sy[quadratics] = shift.y;
-                    lanes.sz[quadratics] = shift.z;
-                }
-                ++quadratics;
-            } else {
-                --quartics;
-                d = dp();
-                lanes.set(quartics, d, balls_.velocity_at(j, now, aj) - v, aj - a, sigma);
-                lanes.order[quartics] = j;
-            }
-            if (!wakes || !rest.asleep) continue;
-            // Found within rounding beyond the gap too: a load whose gap opens at the instant of
-            // another event of its support (another load's Wake) wakes then.
-            if (aj == a) d = dp();
-            if (SleepRules::beyond(d, sigma + gap + kJamTravel * sigma)) continue;  // touching <= gap
-            const double touching = std::min(gap, rules_.touch_gap(balls_.radius[j]));
-            if (rules_.resting_on(d, sigma, touching + kJamTravel * sigma)) {
-                const double apart = toi_apart(d, -v, -a, sigma + touching, wake_horizon);
-                if (apart != kNever)
-                    lower(contact, {std::max(now + apart, rules_.wake_time(balls_, j, now)), j, Kind::Wake}, balls_.counter[j]);
-            }
-        }
+        // above), then the others (quartics), solved only up to the earliest impact so far: only
+        // the earliest is kept, and a quartic's cost grows with its interval.
+        std::size_t quartics = n;
+        const std::size_t quadratics = split_by_acceleration(lanes, n, imaged, balls_, rules_, i, now, m, contact, quartics);
         neighbours(quadratics);
         if (quartics < n) {
             auto part = [&](const std::vector<double>& lane) { return std::span(lane).subspan(quartics, n - quartics); };
