@@ -143,47 +143,6 @@ std::size_t World::Impl::sleep_clusters(double now, detail::Sleep::Within within
     return fell;
 }
 
-void World::Impl::begin_sleep_tests() {
-    if (def.sleep_interval > 0.0) sleep.list_awake(sleep_listed);
-    else sleep_listed.clear();
-    loop.woken.clear();
-    sleep_tested_at_event = loop.processed;
-}
-
-double World::Impl::next_sleep_test(double after) {
-    const double every = def.sleep_interval;
-    if ((sleep_listed.empty() && loop.woken.empty()) || !(every > 0.0)) return std::numeric_limits<double>::infinity();
-    // Nothing changes without an event: the first test comes after the next one.
-    const double first = std::max(after, loop.next_time());
-    const double test = (std::floor(first / every) + 1.0) * every;
-    return test > after ? test : std::numeric_limits<double>::infinity();  // past the time's precision: none
-}
-
-void World::Impl::test_sleep_within_step(double at, double& tested) {
-    if ((loop.processed - sleep_tested_at_event) * kSleepTestShare < sleep_listed.size()) return;
-    // Every event up to `at` is done: the world is consistent there whether the test completes,
-    // fails before it changes a ball (sleep_clusters() is all or nothing), or fails in its callback after
-    // balls fell asleep at `at` (a prediction).
-    tested = at;
-    sleep_tested_at_event = loop.processed;
-    test_sleep_listed(at);
-}
-
-void World::Impl::test_sleep_listed(double at) {
-    if (!loop.woken.empty()) {  // the balls woken since are tried too
-        const auto listed = static_cast<std::ptrdiff_t>(sleep_listed.size());
-        sleep_listed.insert(sleep_listed.end(), loop.woken.begin(), loop.woken.end());
-        loop.woken.clear();
-        std::sort(sleep_listed.begin() + listed, sleep_listed.end());
-        std::inplace_merge(sleep_listed.begin(), sleep_listed.begin() + listed, sleep_listed.end());
-        sleep_listed.erase(std::unique(sleep_listed.begin(), sleep_listed.end()), sleep_listed.end());
-    }
-    sleep.sleep_clusters(at, sleep_listed, [&](std::span<const std::uint32_t> members) {
-        for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, at));
-    });
-    std::erase_if(sleep_listed, [&](std::uint32_t s) { return balls.asleep(s); });
-}
-
 void World::Impl::wake_all() {
     Awakening awakening;
     prepare_awakening(awakening, def.gravity, statics.planes());

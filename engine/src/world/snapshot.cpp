@@ -178,12 +178,13 @@ void World::save(std::ostream& out_stream) const {
         }
     }
 
-    // A stopped step's tests of sleeping, for the step that goes on (World::Impl::carried).
-    out.put(static_cast<std::uint8_t>(w.carried.has_value()));
-    if (w.carried) {
-        out.put(w.carried->test);
-        out.put(w.carried->since);
-        for (const auto* list : {&w.sleep_listed, &w.loop.woken}) {
+    // A stopped step's tests of sleeping, for the step that goes on (SleepTests::carried).
+    const std::optional<detail::SleepTests::Carried>& carried = w.sleep_tests.carried;
+    out.put(static_cast<std::uint8_t>(carried.has_value()));
+    if (carried) {
+        out.put(carried->test);
+        out.put(carried->since);
+        for (const auto* list : {&w.sleep_tests.listed, &w.loop.woken}) {
             out.put(static_cast<std::uint64_t>(list->size()));
             for (const std::uint32_t s : *list) out.put(s);
         }
@@ -490,13 +491,13 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         if (!(test >= w.time)) bad("the next test of sleeping, at " + show(test) + ", is before the time " + show(w.time));
         const auto since = in.get<std::uint64_t>("events since a test of sleeping");
         if (since > w.loop.processed) bad(std::to_string(since) + " events since a test of sleeping, of " + std::to_string(w.loop.processed));
-        for (auto* list : {&w.sleep_listed, &w.loop.woken}) {
+        for (auto* list : {&w.sleep_tests.listed, &w.loop.woken}) {
             const auto count = in.get<std::uint64_t>("balls to test for sleeping");
             if (count > balls && count - balls > since) bad(std::to_string(count) + " balls to test for sleeping");
             list->clear();
             for (std::uint64_t k = 0; k < count; ++k) {
                 const auto s = in.get<std::uint32_t>("a ball to test for sleeping");
-                if (s >= balls || (list == &w.sleep_listed && !list->empty() && s <= list->back()))
+                if (s >= balls || (list == &w.sleep_tests.listed && !list->empty() && s <= list->back()))
                     bad("ball slot " + std::to_string(s) + " listed for the tests of sleeping");
                 list->push_back(s);
             }
@@ -507,16 +508,16 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
         const double every = d.sleep_interval;
         if (test != std::numeric_limits<double>::infinity() && !(every > 0.0 && std::round(test / every) * every == test))
             bad("the next test of sleeping, at " + show(test) + ", is not one of sleep_interval's multiples");
-        if (!(every > 0.0) && !(w.sleep_listed.empty() && w.loop.woken.empty()))
+        if (!(every > 0.0) && !(w.sleep_tests.listed.empty() && w.loop.woken.empty()))
             bad("balls listed for the tests of sleeping without a sleep_interval");
         if (w.sleep.enabled()) {
             std::vector<std::uint8_t> listed(balls, 0);
-            for (const auto* list : {&w.sleep_listed, &w.loop.woken})
+            for (const auto* list : {&w.sleep_tests.listed, &w.loop.woken})
                 for (const std::uint32_t s : *list) listed[s] = 1;
             for (std::size_t s = 0; s < balls; ++s)
                 if (!listed[s] && !w.balls.asleep(s)) bad("the awake ball slot " + std::to_string(s) + " is not listed for the tests of sleeping");
         }
-        w.carried = World::Impl::CarriedTests{test, since};
+        w.sleep_tests.carried = detail::SleepTests::Carried{test, since};
     }
     in.check_checksum();
     w.show_balls(w.time);

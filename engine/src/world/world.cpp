@@ -366,7 +366,7 @@ void check_ball(const BallDef& ball, std::size_t k, const WorldDef& def, bool ba
 
 std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
     Impl& w = *impl_;
-    w.carried.reset();  // in a pause, the step has taken them already
+    w.sleep_tests.carried.reset();  // in a pause, the step has taken them already
     for (std::size_t k = 0; k < defs.size(); ++k) check_ball(defs[k], k, w.def, w.sleep.jams(), w.widths, w.max_radius);
     if (defs.empty()) return {};
     if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
@@ -645,7 +645,7 @@ void World::Impl::between_steps(const char* call) const {
 
 void World::Impl::changing(const char* call) {
     between_steps(call);
-    carried.reset();
+    sleep_tests.carried.reset();
 }
 
 double World::Impl::pause_step(double at, double& tested, const std::function<double(World&)>& pause, World& world) {
@@ -693,12 +693,12 @@ StepResult World::Impl::counted(std::size_t sleeping) const {
     return r;
 }
 
-double World::Impl::begin_step(const std::optional<CarriedTests>& carried_tests) {
+double World::Impl::begin_step(const std::optional<detail::SleepTests::Carried>& carried) {
     // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
     // balls have had about four collisions each since the last sort: O(N log N) then, amortised
     // O(log N) per collision. A step that goes on from a stopped one does not re-sort.
     const std::uint64_t collisions = measurements.lifetime_collisions();
-    if (!events_valid || (!carried_tests && collisions - collisions_at_reorder > 4 * balls.size())) {
+    if (!events_valid || (!carried && collisions - collisions_at_reorder > 4 * balls.size())) {
         if (cells_valid) reorder();
         collisions_at_reorder = collisions;
     }
@@ -707,12 +707,9 @@ double World::Impl::begin_step(const std::optional<CarriedTests>& carried_tests)
         rebuild_events(false);
     }
     measurements.begin_step();
-    if (carried_tests) {
-        sleep_tested_at_event = loop.processed - carried_tests->since;
-        return carried_tests->test;
-    }
-    begin_sleep_tests();
-    return next_sleep_test(time);
+    if (carried) return sleep_tests.carry_on(*carried);
+    sleep_tests.begin();
+    return sleep_tests.next(time);
 }
 
 void World::Impl::fail_step(double reached) {
@@ -752,8 +749,8 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     double paused = inside(pause_at);
     std::size_t sleeping = 0;
     double test = std::numeric_limits<double>::infinity();  // the next test of sleeping
-    // Going on from a stopped step (World::Impl::carried): as that step would have gone on.
-    const std::optional<Impl::CarriedTests> carried = std::exchange(w.carried, std::nullopt);
+    // Going on from a stopped step (SleepTests::carried): as that step would have gone on.
+    const std::optional<detail::SleepTests::Carried> carried = std::exchange(w.sleep_tests.carried, std::nullopt);
     try {
         test = w.begin_step(carried);
         const std::uint64_t budget = w.def.step_event_budget;
@@ -789,12 +786,12 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             }
             if (stopped != detail::EventLoop::End::Reached) break;
             if (until == test && until < end) {  // at the end, the end's test (finish_step)
-                w.test_sleep_within_step(until, tested);
-                test = w.next_sleep_test(until);
+                w.sleep_tests.within_step(until, tested);
+                test = w.sleep_tests.next(until);
             }
             if (until == paused) {
                 paused = inside(w.pause_step(until, tested, pause, *this));
-                test = std::min(test, w.next_sleep_test(until));  // the balls added may settle
+                test = std::min(test, w.sleep_tests.next(until));  // the balls added may settle
             }
             if (!(until < end)) {
                 all_done = true;
@@ -820,7 +817,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             w.stand_at(reached, Impl::Bring::Balls);
             throw;
         }
-        w.carried = Impl::CarriedTests{test, w.loop.processed - w.sleep_tested_at_event};
+        w.sleep_tests.carried = w.sleep_tests.stopped(test);
         if (stopped == detail::EventLoop::End::Interrupted)
             throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
                                   "; the world stands there, consistent");
@@ -843,7 +840,7 @@ std::size_t World::Impl::finish_step(double end) {
     stand_at(end, Bring::Nothing);
     // With an interval, the list holds every ball awake now (awake when the step began or woken
     // by an event since): the same test as over every awake ball, without a scan of them all.
-    if (def.sleep_interval > 0.0) test_sleep_listed(end);
+    if (def.sleep_interval > 0.0) sleep_tests.test_listed(end);
     else sleep_clusters(end);
     return show_balls(end);
 }

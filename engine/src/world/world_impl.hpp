@@ -8,6 +8,7 @@
 #include "space/balls.hpp"
 #include "space/cell_widths.hpp"
 #include "loop/event_loop.hpp"
+#include "loop/sleep_tests.hpp"
 #include "space/cells.hpp"
 #include "space/handles.hpp"
 #include "sleep/islands.hpp"
@@ -106,6 +107,7 @@ struct World::Impl {
 
     detail::Parallel parallel;
     detail::EventLoop loop{def, cells, response, measurements, parallel, def.time};
+    detail::SleepTests sleep_tests{def, balls, sleep, predictor, loop};  // within a step
     // How wide the cells are built, and reviewed within steps (engine/README.md, "Cells as wide as
     // the balls are sparse"): a step looks at how crowded they are whenever the world's event
     // count passes a multiple of review_every(), and remakes them wider when balls are far
@@ -189,31 +191,6 @@ struct World::Impl {
     // the clusters that can stand fall asleep, and their events are predicted afresh. Returns how
     // many fell asleep.
     std::size_t sleep_clusters(double now, detail::Sleep::Within within = detail::Sleep::Within::TouchGap);
-    // Within a step, the cluster test at the multiples of def.sleep_interval (WorldDef), over the
-    // balls awake when the step began: begin_sleep_tests() lists them (O(N), once a step);
-    // next_sleep_test() is the first multiple after `after` that follows the next event (+inf when
-    // none can come: nothing awake, no event, or no interval); test_sleep_within_step() tests (the
-    // balls woken since listed too), unless fewer events than a kSleepTestShare-th of the listed
-    // balls came since the last test, so that the tests cost O(1) an event, amortised. With no
-    // interval nothing is listed.
-    static constexpr std::size_t kSleepTestShare = 2;
-    std::vector<std::uint32_t> sleep_listed;  // the balls listed, ascending
-    std::uint64_t sleep_tested_at_event = 0;   // loop.processed at the last test
-    void begin_sleep_tests();
-    double next_sleep_test(double after);
-    void test_sleep_within_step(double at, double& tested);  // `tested` = at when it tests
-    // A step stopped by its budget or interrupt flag leaves its tests as they stood: the next one
-    // at `test`, `since` events after the last, the list and loop.woken kept. The next step, which
-    // goes on from the time the stop reached when no call that may change the world came between
-    // (changing() drops them, even for a call refused), tests at the times and after the events
-    // the step never stopped would have. Snapshots keep them.
-    struct CarriedTests {
-        double test;
-        std::uint64_t since;
-    };
-    std::optional<CarriedTests> carried;
-    // The test over the list (the balls woken since merged in); those that fell asleep leave it.
-    void test_sleep_listed(double at);
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp
@@ -228,7 +205,7 @@ struct World::Impl {
     // predicted afresh when invalid, the measurements and the tests of sleeping begun or carried
     // on), which returns the time of the next test; and a failure's end at `reached`.
     StepResult counted(std::size_t sleeping) const;
-    double begin_step(const std::optional<CarriedTests>& carried_tests);
+    double begin_step(const std::optional<detail::SleepTests::Carried>& carried);
     void fail_step(double reached);
     std::size_t max_balls() const;
     std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
