@@ -6,7 +6,7 @@
    alike, the two ways taking turns.
 2. add_balls of the closed box's 10^6 balls from NumPy arrays, against the C++ add_balls of the
    same balls (bench_gas BM_AddBalls/N:1000000/threads:1), one thread each.
-3. Reading positions of 10^6 balls after a step.
+3. Reading positions of 10^6 balls after a step: the (N, 3) copy, and columns() without one.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py [--repeat 5]
 """
@@ -91,6 +91,14 @@ def reading(repeat):
         world.positions
         times.append(1e3 * (time.perf_counter() - start))
     print(f"3. positions of 10^6 balls: {min(times):.2f}-{max(times):.2f} ms (a copy into an (N, 3) array)")
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        columns = world.columns()
+        columns["x"], columns["y"], columns["z"]
+        times.append(1e3 * (time.perf_counter() - start))
+        del columns
+    print(f"   columns() of 10^6 balls: {min(times):.3f}-{max(times):.3f} ms (the engine's own storage, no copy)")
 
 
 def main():

@@ -66,6 +66,9 @@ class World:
     def sleeping(self) -> npt.NDArray[np.bool_]: ...
     @property
     def ids(self) -> npt.NDArray[np.uint64]: ...
+    def columns(self) -> dict[str, npt.NDArray[np.float64]]:
+        """The engine's own columns, no copy: x, y, z, vx, vy, vz, radius (read-only, live).
+        While any is alive, add_balls and remove_ball raise RuntimeError."""
     def ball(self, id: int) -> dict[str, Any]: ...
     def events(self) -> np.ndarray:
         """The last step's collisions: time, kind, ball, other, static_index, point, normal, impulse."""

@@ -22,6 +22,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -173,15 +174,55 @@ WorldDef settings(const py::kwargs& kwargs) {
 std::string path_of(py::handle value) { return py::str(py::module_::import("os").attr("fspath")(value)); }
 bool is_path(py::handle value) { return py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__"); }
 
+// Keeps the world of column views alive, and counts the views alive, so that a call that may
+// move the ball store (adding or removing balls) refuses while one is.
+struct ViewGuard {
+    py::object world;
+    std::shared_ptr<int> alive;
+    ViewGuard(py::object w, std::shared_ptr<int> a) : world(std::move(w)), alive(std::move(a)) { ++*alive; }
+    ~ViewGuard() { --*alive; }
+    ViewGuard(const ViewGuard&) = delete;
+    ViewGuard& operator=(const ViewGuard&) = delete;
+};
+
 class PyWorld {
 public:
     explicit PyWorld(scene::Scene s) : scene_(std::move(s)) {}
+
+    // Refuses a call that may move the ball store while column views are alive.
+    void may_move(const char* call) const {
+        if (*views_ > 0)
+            throw std::runtime_error(std::string("World.") + call + ": " + std::to_string(*views_) +
+                                     " arrays from World.columns() are alive; drop them first (del), since " + call +
+                                     " may move the storage they show");
+    }
+
+    // Read-only arrays over the engine's own columns, no copy: x, y, z, vx, vy, vz, radius.
+    py::dict columns(py::object self) {
+        const BallView view = scene_.world.balls();
+        auto guard = py::cast(std::make_unique<ViewGuard>(std::move(self), views_));
+        py::dict out;
+        auto add = [&](const char* name, std::span<const double> c) {
+            py::array a(py::dtype::of<double>(), {static_cast<py::ssize_t>(c.size())}, {sizeof(double)}, c.data(), guard);
+            py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+            out[name] = a;
+        };
+        add("x", view.x);
+        add("y", view.y);
+        add("z", view.z);
+        add("vx", view.vx);
+        add("vy", view.vy);
+        add("vz", view.vz);
+        add("radius", view.radius);
+        return out;
+    }
 
     World& world() { return scene_.world; }
     const World& world() const { return scene_.world; }
     scene::Scene& scene() { return scene_; }
 
     py::array add_balls(py::handle positions, py::handle velocities, py::handle radii, py::handle masses) {
+        may_move("add_balls");
         const Array p = vectors(positions, "positions");
         const py::ssize_t n = p.shape(0);
         const Array v = vectors(velocities, "velocities", n);
@@ -292,6 +333,7 @@ public:
 
 private:
     scene::Scene scene_;
+    std::shared_ptr<int> views_ = std::make_shared<int>(0);
 };
 
 BallId ball_id(std::uint64_t value) { return BallId{value}; }
@@ -386,6 +428,8 @@ PYBIND11_MODULE(ballistic, m) {
         }
     });
 
+    py::class_<ViewGuard>(m, "_ViewGuard", "Keeps a world's column views valid.");
+
     py::class_<StepResult>(m, "StepResult", "What a step did: its events, collisions, and the balls asleep and awake at its end.")
         .def_readonly("events", &StepResult::events, "events processed, cell crossings included")
         .def_readonly("collisions", &StepResult::collisions, "collisions processed")
@@ -405,7 +449,8 @@ Unknown keywords raise TypeError; bad values raise ValueError naming the field.
 
 Arrays read from a world (positions, velocities, radii, masses, sleeping, ids) are
 read-only copies taken at the call: the engine keeps its balls in columns of its own,
-so a later change of the world never changes or invalidates an array already read.)")
+so a later change of the world never changes or invalidates an array already read.
+columns() gives those columns themselves, without a copy.)")
         .def(py::init([](const py::kwargs& kwargs) { return PyWorld(scene::Scene{World(settings(kwargs)), {}}); }))
         .def("add_balls", &PyWorld::add_balls, py::arg("positions"), py::arg("velocities"), py::arg("radii"),
              py::arg("masses") = py::none(),
@@ -431,6 +476,7 @@ raises ValueError naming it, e.g. "balls[3].radius: must be > 0, got -1", and ad
         .def("remove_capsule", [](PyWorld& w, std::uint64_t id) { w.world().remove_capsule(CapsuleId{id}); }, py::arg("id"))
         .def("remove_block", [](PyWorld& w, std::uint64_t id) { w.world().remove_block(BlockId{id}); }, py::arg("id"))
         .def("remove_ball", [](PyWorld& w, std::uint64_t id) {
+            w.may_move("remove_ball");
             w.world().remove_ball(ball_id(id));
             std::erase(w.scene().balls, ball_id(id));
         }, py::arg("id"), "Removes a ball; its id is never reused.")
@@ -461,6 +507,12 @@ program's JSON). With `equilibrate`, that much runs first and the measurements r
         .def_property_readonly("masses", &PyWorld::masses, "(N,) float64, read-only copy, in storage order.")
         .def_property_readonly("sleeping", &PyWorld::sleeping, "(N,) bool, read-only copy: True for a ball asleep.")
         .def_property_readonly("ids", &PyWorld::ids, "(N,) uint64, read-only copy: each ball's id, in storage order.")
+        .def("columns", [](py::object self) { return self.cast<PyWorld&>().columns(self); },
+             R"(The engine's own columns as read-only arrays, without a copy: a dict of x, y, z, vx, vy,
+vz and radius, in storage order (ids). They show the world as it is: after a step, its new
+state. While any of them is alive, add_balls and remove_ball raise RuntimeError, since they may
+move the storage; drop the arrays (del) first. Do not read them from another thread during a
+step.)")
         .def("ball", [](const PyWorld& w, std::uint64_t id) { return ball_dict(w.world().ball(ball_id(id))); }, py::arg("id"),
              "One ball as a dict: id, position, velocity, radius, mass, sleeping, user_data.")
         .def("events", [](const PyWorld& w) {

@@ -259,9 +259,30 @@ def test_arrays_read_stay_valid_after_the_world_changes():
     assert np.isfinite(v).all()
 
 
+def test_columns_are_the_engines_own_storage_and_guard_it():
+    w = ballistic.World()
+    w.add_balls(lattice(1000), np.random.default_rng(4).normal(0, 1, (1000, 3)), 0.5)
+    c = w.columns()
+    assert set(c) == {"x", "y", "z", "vx", "vy", "vz", "radius"}
+    assert np.array_equal(np.stack([c["x"], c["y"], c["z"]], axis=1), w.positions)
+    assert np.shares_memory(c["x"], w.columns()["x"])  # no copy
+    assert not c["x"].flags.writeable
+    x = c["x"]
+    w.step(0.5)
+    assert np.array_equal(x, w.positions[:, 0])  # it shows the world as it is
+    with pytest.raises(RuntimeError, match="columns"):
+        w.add_balls(lattice(10, origin=100.0), np.zeros((10, 3)), 0.5)
+    with pytest.raises(RuntimeError, match="columns"):
+        w.remove_ball(int(w.ids[0]))
+    assert len(w) == 1000
+    del c, x
+    w.add_balls(lattice(10000, origin=100.0), np.zeros((10000, 3)), 0.5)  # the storage grows and moves
+    assert len(w.columns()["x"]) == 11000
+
+
 def test_help_reads_well():
     assert "WorldDef's fields" in ballistic.World.__doc__
-    for name in ("add_balls", "step", "run", "save", "restore", "events", "ray_cast"):
+    for name in ("add_balls", "step", "run", "save", "restore", "events", "ray_cast", "columns"):
         assert getattr(ballistic.World, name).__doc__, name
     stub = os.path.join(os.path.dirname(ballistic.__file__), "ballistic.pyi")
     assert os.path.exists(stub)
