@@ -116,7 +116,7 @@ bool EventQueue::new_year(Calendar& c) {
     c.mask = static_cast<std::int64_t>(buckets) - 1;
     c.head.resize(kFirstBucket + buckets);
     std::fill(c.head.begin() + kOverflowList, c.head.end(), -1);
-    for (const std::uint32_t s : c.spread) insert(c, s, nodes_[s].key);
+    for (const std::uint32_t s : c.spread) place(c, s);
     return true;
 }
 

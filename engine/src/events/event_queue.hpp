@@ -235,6 +235,13 @@ private:
 
     void insert(Calendar& c, std::uint32_t slot, const Entry& e) {
         nodes_[slot].key = e;
+        place(c, slot);
+    }
+    // Files `slot` by the key it holds. It writes the node's links only, never its key: a region
+    // may read the key of another part's entry (its partner's) while that part re-files its
+    // entries in a new year.
+    void place(Calendar& c, std::uint32_t slot) {
+        const Entry& e = nodes_[slot].key;
         if (!(e.time < std::numeric_limits<double>::infinity())) return link(c, slot, kNeverList);
         const std::int64_t b = c.bucket_of(e.time);
         if (b <= c.current) return push_front(c, slot);
