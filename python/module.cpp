@@ -112,7 +112,10 @@ Array scalars(py::handle value, const char* name, py::ssize_t n) {
 }
 
 Vec3 vec(py::handle value, const char* name) {
-    const Array a = vectors(py::array::ensure(value).reshape({1, -1}), name, 1);
+    py::array raw = py::array::ensure(value);
+    if (!raw || raw.size() != 3)
+        throw py::value_error(std::string(name) + ": expected three numbers, got " + py::repr(value).cast<std::string>());
+    const Array a = vectors(raw.reshape({1, 3}), name, 1);
     return {a.at(0, 0), a.at(0, 1), a.at(0, 2)};
 }
 
@@ -128,44 +131,55 @@ py::array read_only(py::array_t<T> a) {
 // ---------------------------------------------------------------------------------------------
 // The settings, by their WorldDef names.
 
+void set_setting(WorldDef& def, const std::string& name, py::handle value);
+
 WorldDef settings(const py::kwargs& kwargs) {
     WorldDef def;
     for (const auto& [key, value] : kwargs) {
         const std::string name = py::str(key);
-        auto number = [&] { return value.cast<double>(); };
-        auto count = [&] {
-            const auto v = value.cast<long long>();
-            if (v < 0) throw py::value_error("world." + name + ": must be >= 0, got " + std::to_string(v));
-            return static_cast<unsigned long long>(v);
-        };
-        if (name == "gravity") def.gravity = vec(value, "gravity");
-        else if (name == "restitution") def.restitution = number();
-        else if (name == "friction") def.friction = number();
-        else if (name == "time") def.time = number();
-        else if (name == "periodic") {
-            if (!value.is_none()) {
-                const Array box = vectors(value, "periodic", 2);
-                def.periodic = Box{{box.at(0, 0), box.at(0, 1), box.at(0, 2)}, {box.at(1, 0), box.at(1, 1), box.at(1, 2)}};
-            }
-        } else if (name == "periodic_axes") {
-            const auto axes = value.cast<std::vector<bool>>();
-            if (axes.size() != 3) throw py::value_error("world.periodic_axes: expected three booleans");
-            def.periodic_axes = {axes[0], axes[1], axes[2]};
-        } else if (name == "rest_speed") def.rest_speed = number();
-        else if (name == "sleep_speed") def.sleep_speed = number();
-        else if (name == "sleep_time") def.sleep_time = number();
-        else if (name == "sleep_events") def.sleep_events = static_cast<std::uint32_t>(count());
-        else if (name == "sleep_friction") def.sleep_friction = number();
-        else if (name == "wake_lift") def.wake_lift = number();
-        else if (name == "sleep_interval") def.sleep_interval = number();
-        else if (name == "memory_limit") def.memory_limit = static_cast<std::size_t>(count());
-        else if (name == "step_event_budget") def.step_event_budget = count();
-        else if (name == "event_record_limit") def.event_record_limit = static_cast<std::size_t>(count());
-        else if (name == "threads") def.threads = value.cast<int>();
-        else if (name == "parallel_events_min_balls") def.parallel_events_min_balls = static_cast<std::size_t>(count());
-        else throw py::type_error("World(): unknown setting '" + name + "' (the settings are WorldDef's fields)");
+        try {
+            set_setting(def, name, value);
+        } catch (const py::cast_error&) {
+            throw py::type_error("World(): setting '" + name + "' cannot be " +
+                                 py::str(value.get_type().attr("__name__")).cast<std::string>());
+        }
     }
     return def;
+}
+
+void set_setting(WorldDef& def, const std::string& name, py::handle value) {
+    auto number = [&] { return value.cast<double>(); };
+    auto count = [&] {
+        const auto v = value.cast<long long>();
+        if (v < 0) throw py::value_error("world." + name + ": must be >= 0, got " + std::to_string(v));
+        return static_cast<unsigned long long>(v);
+    };
+    if (name == "gravity") def.gravity = vec(value, "gravity");
+    else if (name == "restitution") def.restitution = number();
+    else if (name == "friction") def.friction = number();
+    else if (name == "time") def.time = number();
+    else if (name == "periodic") {
+        if (!value.is_none()) {
+            const Array box = vectors(value, "periodic", 2);
+            def.periodic = Box{{box.at(0, 0), box.at(0, 1), box.at(0, 2)}, {box.at(1, 0), box.at(1, 1), box.at(1, 2)}};
+        }
+    } else if (name == "periodic_axes") {
+        const auto axes = value.cast<std::vector<bool>>();
+        if (axes.size() != 3) throw py::value_error("world.periodic_axes: expected three booleans");
+        def.periodic_axes = {axes[0], axes[1], axes[2]};
+    } else if (name == "rest_speed") def.rest_speed = number();
+    else if (name == "sleep_speed") def.sleep_speed = number();
+    else if (name == "sleep_time") def.sleep_time = number();
+    else if (name == "sleep_events") def.sleep_events = static_cast<std::uint32_t>(count());
+    else if (name == "sleep_friction") def.sleep_friction = number();
+    else if (name == "wake_lift") def.wake_lift = number();
+    else if (name == "sleep_interval") def.sleep_interval = number();
+    else if (name == "memory_limit") def.memory_limit = static_cast<std::size_t>(count());
+    else if (name == "step_event_budget") def.step_event_budget = count();
+    else if (name == "event_record_limit") def.event_record_limit = static_cast<std::size_t>(count());
+    else if (name == "threads") def.threads = value.cast<int>();
+    else if (name == "parallel_events_min_balls") def.parallel_events_min_balls = static_cast<std::size_t>(count());
+    else throw py::type_error("World(): unknown setting '" + name + "' (the settings are WorldDef's fields)");
 }
 
 // ---------------------------------------------------------------------------------------------

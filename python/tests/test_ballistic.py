@@ -143,6 +143,12 @@ def test_bad_input_names_the_field():
         ballistic.World(restitution=2.0)
     with pytest.raises(TypeError, match="unknown setting 'gravty'"):
         ballistic.World(gravty=(0, 0, 0))
+    with pytest.raises(TypeError, match="setting 'restitution' cannot be str"):
+        ballistic.World(restitution="high")
+    with pytest.raises(ValueError, match=r"gravity: expected three numbers, got \(0, 1\)"):
+        ballistic.World(gravity=(0, 1))
+    with pytest.raises(ValueError, match="normal: expected three numbers"):
+        w.add_plane((0, 0, 0), (0, 1))
     with pytest.raises(ValueError, match=r"balls\[0\]\.radius"):
         ballistic.load_scene({"balls": [{"position": [0, 0, 0], "velocity": [0, 0, 0], "radius": -1}]})
     with pytest.raises(ValueError):
