@@ -293,11 +293,12 @@ private:
     void look(const ballistic::World& world, std::chrono::steady_clock::time_point now) {
         looked_ = now;
         std::string note = ballistic::scene::settling_note(world);
-        if (!note.empty() && seen_) {
+        const bool found = !note.empty();
+        if (found && seen_) {
             note_ = std::move(note);
             std::cerr << (shown_any_ ? "\r\033[K" : "") << note_ << "\n" << std::flush;
         }
-        seen_ = !note.empty();
+        seen_ = found;
     }
 
     bool line_on_, notes_on_;
