@@ -46,8 +46,7 @@ extern "C" void on_sigint(int) { g_interrupted.store(true, std::memory_order_rel
 
 class CatchInterrupt {
 public:
-    CatchInterrupt() : main_(PyGILState_Check() && py::module_::import("threading").attr("current_thread")().is(
-                                                       py::module_::import("threading").attr("main_thread")())) {
+    CatchInterrupt() : main_(on_main_thread()) {
         if (!main_) return;
         g_interrupted.store(false, std::memory_order_relaxed);
         previous_ = PyOS_setsig(SIGINT, on_sigint);
@@ -60,6 +59,10 @@ public:
     CatchInterrupt& operator=(const CatchInterrupt&) = delete;
 
 private:
+    static bool on_main_thread() {
+        const py::module_ threading = py::module_::import("threading");
+        return threading.attr("current_thread")().is(threading.attr("main_thread")());
+    }
     bool main_;
     PyOS_sighandler_t previous_ = nullptr;
 };
@@ -72,42 +75,43 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Arrays in.
 
-// A float64 (n, 3) array from `value`, or TypeError / ValueError naming `name` and the shape.
-Array vectors(py::handle value, const char* name, py::ssize_t n = -1) {
+// `value` as an array of real numbers (integers or floats), or TypeError naming `name`.
+py::array real_array(py::handle value, const char* name, const char* expected) {
     py::array raw = py::array::ensure(value);
-    if (!raw) throw py::type_error(std::string(name) + ": expected an array of shape (N, 3)");
+    if (!raw) throw py::type_error(std::string(name) + ": expected " + expected);
     const char kind = raw.dtype().kind();
     if (kind != 'f' && kind != 'i' && kind != 'u')
         throw py::type_error(std::string(name) + ": expected real numbers, got dtype " + py::str(raw.dtype()).cast<std::string>());
-    if (raw.ndim() != 2 || raw.shape(1) != 3 || (n >= 0 && raw.shape(0) != n)) {
-        std::string shape = "(";
-        for (py::ssize_t d = 0; d < raw.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(raw.shape(d));
-        shape += raw.ndim() == 1 ? ",)" : ")";
+    return raw;
+}
+
+// An array's shape as Python writes it: (4, 2), (3,).
+std::string shape_of(const py::array& a) {
+    std::string shape = "(";
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(a.shape(d));
+    return shape + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// A float64 (n, 3) array from `value`, or TypeError / ValueError naming `name` and the shape.
+Array vectors(py::handle value, const char* name, py::ssize_t n = -1) {
+    const py::array raw = real_array(value, name, "an array of shape (N, 3)");
+    if (raw.ndim() != 2 || raw.shape(1) != 3 || (n >= 0 && raw.shape(0) != n))
         throw py::value_error(std::string(name) + ": expected shape (" + (n >= 0 ? std::to_string(n) : "N") +
-                              ", 3), got " + shape);
-    }
+                              ", 3), got " + shape_of(raw));
     return Array::ensure(raw);
 }
 
 // A float64 (n,) array from `value` (a scalar fills it), or TypeError / ValueError naming `name`.
 Array scalars(py::handle value, const char* name, py::ssize_t n) {
-    py::array raw = py::array::ensure(value);
-    if (!raw) throw py::type_error(std::string(name) + ": expected a number or an array of shape (N,)");
-    const char kind = raw.dtype().kind();
-    if (kind != 'f' && kind != 'i' && kind != 'u')
-        throw py::type_error(std::string(name) + ": expected real numbers, got dtype " + py::str(raw.dtype()).cast<std::string>());
+    const py::array raw = real_array(value, name, "a number or an array of shape (N,)");
     if (raw.ndim() == 0) {
         Array filled(n);
         const double v = Array::ensure(raw).at();
         std::fill(filled.mutable_data(), filled.mutable_data() + n, v);
         return filled;
     }
-    if (raw.ndim() != 1 || raw.shape(0) != n) {
-        std::string shape = "(";
-        for (py::ssize_t d = 0; d < raw.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(raw.shape(d));
-        shape += raw.ndim() == 1 ? ",)" : ")";
-        throw py::value_error(std::string(name) + ": expected shape (" + std::to_string(n) + ",), got " + shape);
-    }
+    if (raw.ndim() != 1 || raw.shape(0) != n)
+        throw py::value_error(std::string(name) + ": expected shape (" + std::to_string(n) + ",), got " + shape_of(raw));
     return Array::ensure(raw);
 }
 
@@ -121,9 +125,9 @@ Vec3 vec(py::handle value, const char* name) {
 
 py::tuple tuple_of(Vec3 v) { return py::make_tuple(v.x, v.y, v.z); }
 
-// A read-only array (the caller's data is a fresh copy: it never changes under the reader).
-template <class T>
-py::array read_only(py::array_t<T> a) {
+// The array, made read-only: a copy never changes under its reader, and a view must not write
+// into the engine.
+py::array read_only(py::array a) {
     py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return a;
 }
@@ -217,9 +221,8 @@ public:
         auto guard = py::cast(std::make_unique<ViewGuard>(std::move(self), views_));
         py::dict out;
         auto add = [&](const char* name, std::span<const double> c) {
-            py::array a(py::dtype::of<double>(), {static_cast<py::ssize_t>(c.size())}, {sizeof(double)}, c.data(), guard);
-            py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-            out[name] = a;
+            out[name] = read_only(py::array(py::dtype::of<double>(), {static_cast<py::ssize_t>(c.size())},
+                                            {sizeof(double)}, c.data(), guard));
         };
         add("x", view.x);
         add("y", view.y);
