@@ -2,6 +2,7 @@
 #include <ballistic/render/camera.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -42,18 +43,20 @@ void fit(OrbitCamera& orbit, Vec3 lo, Vec3 hi, double aspect) {
     orbit.distance = 1.0;
     const Basis axes = basis(orbit.camera(1.0, 2.0));
     for (int round = 0; round < 8; ++round) {
+        std::array<Vec3, 8> corners;  // from the target
+        for (int k = 0; k < 8; ++k)
+            corners[static_cast<std::size_t>(k)] =
+                Vec3{k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z} - orbit.target;
         // The distance each corner needs, and where it lands (as a tangent of the view angle).
         double distance = 0.0;
-        for (int k = 0; k < 8; ++k) {
-            const Vec3 p = Vec3{k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z} - orbit.target;
+        for (const Vec3& p : corners) {
             const double along = dot(p, axes.back);
             distance = std::max({distance, along + std::abs(dot(p, axes.right)) / tan_x,
                                  along + std::abs(dot(p, axes.up)) / tan_y});
         }
         orbit.distance = std::max(distance, 1e-3);
         double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
-        for (int k = 0; k < 8; ++k) {
-            const Vec3 p = Vec3{k & 1 ? hi.x : lo.x, k & 2 ? hi.y : lo.y, k & 4 ? hi.z : lo.z} - orbit.target;
+        for (const Vec3& p : corners) {
             const double depth = orbit.distance - dot(p, axes.back);
             x_lo = std::min(x_lo, dot(p, axes.right) / depth);
             x_hi = std::max(x_hi, dot(p, axes.right) / depth);
