@@ -43,7 +43,11 @@ private:
     std::uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
-// Throws InvalidArgument under the field "snapshot" for a file that ends early.
+// Throws InvalidArgument under the field "snapshot": what is wrong with the file.
+[[noreturn]] void bad_snapshot(const std::string& what);
+
+// Throws InvalidArgument under the field "snapshot" for a file that ends early, and for a value
+// its checked getters refuse.
 class SnapshotReader {
 public:
     explicit SnapshotReader(std::istream& in) : in_(in) {}
@@ -61,6 +65,9 @@ public:
         const double x = get<double>(what), y = get<double>(what), z = get<double>(what);
         return {x, y, z};
     }
+    double finite(const char* what);   // refuses NaN and infinities
+    Vec3 finite_vec(const char* what);
+    std::size_t count(const char* what, std::uint64_t limit);  // a count of at most `limit`
     // `count` values, read in chunks.
     template <class T>
     std::vector<T> get_column(std::size_t count, const char* what) {

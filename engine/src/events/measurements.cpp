@@ -1,6 +1,8 @@
 // Ballistic — what a world measures (measurements.hpp).
 #include "events/measurements.hpp"
 
+#include "base/byte_stream.hpp"
+
 #include <algorithm>
 
 namespace ballistic::detail {
@@ -50,6 +52,42 @@ void Measurements::reset(double now) {
     virial = 0.0;
     temperature_time = 0.0;
     event_overlap = 0.0;
+}
+
+void Measurements::save(SnapshotWriter& out) const {
+    out.put(counts.ball_ball);
+    out.put(counts.ball_plane);
+    out.put(counts.ball_cylinder);
+    out.put(counts.ball_capsule);
+    out.put(counts.ball_block);
+    out.put(counts.cell_crossings);
+    for (const auto* list : {&plane_counters, &cylinder_counters, &capsule_counters, &block_counters})
+        for (const StaticCounters& c : *list) { out.put(c.hits); out.put(c.impulse); }
+    out.put(window_start);
+    out.put(virial);
+    out.put(temperature_time);
+    out.put(event_overlap);
+    out.put(collisions_before_reset);
+}
+
+void Measurements::restore(SnapshotReader& in, const StaticCounts& statics) {
+    for (std::uint64_t* counter : {&counts.ball_ball, &counts.ball_plane, &counts.ball_cylinder, &counts.ball_capsule,
+                                   &counts.ball_block, &counts.cell_crossings})
+        *counter = in.get<std::uint64_t>("counters");
+    plane_counters.resize(statics.planes);
+    cylinder_counters.resize(statics.cylinders);
+    capsule_counters.resize(statics.capsules);
+    block_counters.resize(statics.blocks);
+    for (auto* list : {&plane_counters, &cylinder_counters, &capsule_counters, &block_counters})
+        for (StaticCounters& c : *list) {
+            c.hits = in.get<std::uint64_t>("static counters");
+            c.impulse = in.finite("static impulse");
+        }
+    window_start = in.finite("measurement window start");
+    virial = in.finite("virial");
+    temperature_time = in.finite("temperature integral");
+    event_overlap = in.finite("largest overlap");
+    collisions_before_reset = in.get<std::uint64_t>("collisions before reset");
 }
 
 }  // namespace ballistic::detail

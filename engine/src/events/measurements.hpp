@@ -5,6 +5,7 @@
 #include <ballistic/types.hpp>
 
 #include "base/reserve.hpp"
+#include "space/statics.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -40,6 +41,11 @@ struct Measurements {
     // never fails.
     void count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit);
     void reset(double now);
+
+    // Snapshots: the counters (overall and per static), the window's sums and the largest
+    // overlap; not the step's record. restore() reads counters for `statics`.
+    void save(SnapshotWriter& out) const;
+    void restore(SnapshotReader& in, const StaticCounts& statics);
 };
 
 }  // namespace ballistic::detail

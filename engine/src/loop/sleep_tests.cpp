@@ -1,6 +1,9 @@
 // Ballistic — the tests of sleeping within a step (sleep_tests.hpp).
 #include "loop/sleep_tests.hpp"
 
+#include "base/byte_stream.hpp"
+#include "base/format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,6 +49,58 @@ void SleepTests::test_listed(double at) {
         for (const std::uint32_t s : members) loop_.requeue(s, predictor_.predict(s, at));
     });
     std::erase_if(listed, [&](std::uint32_t s) { return balls_.asleep(s); });
+}
+
+void SleepTests::save(SnapshotWriter& out) const {
+    out.put(static_cast<std::uint8_t>(carried.has_value()));
+    if (!carried) return;
+    out.put(carried->test);
+    out.put(carried->since);
+    const std::vector<std::uint32_t>* lists[] = {&listed, &loop_.woken};
+    for (const auto* list : lists) {
+        out.put(static_cast<std::uint64_t>(list->size()));
+        for (const std::uint32_t s : *list) out.put(s);
+    }
+}
+
+void SleepTests::restore(SnapshotReader& in, double now, bool events_valid) {
+    if (in.get<std::uint8_t>("carried tests") == 0) return;
+    if (!events_valid) bad_snapshot("a stopped step's tests without events");
+    const double test = in.get<double>("the next test of sleeping");
+    // At the time itself when the step stopped at an event that fell on the test's time.
+    if (!(test >= now)) bad_snapshot("the next test of sleeping, at " + show(test) + ", is before the time " + show(now));
+    const auto since = in.get<std::uint64_t>("events since a test of sleeping");
+    if (since > loop_.processed)
+        bad_snapshot(std::to_string(since) + " events since a test of sleeping, of " + std::to_string(loop_.processed));
+    const std::size_t balls = balls_.size();
+    for (auto* list : {&listed, &loop_.woken}) {
+        const auto count = in.get<std::uint64_t>("balls to test for sleeping");
+        if (count > balls && count - balls > since) bad_snapshot(std::to_string(count) + " balls to test for sleeping");
+        list->clear();
+        for (std::uint64_t k = 0; k < count; ++k) {
+            const auto s = in.get<std::uint32_t>("a ball to test for sleeping");
+            if (s >= balls || (list == &listed && !list->empty() && s <= list->back()))
+                bad_snapshot("ball slot " + std::to_string(s) + " listed for the tests of sleeping");
+            list->push_back(s);
+        }
+    }
+    // As a step leaves them: tests on the interval's multiples and nothing listed without an
+    // interval, and every awake ball listed (a ball the lists miss would go untested to the
+    // step's end).
+    const double every = def_.sleep_interval;
+    if (test != std::numeric_limits<double>::infinity() && !(every > 0.0 && std::round(test / every) * every == test))
+        bad_snapshot("the next test of sleeping, at " + show(test) + ", is not one of sleep_interval's multiples");
+    if (!(every > 0.0) && !(listed.empty() && loop_.woken.empty()))
+        bad_snapshot("balls listed for the tests of sleeping without a sleep_interval");
+    if (sleep_.enabled()) {
+        std::vector<std::uint8_t> seen(balls, 0);
+        for (const auto* list : {&listed, &loop_.woken})
+            for (const std::uint32_t s : *list) seen[s] = 1;
+        for (std::size_t s = 0; s < balls; ++s)
+            if (!seen[s] && !balls_.asleep(s))
+                bad_snapshot("the awake ball slot " + std::to_string(s) + " is not listed for the tests of sleeping");
+    }
+    carried = Carried{test, since};
 }
 
 }  // namespace ballistic::detail

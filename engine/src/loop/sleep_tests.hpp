@@ -52,6 +52,13 @@ public:
         return c.test;
     }
 
+    // Snapshots: the carried tests, the list and the loop's woken balls. restore() reads them for
+    // a world at time `now` whose balls and loop are restored, each checked: the next test not
+    // before `now` and on the interval's multiples, no more events since the last than the loop
+    // processed, every awake ball listed once, the list ascending.
+    void save(SnapshotWriter& out) const;
+    void restore(SnapshotReader& in, double now, bool events_valid);
+
     std::optional<Carried> carried;
     std::vector<std::uint32_t> listed;  // the balls listed, ascending
     std::uint64_t tested_at_event = 0;  // the loop's count of events at the last test

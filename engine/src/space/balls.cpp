@@ -1,7 +1,13 @@
 // Ballistic — the ball store (balls.hpp).
 #include "space/balls.hpp"
 
+#include "base/byte_stream.hpp"
+#include "base/format.hpp"
+#include "base/validate.hpp"
+#include "space/statics.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -107,3 +113,79 @@ void detail::Balls::permute(const std::vector<std::uint32_t>& order, std::vector
 }
 
 }  // namespace ballistic
+
+namespace ballistic::detail {
+
+void RestTable::save(SnapshotWriter& out) const {
+    out.put(static_cast<std::uint64_t>(size_));
+    for (std::uint32_t k = 0; k < size_; ++k) {
+        const Rest& r = (*this)[k];
+        for (const std::int32_t s : r.supports) out.put(s);
+        out.put(static_cast<std::uint8_t>(r.asleep));
+        out.put(r.acceleration);
+    }
+}
+
+std::size_t RestTable::restore(SnapshotReader& in, const StaticCounts& statics) {
+    // Read one at a time: a count larger than the file costs nothing before the file ends.
+    const double support_sets = 2.0 * std::pow(double(statics.planes) + 6.0 * double(statics.blocks) + 1.0, 3.0);
+    const std::size_t rests = in.count("rest count", static_cast<std::uint64_t>(std::min(support_sets, 4294967295.0)));
+    if (rests == 0) bad_snapshot("no rest table");
+    for (std::size_t k = 0; k < rests; ++k) {
+        Supports sup;
+        for (std::int32_t& s : sup) {
+            s = in.get<std::int32_t>("supports");
+            const bool known = s == kNoSupport || (s >= 0 && static_cast<std::size_t>(s) < statics.planes) ||
+                               (is_face(s) && face_block(s) < statics.blocks);
+            if (!known)
+                bad_snapshot("rest " + std::to_string(k) + " names support " + std::to_string(s) + " of " +
+                             std::to_string(statics.planes) + " planes and " + std::to_string(statics.blocks) + " blocks");
+        }
+        const bool asleep = in.get<std::uint8_t>("asleep") != 0;
+        const Vec3 a = in.finite_vec("rest acceleration");
+        if (asleep && a != Vec3{}) bad_snapshot("rest " + std::to_string(k) + " is asleep with acceleration " + show(a));
+        const std::uint32_t index = k == 0 ? kNone : intern(sup, asleep, a);
+        const Rest& kept = (*this)[index];
+        if (index != k || kept.supports != sup || kept.asleep != asleep)
+            bad_snapshot("rest " + std::to_string(k) + " repeats an earlier one or is not the first entry's 'on nothing'");
+    }
+    return rests;
+}
+
+void Balls::save(SnapshotWriter& out) const {
+    for (const auto* column : double_columns()) out.put_column(*column);
+    out.put_column(counter);
+    out.put_column(rest);
+    out.put_column(quiet_events);
+    out.put_column(jam);
+    for (const BallId handle : id) out.put(handle.value);
+    out.put_column(user);
+}
+
+void Balls::restore(SnapshotReader& in, std::size_t count, double max_radius, std::size_t rest_count,
+                    std::uint32_t most_jammed) {
+    for (auto* column : double_columns()) {
+        *column = in.get_column<double>(count, "ball state");
+        for (const double v : *column)
+            if (!std::isfinite(v) || std::abs(v) > kMaxMagnitude) bad_snapshot("a ball's state holds " + detail::show(v));
+    }
+    for (std::size_t s = 0; s < count; ++s)
+        if (!(radius[s] > 0.0 && inv_mass[s] > 0.0 && radius[s] <= max_radius))
+            bad_snapshot("ball slot " + std::to_string(s) + " has radius " + detail::show(radius[s]) + " and inverse mass " +
+                         detail::show(inv_mass[s]));
+    counter = in.get_column<std::uint64_t>(count, "event counters");
+    rest = in.get_column<std::uint32_t>(count, "rests");
+    for (const std::uint32_t r : rest)
+        if (r >= rest_count) bad_snapshot("a ball rests on entry " + std::to_string(r) + " of " + std::to_string(rest_count));
+    quiet_events = in.get_column<std::uint32_t>(count, "quiet events");
+    jam = in.get_column<std::uint32_t>(count, "collisions in a jam");
+    for (const std::uint32_t n : jam)
+        if (n > most_jammed) bad_snapshot("a ball counts " + std::to_string(n) + " collisions in a jam");
+    const std::vector<std::uint64_t> handles = in.get_column<std::uint64_t>(count, "handles");
+    id.resize(count);
+    for (std::size_t s = 0; s < count; ++s) id[s] = BallId{handles[s]};
+    user = in.get_column<std::uint64_t>(count, "user data");
+    for (auto* column : view_columns()) column->resize(count);  // shown once the world is whole
+}
+
+}  // namespace ballistic::detail

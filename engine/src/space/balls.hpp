@@ -19,6 +19,10 @@
 
 namespace ballistic::detail {
 
+class SnapshotReader;
+class SnapshotWriter;
+struct StaticCounts;
+
 inline constexpr std::int32_t kNoSupport = -1;
 using Supports = std::array<std::int32_t, 3>;  // planes a ball rests on, kNoSupport when unused
 
@@ -47,6 +51,11 @@ public:
     std::uint32_t intern(const Supports& supports, bool asleep, Vec3 acceleration);
     std::size_t size() const { return size_; }
     std::size_t bytes() const;  // table and index, about
+    // Snapshots: every entry. restore() reads them into a table holding only kNone (after
+    // reset()): each set of supports once, each support a plane or block face of `statics`, the
+    // first entry kNone's. Returns the count.
+    void save(SnapshotWriter& out) const;
+    std::size_t restore(SnapshotReader& in, const StaticCounts& statics);
     // Exchanges the tables (never allocates): a table built aside takes over at once.
     void swap(RestTable& other) {
         segments_.swap(other.segments_);
@@ -222,6 +231,13 @@ public:
     // half-way).
     void permute(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch, Parallel& parallel);
     std::size_t bytes_per_ball() const;
+    // Snapshots: every ball's state, handle and value (not the table of rests, nor the view,
+    // which the world shows once whole). restore() reads `count` balls, each checked: a finite
+    // state within kMaxMagnitude, a radius in (0, max_radius], a positive inverse mass, a rest
+    // among the first `rest_count` entries, at most `most_jammed` collisions in a jam.
+    void save(SnapshotWriter& out) const;
+    void restore(SnapshotReader& in, std::size_t count, double max_radius, std::size_t rest_count,
+                 std::uint32_t most_jammed);
 };
 
 }  // namespace ballistic::detail

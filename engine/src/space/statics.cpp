@@ -1,6 +1,7 @@
 // Ballistic — the statics (statics.hpp).
 #include "space/statics.hpp"
 
+#include "base/byte_stream.hpp"
 #include "base/validate.hpp"
 
 #include <algorithm>
@@ -256,6 +257,70 @@ void FiniteCells::build(std::span<const Capsule> capsules, std::span<const Block
     cells_ = std::move(cells);
     members_ = std::move(members);
     everywhere_ = std::move(everywhere);
+}
+
+void Statics::save(SnapshotWriter& out) const {
+    out.put(static_cast<std::uint64_t>(planes_.size()));
+    for (const PlaneDef& p : planes_) { out.put(p.point); out.put(p.normal); }
+    out.put(static_cast<std::uint64_t>(cylinders_.size()));
+    for (const CylinderDef& c : cylinders_) { out.put(c.point); out.put(c.axis); out.put(c.radius); }
+    out.put(static_cast<std::uint64_t>(capsules_.size()));
+    for (const Capsule& c : capsules_) { out.put(c.def.a); out.put(c.def.b); out.put(c.def.radius); }
+    out.put(static_cast<std::uint64_t>(blocks_.size()));
+    for (const BlockDef& b : blocks_) { out.put(b.min); out.put(b.max); }
+}
+
+namespace {
+
+// Statics are kept with unit directions (the world made them so when they were added).
+void unit(Vec3 v, const char* what) {
+    if (!(std::abs(length(v) - 1.0) <= 1e-12)) bad_snapshot(std::string(what) + " is not of unit length");
+}
+
+}  // namespace
+
+StaticCounts Statics::restore(SnapshotReader& in, const WorldDef& def) {
+    constexpr std::uint64_t kMaxStatics = 1u << 20;
+    StaticCounts n;
+    n.planes = in.count("plane count", kMaxStatics);
+    for (std::size_t k = 0; k < n.planes; ++k) {
+        PlaneDef p;
+        p.point = in.finite_vec("plane point");
+        p.normal = in.finite_vec("plane normal");
+        if (periodic_axis_crossed(def, p) >= 0) bad_snapshot("a periodic world with a plane across a periodic axis");
+        checked(p, "snapshot.planes[" + std::to_string(k) + "]");
+        unit(p.normal, "plane normal");
+        add(p);
+    }
+    n.cylinders = in.count("cylinder count", kMaxStatics);
+    for (std::size_t k = 0; k < n.cylinders; ++k) {
+        CylinderDef c;
+        c.point = in.finite_vec("cylinder point");
+        c.axis = in.finite_vec("cylinder axis");
+        c.radius = in.finite("cylinder radius");
+        if (periodic_axis_crossed(def, c) >= 0) bad_snapshot("a periodic world with a cylinder across a periodic axis");
+        checked(c, "snapshot.cylinders[" + std::to_string(k) + "]");
+        unit(c.axis, "cylinder axis");
+        add(c);
+    }
+    n.capsules = in.count("capsule count", kMaxStatics);
+    if (n.capsules > 0 && def.periodic) bad_snapshot("a periodic world with capsules");
+    for (std::size_t k = 0; k < n.capsules; ++k) {
+        CapsuleDef c;
+        c.a = in.finite_vec("capsule end");
+        c.b = in.finite_vec("capsule end");
+        c.radius = in.finite("capsule radius");
+        add(checked(c, "snapshot.capsules[" + std::to_string(k) + "]"));
+    }
+    n.blocks = in.count("block count", kMaxStatics);
+    if (n.blocks > 0 && def.periodic) bad_snapshot("a periodic world with blocks");
+    for (std::size_t k = 0; k < n.blocks; ++k) {
+        BlockDef b;
+        b.min = in.finite_vec("block corner");
+        b.max = in.finite_vec("block corner");
+        add(checked(b, "snapshot.blocks[" + std::to_string(k) + "]"));
+    }
+    return n;
 }
 
 }  // namespace ballistic::detail

@@ -193,6 +193,15 @@ struct FiniteNear {
     Vec3 lo, hi;        // the box that holds every capsule and block
 };
 
+class SnapshotReader;
+class SnapshotWriter;
+
+// How many statics of each kind a world holds (what the parts of a snapshot after them check
+// their indices against).
+struct StaticCounts {
+    std::size_t planes = 0, cylinders = 0, capsules = 0, blocks = 0;
+};
+
 // Invariant: every normal and axis is unit length; the capsules' and blocks' lists in the cells
 // are rebuilt (index_finite()) before the next prediction after any of them changes.
 class Statics {
@@ -223,6 +232,12 @@ public:
     bool flat() const { return flat_; }
     bool has_finite() const { return !capsules_.empty() || !blocks_.empty(); }
     bool empty() const { return planes_.empty() && cylinders_.empty() && !has_finite(); }
+    StaticCounts counts() const { return {planes_.size(), cylinders_.size(), capsules_.size(), blocks_.size()}; }
+
+    // Snapshots: every static; restore() adds them to an empty set, each checked as World::add_*
+    // checks it (and as `def`, a periodic world, allows).
+    void save(SnapshotWriter& out) const;
+    StaticCounts restore(SnapshotReader& in, const WorldDef& def);
     // Lists the capsules and blocks in the cells of `space` for balls of radius up to `largest`;
     // the predictions and contacts read the lists (finite_near()).
     void index_finite(const Cells& space, double largest) { finite_cells_.build(capsules_, blocks_, space, largest); }
