@@ -62,13 +62,6 @@ void write_settings(SnapshotWriter& out, const WorldDef& d) {
     out.put(static_cast<std::uint64_t>(d.parallel_events_min_balls));
 }
 
-// The ids of the statics of one kind, then their handle table.
-template <class Id, class Handles>
-void write_static_handles(SnapshotWriter& out, const std::vector<Id>& ids, const Handles& handles) {
-    for (const Id id : ids) out.put(id.value);
-    handles.write(out);
-}
-
 }  // namespace
 
 void World::save(std::ostream& out_stream) const {
@@ -87,10 +80,7 @@ void World::save(std::ostream& out_stream) const {
     out.put(w.max_radius);
 
     w.statics.save(out);
-    write_static_handles(out, w.plane_ids, w.plane_handles);
-    write_static_handles(out, w.cylinder_ids, w.cylinder_handles);
-    write_static_handles(out, w.capsule_ids, w.capsule_handles);
-    write_static_handles(out, w.block_ids, w.block_handles);
+    w.static_handles.save(out);
 
     w.measurements.save(out);
 
@@ -175,15 +165,6 @@ WorldDef read_settings(SnapshotReader& in, const RestoreOptions& options) {
     return d;
 }
 
-// The ids of `n` statics of one kind, then their handle table.
-template <class Handles, class Id>
-void read_static_handles(SnapshotReader& in, std::size_t n, Handles& handles, std::vector<Id>& ids) {
-    const std::vector<std::uint64_t> values = in.get_column<std::uint64_t>(n, "static handles");
-    ids.resize(n);
-    for (std::size_t k = 0; k < n; ++k) ids[k].value = values[k];
-    handles.read(in, std::span(std::as_const(ids)));
-}
-
 // Each ball's cell, within one cell of where its position lies (rounding at a face).
 std::vector<detail::CellKey> read_cell_keys(SnapshotReader& in, const detail::Cells& cells, const detail::Balls& balls,
                                             double now, bool periodic) {
@@ -238,10 +219,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     w.max_radius = in.finite("largest radius");
 
     const detail::StaticCounts statics = w.statics.restore(in, d);
-    read_static_handles(in, statics.planes, w.plane_handles, w.plane_ids);
-    read_static_handles(in, statics.cylinders, w.cylinder_handles, w.cylinder_ids);
-    read_static_handles(in, statics.capsules, w.capsule_handles, w.capsule_ids);
-    read_static_handles(in, statics.blocks, w.block_handles, w.block_ids);
+    w.static_handles.restore(in, statics);
     w.measurements.restore(in, statics);
 
     // Balls: counted against the memory limit before any column is read.

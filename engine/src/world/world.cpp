@@ -148,22 +148,19 @@ World& World::operator=(World&& other) {
     return *this;
 }
 
-template <class Def, class Id>
-Id World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
-                           detail::Handles<Id>& static_handles, std::vector<Id>& ids) {
+template <class Id, class Def>
+Id World::Impl::add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters) {
     for (std::size_t s = 0; s < balls.size(); ++s)
         if (const Vec3 p = balls.position_at(s, time); detail::overlaps(unit, p, balls.radius[s]))
             reject(field, "overlaps the ball with handle " + std::to_string(balls.id[s].value) + " by " +
                               show(-detail::clearance(unit, p, balls.radius[s])));
     // Room for everything first: once the static is in, nothing fails.
     detail::reserve_for(counters, counters.size() + 1);
-    static_handles.reserve(1);
-    detail::reserve_for(ids, ids.size() + 1);
+    static_handles.reserve_one<Id>();
     const std::uint32_t index = statics.add(unit);
     counters.emplace_back();
-    ids.push_back(static_handles.issue(index));
     events_valid = false;
-    return ids.back();
+    return static_handles.issue<Id>(index);
 }
 
 PlaneId World::add_plane(const PlaneDef& def) {
@@ -174,8 +171,7 @@ PlaneId World::add_plane(const PlaneDef& def) {
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
         reject(field + ".normal", show(def.normal) + " crosses the periodic axis " + "xyz"[d] +
                                       ": a plane of a periodic world must be parallel to every axis that wraps");
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.plane_counters, w.plane_handles,
-                        w.plane_ids);
+    return w.add_static<PlaneId>(detail::Statics::checked(def, field), field, w.measurements.plane_counters);
 }
 
 CylinderId World::add_cylinder(const CylinderDef& def) {
@@ -186,8 +182,7 @@ CylinderId World::add_cylinder(const CylinderDef& def) {
     if (const int d = detail::periodic_axis_crossed(w.def, def); d >= 0)
         reject(field + ".axis", show(def.axis) + " is not along the periodic axis " + "xyz"[d] +
                                     ": a column of a periodic world must lie along the one axis that wraps");
-    return w.add_static(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters,
-                        w.cylinder_handles, w.cylinder_ids);
+    return w.add_static<CylinderId>(detail::Statics::checked(def, field), field, w.measurements.cylinder_counters);
 }
 
 void World::Impl::room_for_infinite(const std::string& field) const {
@@ -197,122 +192,93 @@ void World::Impl::room_for_infinite(const std::string& field) const {
                           "blocks, found through the cells, may be many more");
 }
 
-template <class Def, class Id>
-Id World::Impl::add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
-                           detail::Handles<Id>& static_handles, std::vector<Id>& ids) {
-    const std::string field = kind + "[" + std::to_string(ids.size()) + "]";
+template <class Id, class Def>
+Id World::Impl::add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters) {
+    const std::size_t count = static_handles.of<Id>().ids.size();
+    const std::string field = kind + "[" + std::to_string(count) + "]";
     if (def.periodic)
         reject(field, "a periodic world has no " + kind + " (" + kind +
                           " have no periodic images); close the world with planes instead");
-    if (ids.size() >= detail::kMostFinite)
+    if (count >= detail::kMostFinite)
         reject(field, "a world holds at most " + std::to_string(detail::kMostFinite) + " " + kind);
-    return add_static(detail::Statics::checked(static_def, field), field, counters, static_handles, ids);
+    return add_static<Id>(detail::Statics::checked(static_def, field), field, counters);
 }
 
 CapsuleId World::add_capsule(const CapsuleDef& def) {
     impl_->changing("add_capsule");
-    Impl& w = *impl_;
-    return w.add_finite(def, "capsules", w.measurements.capsule_counters, w.capsule_handles, w.capsule_ids);
+    return impl_->add_finite<CapsuleId>(def, "capsules", impl_->measurements.capsule_counters);
 }
 
 BlockId World::add_block(const BlockDef& def) {
     impl_->changing("add_block");
-    Impl& w = *impl_;
-    return w.add_finite(def, "blocks", w.measurements.block_counters, w.block_handles, w.block_ids);
+    return impl_->add_finite<BlockId>(def, "blocks", impl_->measurements.block_counters);
 }
 
 template <class Id>
-void World::Impl::drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
-                              std::vector<StaticCounters>& counters) noexcept {
-    static_handles.release(ids[index]);
-    ids[index] = ids.back();
-    ids.pop_back();
+void World::Impl::drop_static(std::uint32_t index, std::vector<StaticCounters>& counters) noexcept {
+    static_handles.drop<Id>(index);
     counters[index] = counters.back();
     counters.pop_back();
-    if (index < ids.size()) static_handles.moved(ids[index], index);
     events_valid = false;  // pending events name statics by index
 }
 
 void World::remove_plane(PlaneId id) {
     impl_->changing("remove_plane");
     Impl& w = *impl_;
-    const std::uint32_t k = w.plane_handles.slot(id, "plane");
+    const std::uint32_t k = w.static_handles.index(id, "plane");
     // Everything that allocates first (the planes and rests as they will be): then nothing fails.
     std::vector<PlaneDef> after = w.statics.planes();
     after[k] = after.back();
     after.pop_back();
     Impl::Awakening awakening;
     w.prepare_awakening(awakening, w.def.gravity, after, static_cast<std::int32_t>(k));  // nothing rests on it
-    w.plane_handles.reserve_release();
+    w.static_handles.of<PlaneId>().handles.reserve_release();
     w.commit_awakening(awakening);
     w.statics.remove_plane(k);
-    w.drop_static(k, w.plane_handles, w.plane_ids, w.measurements.plane_counters);
+    w.drop_static<PlaneId>(k, w.measurements.plane_counters);
 }
 
 template <class Id>
-void World::Impl::remove_static(Id id, const char* what, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
-                                std::vector<StaticCounters>& counters,
+void World::Impl::remove_static(Id id, const char* what, std::vector<StaticCounters>& counters,
                                 void (detail::Statics::*remove)(std::uint32_t) noexcept) {
-    const std::uint32_t k = static_handles.slot(id, what);
+    const std::uint32_t k = static_handles.index(id, what);
     Awakening awakening;
     // Balls resting on a block's face leave them all (block indices change); they settle again.
     prepare_awakening(awakening, def.gravity, statics.planes(), detail::kNoSupport,
                       std::is_same_v<Id, BlockId>);
-    static_handles.reserve_release();
+    static_handles.of<Id>().handles.reserve_release();
     commit_awakening(awakening);
     (statics.*remove)(k);
-    drop_static(k, static_handles, ids, counters);
+    drop_static<Id>(k, counters);
 }
 
 void World::remove_cylinder(CylinderId id) {
     impl_->changing("remove_cylinder");
-    Impl& w = *impl_;
-    w.remove_static(id, "cylinder", w.cylinder_handles, w.cylinder_ids, w.measurements.cylinder_counters,
-                    &detail::Statics::remove_cylinder);
+    impl_->remove_static(id, "cylinder", impl_->measurements.cylinder_counters, &detail::Statics::remove_cylinder);
 }
 
 void World::remove_capsule(CapsuleId id) {
     impl_->changing("remove_capsule");
-    Impl& w = *impl_;
-    w.remove_static(id, "capsule", w.capsule_handles, w.capsule_ids, w.measurements.capsule_counters,
-                    &detail::Statics::remove_capsule);
+    impl_->remove_static(id, "capsule", impl_->measurements.capsule_counters, &detail::Statics::remove_capsule);
 }
 
 void World::remove_block(BlockId id) {
     impl_->changing("remove_block");
-    Impl& w = *impl_;
-    w.remove_static(id, "block", w.block_handles, w.block_ids, w.measurements.block_counters,
-                    &detail::Statics::remove_block);
+    impl_->remove_static(id, "block", impl_->measurements.block_counters, &detail::Statics::remove_block);
 }
 
-bool World::contains(PlaneId id) const { return impl_->plane_handles.contains(id); }
-bool World::contains(CylinderId id) const { return impl_->cylinder_handles.contains(id); }
-bool World::contains(CapsuleId id) const { return impl_->capsule_handles.contains(id); }
-bool World::contains(BlockId id) const { return impl_->block_handles.contains(id); }
-std::uint32_t World::index(PlaneId id) const { return impl_->plane_handles.slot(id, "plane"); }
-std::uint32_t World::index(CylinderId id) const { return impl_->cylinder_handles.slot(id, "cylinder"); }
-std::uint32_t World::index(CapsuleId id) const { return impl_->capsule_handles.slot(id, "capsule"); }
-std::uint32_t World::index(BlockId id) const { return impl_->block_handles.slot(id, "block"); }
-
-PlaneId World::plane_id(std::uint32_t index) const {
-    if (index >= impl_->plane_ids.size()) reject("plane", "no plane with index " + std::to_string(index));
-    return impl_->plane_ids[index];
-}
-
-CylinderId World::cylinder_id(std::uint32_t index) const {
-    if (index >= impl_->cylinder_ids.size()) reject("cylinder", "no cylinder with index " + std::to_string(index));
-    return impl_->cylinder_ids[index];
-}
-
-CapsuleId World::capsule_id(std::uint32_t index) const {
-    if (index >= impl_->capsule_ids.size()) reject("capsule", "no capsule with index " + std::to_string(index));
-    return impl_->capsule_ids[index];
-}
-
-BlockId World::block_id(std::uint32_t index) const {
-    if (index >= impl_->block_ids.size()) reject("block", "no block with index " + std::to_string(index));
-    return impl_->block_ids[index];
-}
+bool World::contains(PlaneId id) const { return impl_->static_handles.contains(id); }
+bool World::contains(CylinderId id) const { return impl_->static_handles.contains(id); }
+bool World::contains(CapsuleId id) const { return impl_->static_handles.contains(id); }
+bool World::contains(BlockId id) const { return impl_->static_handles.contains(id); }
+std::uint32_t World::index(PlaneId id) const { return impl_->static_handles.index(id, "plane"); }
+std::uint32_t World::index(CylinderId id) const { return impl_->static_handles.index(id, "cylinder"); }
+std::uint32_t World::index(CapsuleId id) const { return impl_->static_handles.index(id, "capsule"); }
+std::uint32_t World::index(BlockId id) const { return impl_->static_handles.index(id, "block"); }
+PlaneId World::plane_id(std::uint32_t index) const { return impl_->static_handles.id<PlaneId>(index, "plane"); }
+CylinderId World::cylinder_id(std::uint32_t index) const { return impl_->static_handles.id<CylinderId>(index, "cylinder"); }
+CapsuleId World::capsule_id(std::uint32_t index) const { return impl_->static_handles.id<CapsuleId>(index, "capsule"); }
+BlockId World::block_id(std::uint32_t index) const { return impl_->static_handles.id<BlockId>(index, "block"); }
 
 BallId World::add_ball(const BallDef& def) {
     return add_balls(std::span<const BallDef>(&def, 1)).front();

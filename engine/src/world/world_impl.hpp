@@ -11,6 +11,7 @@
 #include "loop/sleep_tests.hpp"
 #include "space/cells.hpp"
 #include "space/handles.hpp"
+#include "space/static_handles.hpp"
 #include "sleep/islands.hpp"
 #include "events/measurements.hpp"
 #include "base/parallel.hpp"
@@ -55,15 +56,7 @@ struct World::Impl {
     double time = 0.0;
 
     detail::Statics statics;
-    // Handles of the statics, and the handle of the static at each index.
-    detail::Handles<PlaneId> plane_handles;
-    detail::Handles<CylinderId> cylinder_handles;
-    detail::Handles<CapsuleId> capsule_handles;
-    detail::Handles<BlockId> block_handles;
-    std::vector<PlaneId> plane_ids;
-    std::vector<CylinderId> cylinder_ids;
-    std::vector<CapsuleId> capsule_ids;
-    std::vector<BlockId> block_ids;
+    detail::StaticHandles static_handles;
 
     Balls balls;
     detail::Handles<BallId> handles;
@@ -172,19 +165,17 @@ struct World::Impl {
     void room_for_infinite(const std::string& field) const;
     // Adds a capsule or a block (`kind`: "capsules" or "blocks", as fields are named): refused in a
     // periodic world and beyond kMostFinite of the kind, then add_static().
-    template <class Def, class Id>
-    Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters,
-                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
+    template <class Id, class Def>
+    Id add_finite(const Def& static_def, const std::string& kind, std::vector<StaticCounters>& counters);
     // Removes a column, capsule or block (`remove`, the Statics member for its kind): every ball
     // woken, then its handle released and the last of its kind moved into its index.
     template <class Id>
-    void remove_static(Id id, const char* what, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
-                       std::vector<StaticCounters>& counters, void (detail::Statics::*remove)(std::uint32_t) noexcept);
+    void remove_static(Id id, const char* what, std::vector<StaticCounters>& counters,
+                       void (detail::Statics::*remove)(std::uint32_t) noexcept);
     // After the static at `index` was removed (the last one took its index): its handle released
     // (reserve_release() called first), the last one's handle and counters moved. Never fails.
     template <class Id>
-    void drop_static(std::uint32_t index, detail::Handles<Id>& static_handles, std::vector<Id>& ids,
-                     std::vector<StaticCounters>& counters) noexcept;
+    void drop_static(std::uint32_t index, std::vector<StaticCounters>& counters) noexcept;
 
     // --- sleeping where it meets the event loop (simulate.cpp; the component: sleep.hpp)
     // End of a step at `now` (or the events predicted afresh, `within` StillDrift: Sleep::sleep_clusters()):
@@ -213,9 +204,8 @@ struct World::Impl {
     std::string too_many_balls(std::size_t more) const;
     // Adds a checked static (unit direction) that overlaps no ball, with its counters and its
     // handle (all or nothing).
-    template <class Def, class Id>
-    Id add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters,
-                  detail::Handles<Id>& static_handles, std::vector<Id>& ids);
+    template <class Id, class Def>
+    Id add_static(const Def& unit, const std::string& field, std::vector<StaticCounters>& counters);
     // Overlap of a ball at p with radius r against the statics and the balls in slots below
     // `below`, the largest of whose radii is `largest`; returns a description of the first
     // conflict or an empty string. Balls in slots from `first_new` on are named by their index in
