@@ -2,7 +2,7 @@
 //
 //   ballistic                          the built-in NeHe lesson scene: in a window when there is a
 //                                      display, else a human-readable summary and a PNG of the end
-//   ballistic run SCENE.json [...]     a scene file, statistics as JSON (docs/command-line.md)
+//   ballistic run SCENE.json [...]     a scene file, statistics as JSON (docs/cli.md)
 //   ballistic render SCENE.json [...]  PNG frames, no window (renderer builds only)
 //   ballistic view SCENE.json [...]    the interactive window (renderer builds only)
 //
@@ -504,11 +504,11 @@ int main(int argc, char** argv) {
     CLI::App* demo = app.add_subcommand(
         "demo", "The main demo: the lesson scene in a window when a display exists, otherwise as without a command");
     CLI::App* run = app.add_subcommand("run", "Simulate a scene file headless and print statistics as JSON");
-    run->add_option("scene", options.scene_path, "Scene file (JSON, see docs/scene-files.md)")->required();
+    run->add_option("scene", options.scene_path, "Scene file (JSON, see docs/scenes.md)")->required();
     CLI::App* resume = app.add_subcommand(
         "resume", "Continue a run from its checkpoint (--checkpoint) and print statistics as JSON; a run "
                   "stopped by a signal or the event budget, or at a frame end, goes on bit-identical to the "
-                  "run never having stopped (docs/command-line.md: but where lone fast balls roam)");
+                  "run never having stopped (docs/cli.md: but where lone fast balls roam)");
     resume->add_option("checkpoint", options.scene_path, "Checkpoint file written by --checkpoint")->required();
     for (CLI::App* command : {run, resume}) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");
@@ -563,7 +563,7 @@ int main(int argc, char** argv) {
 #ifdef BALLISTIC_WITH_RENDERER
     ballistic::demo::RenderOptions render_options;
     CLI::App* render = app.add_subcommand("render", "Draw a scene offscreen (no window) into PNG frames");
-    render->add_option("scene", render_options.scene_path, "Scene file (JSON, see docs/scene-files.md)")->required();
+    render->add_option("scene", render_options.scene_path, "Scene file (JSON, see docs/scenes.md)")->required();
     render->add_option("--out", render_options.out_dir, "Directory for frame_NNNNN.png (created)")->required();
     CLI::Option* frames = render->add_option(
         "--frames", render_options.frames, "Frames, 1/60 apart: the first at the scene's start, then N - 1 simulated (default 60)");
@@ -585,7 +585,7 @@ int main(int argc, char** argv) {
 
     ballistic::demo::ViewOptions view_options;
     CLI::App* view = app.add_subcommand("view", "Open a window on a scene (mouse camera, picking, HUD)");
-    view->add_option("scene", view_options.scene_path, "Scene file (JSON, see docs/scene-files.md)")->required();
+    view->add_option("scene", view_options.scene_path, "Scene file (JSON, see docs/scenes.md)")->required();
     view->add_option("--frames", view_options.frames, "Close after N frames (default: when the window is closed)");
     view->add_option("--size", view_options.size, "Window size WxH (default 1280x720)");
     view->add_option("--color", view_options.color, "Colour balls by id or speed (default id)");

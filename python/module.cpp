@@ -1,4 +1,4 @@
-// Ballistic for Python: `import ballistic` (python/README.md). A World wraps a scene (the world,
+// Ballistic for Python: `import ballistic` (docs/python.md). A World wraps a scene (the world,
 // its balls in input order and its emitters), so that run() steps as `ballistic run` does.
 #include <ballistic/scene/scene.hpp>
 #include <ballistic/world.hpp>

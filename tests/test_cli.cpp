@@ -337,7 +337,7 @@ TEST_F(Cli, ThreadCountDoesNotChangeTheResult) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
-// Bad input and limits (docs/command-line.md, "Bad input and limits"): exit 2 and the field, limit or path named
+// Bad input and limits (docs/cli.md, "Bad input and limits"): exit 2 and the field, limit or path named
 
 TEST_F(Cli, HostileInputIsRefusedWithTheLimitNamed) {
     const fs::path good = write("good.json", R"({"balls": [{"position": [0, 0, 0], "velocity": [1, 0, 0], "radius": 1}]})");

@@ -58,9 +58,10 @@ TEST(Determinism, WorldBuiltAtOnceOrBallByBallSameBits) {
 }
 
 // The issue's box scene: six walls, no gravity, speed 5, packing 0.1, 8000 balls (cells two
-// diameters wide, 17 along an axis: two regions, also for more threads). The regions process
-// nearly every event; the few that are not are a ball–ball event whose partner is more than a cell
-// away and not stale, and those after it, serially (engine/README.md, "Regions").
+// diameters wide, 17 along an axis: two regions, also for more threads). The regions process nearly
+// every event; the few that are not are a ball–ball event whose partner is more than a cell away
+// and not stale, and those after it, serially (docs/architecture.md, "Parallel event processing:
+// regions").
 TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     std::uint64_t reference = 0, collisions = 0;
     for (const int threads : {1, 2, 3}) {

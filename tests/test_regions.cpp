@@ -1,9 +1,9 @@
-// Regions of space with their own event loops (engine/README.md, "Regions"): the same bits as one
-// thread for any thread count and task system. On every example scene; in a gas, a closed box, a
-// pour that sleeps and wakes, spouts that pause the steps, a snapshot restored at another count;
-// and where regions meet: balls crossing a cut, a fast ball crossing several regions in one step,
-// collisions across a cut, dense cells that grow as the balls spread, a pile asleep across a cut
-// woken from the other side.
+// Regions of space with their own event loops (docs/architecture.md, "Parallel event processing:
+// regions"): the same bits as one thread for any thread count and task system. On every example
+// scene; in a gas, a closed box, a pour that sleeps and wakes, spouts that pause the steps, a
+// snapshot restored at another count; and where regions meet: balls crossing a cut, a fast ball
+// crossing several regions in one step, collisions across a cut, dense cells that grow as the balls
+// spread, a pile asleep across a cut woken from the other side.
 #include <ballistic/generate.hpp>
 #include <ballistic/scene/builders.hpp>
 #include <ballistic/scene/scene.hpp>

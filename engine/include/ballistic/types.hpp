@@ -75,7 +75,7 @@ using BlockId = Id<struct BlockTag>;
 // fixed size count).
 inline constexpr std::size_t kBytesPerBall = 384;
 // What parallel event processing adds per ball with more than one thread: the regions' stamps, 24
-// bytes per dense cell, of which there are at most 8 per ball (engine/README.md, "Memory").
+// bytes per dense cell, of which there are at most 8 per ball (docs/architecture.md, "Memory").
 inline constexpr std::size_t kBytesPerBallInRegions = 200;
 
 // More threads than this bring nothing on any machine Ballistic runs on, and each costs a stack.
@@ -105,7 +105,7 @@ struct WorldDef {
     // Contacts whose normal approach speed is below this are elastic, and a ball that reaches a
     // plane its acceleration pushes it into this slowly, or would bounce off it this slowly,
     // settles on it and slides. This is what
-    // bounds the work of resting contact and inelastic collapse (see engine/README.md): a ball
+    // bounds the work of resting contact and inelastic collapse (see docs/architecture.md): a ball
     // resting on an awake ball bounces about |g| / (2 rest_speed) times a second until it sleeps
     // (98 times under |g| = 9.81), rising rest_speed² / (2 |g|) (0.13 thousandths of a length
     // unit). It trades events against the smallest impacts that dissipate: smaller makes slow
@@ -118,7 +118,7 @@ struct WorldDef {
     // to rise 10⁻⁶ of the radius, so it bounces at most √(a / 8·10⁻⁶ r) times a second, a the
     // acceleration pressing it (|g| for a ball on a sleeping one). (unit: length/time; must be > 0)
     double rest_speed = 0.05;
-    // Sleeping (engine/README.md, "Piles that settle"). In a world with gravity, planes and
+    // Sleeping (docs/architecture.md, "Piles that settle"). In a world with gravity, planes and
     // dissipation (restitution below one, or friction), a ball is quiet once it has been slower
     // than sleep_speed at each of its last sleep_events events (by default its last one), or at
     // each of its events for sleep_time (a ball added slower than sleep_speed is quiet at once).
@@ -153,9 +153,10 @@ struct WorldDef {
     // slower than this may be stopped, and a push slower than this does not move a sleeping
     // ball: a ball dropped from sleep_speed² / (2 |g|), 0.5 thousandths of a length unit under
     // |g| = 9.81, onto a sleeping pile does not wake it); 0 switches sleeping off, but for
-    // balls jammed at one instant, which the jam rule stops (engine/README.md, "Jams"). Both
-    // defaults are set for balls of radius about 0.1 to 1 under |g| ≈ 10 (the scenes in
-    // demos/scenes); at other scales, scale both with the square root of |g| times the radius.
+    // balls jammed at one instant, which the jam rule stops (docs/architecture.md, "Piles that
+    // settle", Jams). Both defaults are set for balls of radius about 0.1 to 1 under |g| ≈ 10
+    // (the scenes in demos/scenes); at other scales, scale both with the square root of |g|
+    // times the radius.
     // (unit: length/time; >= 0)
     double sleep_speed = 0.1;
     // How long a ball must have been slow to be quiet (unit: time; >= 0) ...
@@ -168,17 +169,17 @@ struct WorldDef {
     // ball costs before it sleeps however small rest_speed is. sleep_time counts for the
     // stillness rule as well (ten sleep_time within 1 % of its radius of one place).
     std::uint32_t sleep_events = 1;
-    // Static friction for the cluster test of sleeping (engine/README.md, "Piles that settle"):
+    // Static friction for the cluster test of sleeping (docs/architecture.md, "Piles that settle"):
     // a quiet cluster stands when contact forces that push and hold, each within Coulomb's cone of
     // this coefficient, carry its weight. It changes no motion (`friction` above does); it only
-    // decides when slow balls may stop. 0 (the default) is frictionless: only a jammed pile
-    // stands, and a ball off-centre on another slides off. A frictionless pile on a floor whose
-    // lowest layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor,
-    // below the 84 % at which disks jam) keeps spreading and never sleeps; 0.5 lets it stand, but
-    // its frictionless motion keeps it creeping for seconds, where `friction` 0.5 stops it (see
-    // engine/README.md, "Why friction"). A world with `friction` stands with at least that
-    // coefficient: the friction that holds balls in motion holds them at rest. (dimensionless;
-    // >= 0)
+    // decides when slow balls may stop. 0 (the default) is frictionless: only a jammed pile stands,
+    // and a ball off-centre on another slides off. A frictionless pile on a floor whose lowest
+    // layer is not jammed (a 2000-ball pour into a 20 × 20 box covers 78 % of the floor, below the
+    // 84 % at which disks jam) keeps spreading and never sleeps; 0.5 lets it stand, but its
+    // frictionless motion keeps it creeping for seconds, where `friction` 0.5 stops it (see
+    // docs/architecture.md, "Piles that settle", Why friction). A world with `friction` stands with
+    // at least that coefficient: the friction that holds balls in motion holds them at rest.
+    // (dimensionless; >= 0)
     double sleep_friction = 0.0;
     // How hard a sleeping ball may be hit and stay asleep, as the height (a fraction of its
     // radius) to which the impact's energy could lift it: an impact that pushes the ball into
@@ -230,10 +231,11 @@ struct WorldDef {
     // are bit-identical for every task system.
     std::shared_ptr<TaskSystem> task_system;
     // Worlds with at least this many balls (and more than one thread) process their events in
-    // regions of space, each with its own loop, at once (engine/README.md, "Regions"); smaller ones
-    // process them serially, because a region's waits at its neighbours cost more than a small
-    // world's share of events saves. The other parallel phases (end of step, measurements, ray
-    // batches) run at any size. Results are bit-identical for every value.
+    // regions of space, each with its own loop, at once (docs/architecture.md, "Parallel event
+    // processing: regions"); smaller ones process them serially, because a region's waits at its
+    // neighbours cost more than a small world's share of events saves. The other parallel phases
+    // (end of step, measurements, ray batches) run at any size. Results are bit-identical for every
+    // value.
     std::size_t parallel_events_min_balls = 10000;
 };
 
@@ -299,9 +301,9 @@ struct StepResult {
     std::uint64_t collisions = 0;  // of which collisions
     std::size_t sleeping = 0;      // balls asleep at the end of the step
     std::size_t awake = 0;         // balls awake at the end of the step
-    // Of the events, those the regions processed at once (engine/README.md, "Regions"): 0 on one
-    // thread and in worlds below WorldDef::parallel_events_min_balls. It depends on the thread
-    // count; the results do not.
+    // Of the events, those the regions processed at once (docs/architecture.md, "Parallel event
+    // processing: regions"): 0 on one thread and in worlds below
+    // WorldDef::parallel_events_min_balls. It depends on the thread count; the results do not.
     std::uint64_t in_regions = 0;
     // How the regions shared those events (bench/scaling reads them): the regions planned (1:
     // serial), the runs of the regions (each ends at the step's end, a test of sleeping, or an
@@ -326,9 +328,9 @@ struct CollisionEvent {
     std::uint32_t static_index = 0;  // plane, cylinder, capsule or block index for ball–static events
     Vec3 point;                   // contact point (unit: length)
     Vec3 normal;                  // unit normal, from `ball` towards the other body's side of contact
-    // Magnitude of the impulse exchanged (unit: mass·length/time). An impact on sleeping balls
-    // met at several contacts at once (engine/README.md, "Carried impacts") reports the binary
-    // impulse of the contact hit.
+    // Magnitude of the impulse exchanged (unit: mass·length/time). An impact on sleeping balls met
+    // at several contacts at once (docs/architecture.md, "Piles that settle", Carried impacts)
+    // reports the binary impulse of the contact hit.
     double impulse = 0.0;
 };
 

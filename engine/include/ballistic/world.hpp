@@ -33,7 +33,7 @@ public:
     World(const World&) = delete;
     World& operator=(const World&) = delete;
 
-    // Snapshots (engine/README.md, "Snapshots"): the complete world — settings, statics, every
+    // Snapshots (docs/architecture.md, "Snapshots"): the complete world — settings, statics, every
     // ball's state and history, the handles, the pending events, the measurements — in
     // Ballistic's versioned binary format. A restored world continues bit-identically to the one
     // saved, for any thread count or task system. The last step's events() are not kept. save()
@@ -103,7 +103,7 @@ public:
     // keeps them too), so a step from there to exactly the stopped step's end, with no change to
     // the world between, gives the bits of that step never stopped, unless balls roamed in it
     // (a lone fast ball, in a step long enough to cross many cells: the stop brings it back to
-    // its cell, and it may come down at other bits; engine/README.md, "Cells of several sizes").
+    // its cell, and it may come down at other bits; docs/architecture.md, "Cells of several sizes").
     // When memory runs out (std::bad_alloc), the world stands consistent at the time of its last
     // event or of a test of sleeping after it (WorldDef::sleep_interval), where a budget of as
     // many events would have stopped it, up to the balls that test would have put to sleep (at
@@ -200,7 +200,7 @@ public:
     // the table of support sets (which keeps the entries of events a parallel batch undid, so
     // this may differ slightly between thread counts; the simulation does not).
     double bytes_per_ball() const;
-    // Width of the spatial cells (engine/README.md, "Cells as wide as the balls are sparse"): at
+    // Width of the spatial cells (docs/architecture.md, "Cells as wide as the balls are sparse"): at
     // least a ball's diameter, wider where balls are few and far apart; +inf where one cell holds
     // all space (at most 16 balls, not periodic); 0 without balls.
     double cell_width() const;

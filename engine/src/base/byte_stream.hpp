@@ -1,4 +1,4 @@
-// Ballistic — the snapshot format's byte streams (World::save, World::restore; engine/README.md,
+// Ballistic — the snapshot format's byte streams (World::save, World::restore; docs/architecture.md,
 // "Snapshots"). Values are written in the host's byte order, which the header records; every
 // byte before the end goes into a 64-bit FNV-1a checksum written at the end. The Reader
 // refuses a short file, and reads lists in chunks, so that a count it was lied to about costs at

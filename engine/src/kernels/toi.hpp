@@ -27,7 +27,7 @@ double first_closing_quadratic(double c0, double c1, double c2, double horizon);
 
 // Gap given by coefficients p[0] + p[1] τ + … + p[4] τ⁴ (any may be zero). First closing time in
 // [0, horizon], or kNever; with an infinite horizon, in [0, Cauchy's root bound]. The time is
-// where the gap is zero within the rounding error of evaluating it (engine/README.md), so a
+// where the gap is zero within the rounding error of evaluating it (docs/architecture.md), so a
 // gap that only grazes zero within that error counts as closing there.
 double first_closing_polynomial(const std::array<double, 5>& p, double horizon);
 

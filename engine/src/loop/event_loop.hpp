@@ -1,6 +1,6 @@
 // Ballistic — the event loop: the queue of every ball's earliest event, processed in time order,
 // serially (event_loop.cpp) or by regions of space with their own loops at once (region_loop.hpp;
-// engine/README.md, "Regions").
+// docs/architecture.md, "Parallel event processing: regions").
 //
 // Invariants: every event is processed on exactly the state the serial loop gives it (so the
 // result is the same for any thread count); the queue holds each ball's pending event in the part

@@ -1,6 +1,6 @@
-// Ballistic — regions with their own event loops (engine/README.md, "Regions"): each region
-// processes the events of its balls in key order on its own part of the queue, at the same time
-// as the others.
+// Ballistic — regions with their own event loops (docs/architecture.md, "Parallel event processing:
+// regions"): each region processes the events of its balls in key order on its own part of the
+// queue, at the same time as the others.
 //
 // Touching. An event writes its balls (the partner within one cell of its ball: the rare one
 // farther goes serially; a crossing ball's new cell, next to its old one) and reads the cells

@@ -1,5 +1,6 @@
-// Ballistic — regions of space with their own event loops (engine/README.md, "Regions"): the plan
-// that cuts the dense cells into blocks, one per region, and what an event needs to know of it.
+// Ballistic — regions of space with their own event loops (docs/architecture.md, "Parallel event
+// processing: regions"): the plan that cuts the dense cells into blocks, one per region, and what
+// an event needs to know of it.
 //
 // Invariants: count() regions, at most kMostRegions; along each axis the bounds ascend and the
 // regions are at least kMinCells cells thick; every cell lies in exactly one region (cells outside

@@ -1,4 +1,4 @@
-// Ballistic — the tests of sleeping within a step (engine/README.md, "Piles that settle"): at the
+// Ballistic — the tests of sleeping within a step (docs/architecture.md, "Piles that settle"): at the
 // multiples of WorldDef::sleep_interval, the clusters of the balls awake when the step began, and
 // of those woken since, that can stand fall asleep, and their events are predicted afresh.
 #pragma once

@@ -1,5 +1,5 @@
 // Ballistic — the collision rules, as pure functions: how fast a contact separates (restitution
-// with the slow- and pressed-contact rules of engine/README.md, "Robustness"), resting on planes
+// with the slow- and pressed-contact rules of docs/architecture.md, "Robustness"), resting on planes
 // (which supports carry a ball, the acceleration they leave, the velocity they allow), and the
 // nearest periodic image. The response (response.hpp) applies them to the balls of an event;
 // sleeping and the world use them too.

@@ -1,4 +1,4 @@
-// Ballistic — the sleeping rules that prediction and sleeping share (engine/README.md, "Piles
+// Ballistic — the sleeping rules that prediction and sleeping share (docs/architecture.md, "Piles
 // that settle"): when bodies touch, which contacts carry weight, and when a ball is quiet. Pure
 // functions of the world's settings (read when called, so a change of gravity counts at once)
 // and of a ball's history.

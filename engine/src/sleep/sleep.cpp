@@ -1,5 +1,5 @@
 // Ballistic — sleeping (sleep.hpp): when a ball may sleep, what a sleeping ball carries, and waking.
-// engine/README.md, "Piles that settle", gives the rules and why they are these.
+// docs/architecture.md, "Piles that settle", gives the rules and why they are these.
 #include "sleep/sleep.hpp"
 
 #include "rules/collision_rules.hpp"

@@ -1,4 +1,4 @@
-// Ballistic — sleeping (engine/README.md, "Piles that settle", gives the rules and why they are
+// Ballistic — sleeping (docs/architecture.md, "Piles that settle", gives the rules and why they are
 // these): when a ball is quiet, when a ball or a cluster can stand and falls asleep, and waking.
 //
 // Invariants: a sleeping ball has zero velocity and the sleeping entry of its supports in the

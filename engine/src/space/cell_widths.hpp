@@ -1,4 +1,4 @@
-// Ballistic — how wide the cells are (engine/README.md, "Cells as wide as the balls are sparse"):
+// Ballistic — how wide the cells are (docs/architecture.md, "Cells as wide as the balls are sparse"):
 // never so narrow that a contact could hide across a cell; one cell for all space in a world of a
 // few balls; wider while the balls are far apart, and narrower again once they crowd, as the
 // reviews within a step find.

@@ -1,5 +1,5 @@
 // Ballistic — lone balls that roam: blocks of cells of several sizes, so that a fast ball far
-// from every other ball does not pay an event per cell it crosses (engine/README.md, "Cells of
+// from every other ball does not pay an event per cell it crosses (docs/architecture.md, "Cells of
 // several sizes").
 //
 // One cell width serves the whole world, and a crowd keeps it a diameter wide. A step expected to

@@ -1,6 +1,6 @@
 // Ballistic — memory locality: ball storage is periodically re-sorted along a Morton
 // (Z-order) curve of the balls' cells, so that the neighbours a prediction reads share cache
-// lines (event-driven codes are memory bound; engine/README.md, "Memory").
+// lines (event-driven codes are memory bound; docs/architecture.md, "Memory").
 #include "world/world_impl.hpp"
 
 

@@ -1,4 +1,4 @@
-// Ballistic — snapshots: World::save() and World::restore() (engine/README.md, "Snapshots").
+// Ballistic — snapshots: World::save() and World::restore() (docs/architecture.md, "Snapshots").
 //
 // A snapshot holds everything a step reads: the settings, the statics, the ball store (with each
 // ball's local time, rest, quiet history and event counter), the table of rests, the handles,

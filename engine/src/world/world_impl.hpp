@@ -1,4 +1,4 @@
-// Ballistic — the world's private state: the components (engine/README.md has the map) and what
+// Ballistic — the world's private state: the components (docs/architecture.md has the map) and what
 // joins them, implemented in simulate.cpp (the cells and the queue built afresh, sleeping where it
 // meets the event loop), reorder.cpp, raycast.cpp and world.cpp.
 #pragma once
@@ -101,7 +101,7 @@ struct World::Impl {
     detail::Parallel parallel;
     detail::EventLoop loop{def, cells, response, measurements, parallel, def.time};
     detail::SleepTests sleep_tests{def, balls, sleep, predictor, loop};  // within a step
-    // How wide the cells are built, and reviewed within steps (engine/README.md, "Cells as wide as
+    // How wide the cells are built, and reviewed within steps (docs/architecture.md, "Cells as wide as
     // the balls are sparse"): a step looks at how crowded they are whenever the world's event
     // count passes a multiple of review_every(), and remakes them wider when balls are far
     // apart, narrower again when they crowd.

@@ -1,7 +1,7 @@
 // Ballistic — scene files and run statistics, shared by the `ballistic` program, the benchmarks
 // and the tests.
 //
-// A scene file is JSON (format in docs/scene-files.md). Every bad input — an unreadable
+// A scene file is JSON (format in docs/scenes.md). Every bad input — an unreadable
 // file, a JSON syntax error, an unknown key, a wrong type or an invalid value — throws
 // ballistic::InvalidArgument whose field() is the JSON path of the offending value (e.g.
 // "balls[2].velocity"; empty for problems with the file as a whole) and whose message names the
@@ -57,7 +57,7 @@ struct Scene {
 StepResult step(Scene& scene, double dt);
 
 // Limits on scene input: larger files and deeper nesting are refused with an error naming the
-// limit (docs/command-line.md, "Bad input and limits").
+// limit (docs/cli.md, "Bad input and limits").
 inline constexpr std::uintmax_t kMaxSceneBytes = std::uintmax_t{1} << 30;
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
@@ -163,7 +163,7 @@ struct RunStats {
 // that part. The event budget covers both.
 RunStats run_scene(Scene& scene, double duration, const RunControl& control = {}, double equilibrate = 0.0);
 
-// Stats as JSON text (keys in docs/command-line.md, "Statistics").
+// Stats as JSON text (keys in docs/cli.md, "Statistics").
 std::string stats_json(const RunStats& stats);
 // The world as a scene file that load_scene_*() reads back: its time and settings, its planes
 // and other statics, and every ball of `balls` in that order with position, velocity, radius and
