@@ -330,53 +330,45 @@ void check_ball(const BallDef& ball, std::size_t k, const WorldDef& def, bool ba
 
 }  // namespace
 
-std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
-    Impl& w = *impl_;
-    w.sleep_tests.carried.reset();  // in a pause, the step has taken them already
-    for (std::size_t k = 0; k < defs.size(); ++k) check_ball(defs[k], k, w.def, w.sleep.jams(), w.widths, w.max_radius);
-    if (defs.empty()) return {};
-    if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
-    // Every ball goes in first; then each is checked against the statics and the balls before it
-    // (the world's and the earlier ones of this call), in parallel blocks, exactly as adding them
-    // one by one would check it, and the problem of the lowest index is reported (the world's balls
-    // where they are at its time). Cells are missing only before the first ball, when no event is
-    // pending: then they are made once, from all balls, with the cell width and, cell by cell, the
-    // lists that making them first and inserting the new balls one by one gives.
+// World::add_balls, all or nothing. Every ball goes in first; then each is checked against the
+// statics and the balls before it (the world's and the earlier ones of the call), in parallel
+// blocks, exactly as adding them one by one would check it, and the problem of the lowest index
+// is reported (the world's balls where they are at its time). Cells are missing only before the
+// first ball, when no event is pending: then they are made once, from all balls, with the cell
+// width and, cell by cell, the lists that making them first and inserting the new balls one by
+// one gives. Until commit(), roll_back() leaves the world as it was.
+struct World::Impl::Adding {
+    static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+    Impl& w;
+    std::span<const BallDef> defs;
     const double old_max_radius = w.max_radius;
-    const auto first_slot = static_cast<std::uint32_t>(w.balls.size());
+    const std::uint32_t first_slot = static_cast<std::uint32_t>(w.balls.size());
     // Past CellWidths::kFewBalls the world's one wide cell splits (CellWidths::for_radius()): the
-    // cells are remade. They are kept (at most kFewBalls balls) to be put back should the call be refused.
-    const bool remake = !w.cells_valid || (w.balls.size() <= detail::CellWidths::kFewBalls && w.balls.size() + defs.size() > detail::CellWidths::kFewBalls);
+    // cells are remade. They are kept (at most kFewBalls balls) to be put back should the call be
+    // refused.
+    const bool remake = !w.cells_valid || (w.balls.size() <= detail::CellWidths::kFewBalls &&
+                                           w.balls.size() + defs.size() > detail::CellWidths::kFewBalls);
     std::optional<detail::Cells> cells_before = remake ? std::optional(w.cells) : std::nullopt;
-    const bool grid_was_valid = w.cells_valid, events_were_valid = w.events_valid;
+    const bool cells_were_valid = w.cells_valid, events_were_valid = w.events_valid;
     std::size_t in_cells = 0;  // new balls inserted into the cells so far
-    auto roll_back = [&] {
-        while (w.balls.size() > first_slot) {
-            const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
-            if (s < first_slot + in_cells) w.cells.erase(s);
-            w.balls.pop();
-        }
-        w.max_radius = old_max_radius;
-        if (remake) {  // the cells and events as they were (nothing else has changed)
-            w.cells = std::move(*cells_before);
-            w.cells_valid = grid_was_valid;
-            w.events_valid = events_were_valid;
-        }
-    };
-    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-    std::size_t first_bad = kNone;
-    std::string found;
-    std::vector<BallId> ids;
-    ids.reserve(defs.size());  // before any change: what may fail comes first
     // The scratch of the test of the balls added asleep (Sleep::wake_unheld()).
     const bool any_asleep = std::any_of(defs.begin(), defs.end(), [](const BallDef& d) { return d.sleeping; });
     std::vector<std::uint8_t> held;
     std::vector<std::uint32_t> on_held;
-    if (any_asleep) {
-        held.reserve(defs.size());
-        on_held.reserve(defs.size());
+    std::vector<BallId> ids;
+
+    // Room for what the commit hands out, before any change: what may fail comes first.
+    Adding(Impl& world, std::span<const BallDef> added) : w(world), defs(added) {
+        ids.reserve(defs.size());
+        if (any_asleep) {
+            held.reserve(defs.size());
+            on_held.reserve(defs.size());
+        }
     }
-    try {
+    // Puts every ball in and checks them; returns the lowest index with a problem, and the problem
+    // in `found`, or kNone.
+    std::size_t place(std::string& found) {
         std::vector<double> largest_before(defs.size());  // the largest radius a ball is checked against
         w.handles.reserve(defs.size());
         w.balls.reserve(first_slot + defs.size());
@@ -386,19 +378,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
         }
         for (std::size_t k = 0; k < defs.size(); ++k) {
             largest_before[k] = w.max_radius;
-            const auto s = static_cast<std::uint32_t>(w.balls.size());
-            // A ball added at rest counts as quiet: a saved settled state sleeps again at once.
-            const bool at_rest = length(defs[k].velocity) <= w.def.sleep_speed;
-            BallDef def = defs[k];
-            if (def.sleeping) def.velocity = {};  // +0 as for a ball that fell asleep, never −0
-            w.balls.push(def, w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
-            if (def.sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
-                w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::RestTable::kNone].supports, true, {});
-            if (!remake) {
-                w.cells.insert(s, w.cells.key_of(defs[k].position));
-                ++in_cells;
-            }
-            w.max_radius = std::max(w.max_radius, defs[k].radius);
+            push(defs[k]);
         }
         if (remake) w.rebuild_cells(w.max_radius);
         const auto near = w.statics.finite_near_points(w.max_radius);  // the largest ball now, added ones too
@@ -406,7 +386,7 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             return w.conflict(defs[k].position, defs[k].radius, first_slot,
                               first_slot + static_cast<std::uint32_t>(k), largest_before[k], near.get());
         };
-        first_bad = w.parallel.reduce(
+        const std::size_t first_bad = w.parallel.reduce(
             defs.size(), kNone,
             [&](std::size_t begin, std::size_t end) {
                 for (std::size_t k = begin; k < end; ++k)
@@ -415,18 +395,42 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             },
             [](std::size_t a, std::size_t b) { return std::min(a, b); });
         if (first_bad != kNone) found = problem(first_bad);
-    } catch (...) {
-        roll_back();
-        throw;
+        return first_bad;
     }
-    if (first_bad != kNone) {
-        roll_back();
-        reject("balls[" + std::to_string(first_bad) + "].position", show(defs[first_bad].position) + " " + found);
+    void push(const BallDef& added) {
+        const auto s = static_cast<std::uint32_t>(w.balls.size());
+        // A ball added at rest counts as quiet: a saved settled state sleeps again at once.
+        const bool at_rest = length(added.velocity) <= w.def.sleep_speed;
+        BallDef def = added;
+        if (def.sleeping) def.velocity = {};  // +0 as for a ball that fell asleep, never −0
+        w.balls.push(def, w.time, BallId{}, at_rest ? w.def.sleep_events : 0);
+        if (def.sleeping)  // on nothing: woken, it finds what it rests on by its first collisions
+            w.balls.rest[s] = w.balls.rests.intern(w.balls.rests[detail::RestTable::kNone].supports, true, {});
+        if (!remake) {
+            w.cells.insert(s, w.cells.key_of(added.position));
+            ++in_cells;
+        }
+        w.max_radius = std::max(w.max_radius, added.radius);
+    }
+    void roll_back() {
+        while (w.balls.size() > first_slot) {
+            const auto s = static_cast<std::uint32_t>(w.balls.size() - 1);
+            if (s < first_slot + in_cells) w.cells.erase(s);
+            w.balls.pop();
+        }
+        w.max_radius = old_max_radius;
+        if (remake) {  // the cells and events as they were (nothing else has changed)
+            w.cells = std::move(*cells_before);
+            w.cells_valid = cells_were_valid;
+            w.events_valid = events_were_valid;
+        }
     }
     // Between calls the cells are at least as wide as the largest ball: the const queries
-    // (is_free, max_overlap, ray_cast) read them and never change the world.
-    const bool regrid = remake || w.cells.min_width() < detail::CellWidths::least(w.max_radius);
-    if (!remake && regrid) {
+    // (is_free, max_overlap, ray_cast) read them and never change the world. Returns whether the
+    // cells were remade.
+    bool widen_cells() {
+        const bool regrid = remake || w.cells.min_width() < detail::CellWidths::least(w.max_radius);
+        if (remake || !regrid) return regrid;
         try {
             w.rebuild_cells(w.max_radius);
         } catch (...) {
@@ -435,36 +439,61 @@ std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
             w.rebuild_cells(old_max_radius);
             throw;
         }
+        return true;
     }
-
-    // A ball added asleep with nothing under it falls (a state file may list a ball before the
-    // one it rests on: all of them are in the cells now).
-    if (any_asleep) w.sleep.wake_unheld(first_slot, w.time, held, on_held);
-    // Only now, with nothing left to fail, hand out handles.
-    for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
-        w.balls.id[s] = w.handles.issue(s);
-        ids.push_back(w.balls.id[s]);
-    }
-    // New cells (pending crossings name the old ones), or a larger ball (the capsules and blocks
-    // are listed in the cells a largest ball's reach around them): the events are rebuilt.
-    if (regrid || w.max_radius > old_max_radius) {
-        w.events_valid = false;
-    } else {
-        // An awake ball that a new sleeping one rests on wakes it as it moves away: its event is
-        // found again (the new balls' own are found with the new sleeping balls there).
-        std::vector<std::uint32_t> under;
-        try {
-            for (std::uint32_t s = first_slot; s < w.balls.size(); ++s)
-                if (w.balls.asleep(s)) w.sleep.awake_under(s, w.time, first_slot, under);
-            std::sort(under.begin(), under.end());
-            under.erase(std::unique(under.begin(), under.end()), under.end());
-        } catch (...) {  // out of memory: every event is found again at the next step
-            w.events_valid = false;
+    // With nothing left to fail: the balls added asleep with nothing under them fall, the handles
+    // are handed out, and the events found.
+    std::vector<BallId> commit(bool regrid) {
+        // A state file may list a ball before the one it rests on: all of them are in the cells now.
+        if (any_asleep) w.sleep.wake_unheld(first_slot, w.time, held, on_held);
+        for (std::uint32_t s = first_slot; s < w.balls.size(); ++s) {
+            w.balls.id[s] = w.handles.issue(s);
+            ids.push_back(w.balls.id[s]);
         }
-        w.predict_changed(under, first_slot);
+        // New cells (pending crossings name the old ones), or a larger ball (the capsules and
+        // blocks are listed in the cells a largest ball's reach around them): the events are
+        // rebuilt.
+        if (regrid || w.max_radius > old_max_radius) {
+            w.events_valid = false;
+        } else {
+            // An awake ball that a new sleeping one rests on wakes it as it moves away: its event
+            // is found again (the new balls' own are found with the new sleeping balls there).
+            std::vector<std::uint32_t> under;
+            try {
+                for (std::uint32_t s = first_slot; s < w.balls.size(); ++s)
+                    if (w.balls.asleep(s)) w.sleep.awake_under(s, w.time, first_slot, under);
+                std::sort(under.begin(), under.end());
+                under.erase(std::unique(under.begin(), under.end()), under.end());
+            } catch (...) {  // out of memory: every event is found again at the next step
+                w.events_valid = false;
+            }
+            w.predict_changed(under, first_slot);
+        }
+        w.roaming_added(first_slot);  // in a pause while balls roam
+        return std::move(ids);
     }
-    w.roaming_added(first_slot);  // in a pause while balls roam
-    return ids;
+};
+
+std::vector<BallId> World::add_balls(std::span<const BallDef> defs) {
+    Impl& w = *impl_;
+    w.sleep_tests.carried.reset();  // in a pause, the step has taken them already
+    for (std::size_t k = 0; k < defs.size(); ++k) check_ball(defs[k], k, w.def, w.sleep.jams(), w.widths, w.max_radius);
+    if (defs.empty()) return {};
+    if (defs.size() > w.max_balls() - w.balls.size()) reject("balls", w.too_many_balls(defs.size()));
+    Impl::Adding adding(w, defs);
+    std::string found;
+    std::size_t first_bad;
+    try {
+        first_bad = adding.place(found);
+    } catch (...) {
+        adding.roll_back();
+        throw;
+    }
+    if (first_bad != Impl::Adding::kNone) {
+        adding.roll_back();
+        reject("balls[" + std::to_string(first_bad) + "].position", show(defs[first_bad].position) + " " + found);
+    }
+    return adding.commit(adding.widen_cells());
 }
 
 void World::remove_ball(BallId id) {
@@ -694,6 +723,21 @@ void World::Impl::fail_step(double reached) {
     stand_at(reached, Bring::Balls);
 }
 
+namespace {
+
+// The counts of a step: the totals after it less those before.
+StepResult since(StepResult after, const StepResult& before) {
+    after.events -= before.events;
+    after.collisions -= before.collisions;
+    after.in_regions -= before.in_regions;
+    after.region_runs -= before.region_runs;
+    after.region_span -= before.region_span;
+    after.undone -= before.undone;
+    return after;
+}
+
+}  // namespace
+
 StepResult World::step(double dt) { return step(dt, std::numeric_limits<double>::infinity(), {}); }
 
 StepResult World::step(double dt, double pause_at, const std::function<double(World&)>& pause) {
@@ -738,15 +782,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             if (stopped == detail::EventLoop::End::Budget) {
                 // The review due at this event comes first, also where the step's budget ends
                 // at it: the step that goes on would not meet it again.
-                if (w.loop.processed % review == 0) {
-                    const double now = std::max(w.time, w.loop.last_processed);
-                    if (const double width = w.widths.reviewed(now, w.max_radius); width > 0.0) {
-                        w.stop_roaming(now);
-                        w.stand_at(now, Impl::Bring::Balls);
-                        w.widths.chosen = width;
-                        w.rebuild_events(true);
-                    }
-                }
+                if (w.loop.processed % review == 0) w.review_cells();
                 if (budget != 0 && w.loop.processed - events_before >= budget) break;
                 continue;
             }
@@ -770,36 +806,40 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         w.fail_step(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         throw;
     }
-    if (!all_done) {
-        // Interrupted before its first event, the step leaves the world where it was. The balls
-        // are shown at the time reached but keep their state as it is, as at a step's end: the
-        // next step goes on with the very bits an uninterrupted one would have.
-        const double reached = std::max({w.time, w.loop.last_processed, tested});
-        try {
-            w.stand_at(reached, Impl::Bring::Nothing);
-            w.show_balls(reached);
-        } catch (...) {  // both may allocate: then as a failure above, the balls brought there
-            w.events_valid = false;
-            w.stand_at(reached, Impl::Bring::Balls);
-            throw;
-        }
-        w.sleep_tests.carried = w.sleep_tests.stopped(test);
-        if (stopped == detail::EventLoop::End::Interrupted)
-            throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
-                                  "; the world stands there, consistent");
-        throw BudgetExceeded("world.step_event_budget: " + std::to_string(w.def.step_event_budget) +
-                             " events in one step, reached at time " + show(reached) + " of a step to " + show(end) +
-                             "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
-                             "program's --event-budget)");
+    if (!all_done) w.stop_step(std::max({w.time, w.loop.last_processed, tested}), end, test, stopped);
+    return since(w.counted(sleeping), before);
+}
+
+void World::Impl::review_cells() {
+    const double now = std::max(time, loop.last_processed);
+    if (const double width = widths.reviewed(now, max_radius); width > 0.0) {
+        stop_roaming(now);
+        stand_at(now, Bring::Balls);
+        widths.chosen = width;
+        rebuild_events(true);
     }
-    StepResult result = w.counted(sleeping);
-    result.events -= before.events;
-    result.collisions -= before.collisions;
-    result.in_regions -= before.in_regions;
-    result.region_runs -= before.region_runs;
-    result.region_span -= before.region_span;
-    result.undone -= before.undone;
-    return result;
+}
+
+void World::Impl::stop_step(double reached, double end, double test, detail::EventLoop::End stopped) {
+    // Interrupted before its first event, the step leaves the world where it was. The balls are
+    // shown at the time reached but keep their state as it is, as at a step's end: the next step
+    // goes on with the very bits an uninterrupted one would have.
+    try {
+        stand_at(reached, Bring::Nothing);
+        show_balls(reached);
+    } catch (...) {  // both may allocate: then as a failed step, the balls brought there
+        events_valid = false;
+        stand_at(reached, Bring::Balls);
+        throw;
+    }
+    sleep_tests.carried = sleep_tests.stopped(test);
+    if (stopped == detail::EventLoop::End::Interrupted)
+        throw StepInterrupted("world.step: interrupted at time " + show(reached) + " of a step to " + show(end) +
+                              "; the world stands there, consistent");
+    throw BudgetExceeded("world.step_event_budget: " + std::to_string(def.step_event_budget) +
+                         " events in one step, reached at time " + show(reached) + " of a step to " + show(end) +
+                         "; the world stands there, consistent (raise WorldDef::step_event_budget, or the "
+                         "program's --event-budget)");
 }
 
 std::size_t World::Impl::finish_step(double end) {

@@ -198,6 +198,14 @@ struct World::Impl {
     StepResult counted(std::size_t sleeping) const;
     double begin_step(const std::optional<detail::SleepTests::Carried>& carried);
     void fail_step(double reached);
+    // The review of the cells' width due at the event just processed: remade wider or narrower
+    // when the balls' spacing asks for it, the events predicted afresh.
+    void review_cells();
+    // A step stopped at `reached` of a step to `end` (`stopped`: by its budget or interrupt flag),
+    // its next test of sleeping at `test`: the world stands there, consistent, and the stop is
+    // thrown (BudgetExceeded or StepInterrupted).
+    [[noreturn]] void stop_step(double reached, double end, double test, detail::EventLoop::End stopped);
+    struct Adding;  // World::add_balls, all or nothing (world.cpp)
     std::size_t max_balls() const;
     std::size_t bytes_per_ball_estimate() const;  // kBytesPerBall, and the regions' share  // World::max_balls()
     // Why `more` balls cannot be added (the ball or memory limit), for an error message.
