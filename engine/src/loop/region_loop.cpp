@@ -355,16 +355,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 // an event waiting so. Meanwhile its region goes on with its later events farther
                 // away: it parks the waiting events, while it has room.
                 if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
-                    if (g.parked.size() < kMostParked) {
-                        const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
-                                                         [](const EventKey& k, const Parked& p) { return k < p.key; });
-                        g.parked.insert(at, {s, event, key, near});
-                        Held entry;  // a neighbour's interface event may read its entry
-                        lock_cell(cells_.key(s), entry);
-                        queue_.detach(s);
-                        unlock(entry);
-                        continue;
-                    }
+                    if (park(r, s, event, key, near)) continue;
                     wait = true;
                 }
             }
@@ -388,79 +379,10 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                     continue;
                 }
             }
-            // A partner within a cell lies among the cells it holds (or its own region's, deeper
-            // in). One farther may be changing meanwhile: only its counter and time are read. Not
-            // stale and that far, the event would touch what another region's events may touch
-            // without their knowing: serially, then.
-            const bool far = pairwise(event.kind) && cells_.distance(cells_.key(s), cells_.key_now(event.other)) > 1;
-            if (far && !response_.stale(s, event)) {
+            if (!process(r, s, event, key, near != 0, depth)) {
                 unlock(held);
                 request_stop(key, End::Serial);
                 return Step::Parked;
-            }
-            Logged& logged = g.log.emplace_back();
-            logged.key = key;
-            Outcome& out = logged.out;
-            out.clear();
-            try {
-                response_.compute(s, event, out);
-            } catch (...) {
-                response_.undo(out);
-                g.log.pop_back();
-                throw;
-            }
-            // An event it creates at its instant with an earlier key would come next in the serial
-            // loop, before every later key whatever region holds it: keys would no longer follow
-            // the serial order, on which the regions rely. And did an event with a later key, of
-            // its own region or another, touch what this one touches? Serially, then.
-            bool earlier = false;
-            for (int k = 0; k < out.n_requeue; ++k) {
-                const auto i = static_cast<std::size_t>(k);
-                earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
-            }
-            if (earlier || late(r, key, event, out, near != 0, depth, far)) {
-                response_.undo(out);
-                g.log.pop_back();
-                unlock(held);
-                request_stop(key, End::Serial);
-                return Step::Parked;
-            }
-            try {
-                if (out.collided) g.records.push_back({key, out.event, out.virial, out.overlap});
-                if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.emplace_back(key, out.woken);
-            } catch (...) {
-                response_.undo(out);
-                g.log.pop_back();
-                throw;
-            }
-            // The cells an interface event reads are stamped by every event; deeper ones only
-            // while events are parked, the time its region runs ahead of their keys.
-            if (depth <= kStamped || !g.parked.empty()) {
-                stamp(logged);
-            } else {
-                logged.n_stamps = 0;
-                g.unstamped = std::max(g.unstamped, key);
-            }
-            g.latest = std::max(g.latest, key);
-            ++g.run_processed;
-            ++g.counts.processed;
-            if (out.crossing) ++g.counts.crossings;
-            for (int k = 0; k < out.n_requeue; ++k) {
-                const auto i = static_cast<std::size_t>(k);
-                const std::uint32_t slot = out.requeue[i];
-                const Pending& next = out.next[i];
-                const std::uint32_t part = queue_.part_of(slot);
-                logged.previous[i] = queue_.event(slot);
-                logged.part[i] = part;
-                // To the region of its cell: a neighbour's ball (perhaps on its way there from
-                // another one), or one of its own that crossed over.
-                const std::uint32_t to = plan_.region_of(cells_.key(slot));
-                if (part == r && to == r) {
-                    queue_.update(slot, next);
-                } else {
-                    if (part == r) queue_.detach(slot);
-                    send(r, to, slot, next);
-                }
             }
             unlock(held);
             queue_.warm(r);
@@ -478,6 +400,98 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
         }
         request_stop(floor_of(r), End::Interrupted);
         return Step::Parked;
+    }
+}
+
+bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near) {
+    Region& g = regions_[r];
+    if (g.parked.size() >= kMostParked) return false;
+    const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
+                                     [](const EventKey& k, const Parked& p) { return k < p.key; });
+    g.parked.insert(at, {slot, event, key, near});
+    Held entry;  // a neighbour's interface event may read its entry
+    lock_cell(cells_.key(slot), entry);
+    queue_.detach(slot);
+    unlock(entry);
+    return true;
+}
+
+bool RegionLoop::process(std::uint32_t r, std::uint32_t s, const Pending& event, const EventKey& key, bool interface,
+                         int depth) {
+    Region& g = regions_[r];
+    // A partner within a cell lies among the cells it holds (or its own region's, deeper in). One
+    // farther may be changing meanwhile: only its counter and time are read. Not stale and that
+    // far, the event would touch what another region's events may touch without their knowing:
+    // serially, then.
+    const bool far = pairwise(event.kind) && cells_.distance(cells_.key(s), cells_.key_now(event.other)) > 1;
+    if (far && !response_.stale(s, event)) return false;
+    Logged& logged = g.log.emplace_back();
+    logged.key = key;
+    Outcome& out = logged.out;
+    out.clear();
+    try {
+        response_.compute(s, event, out);
+    } catch (...) {
+        response_.undo(out);
+        g.log.pop_back();
+        throw;
+    }
+    // An event it creates at its instant with an earlier key would come next in the serial loop,
+    // before every later key whatever region holds it: keys would no longer follow the serial
+    // order, on which the regions rely. And did an event with a later key, of its own region or
+    // another, touch what this one touches? Serially, then.
+    bool earlier = false;
+    for (int k = 0; k < out.n_requeue; ++k) {
+        const auto i = static_cast<std::size_t>(k);
+        earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
+    }
+    if (earlier || late(r, key, event, out, interface, depth, far)) {
+        response_.undo(out);
+        g.log.pop_back();
+        return false;
+    }
+    try {
+        if (out.collided) g.records.push_back({key, out.event, out.virial, out.overlap});
+        if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.emplace_back(key, out.woken);
+    } catch (...) {
+        response_.undo(out);
+        g.log.pop_back();
+        throw;
+    }
+    // The cells an interface event reads are stamped by every event; deeper ones only while events
+    // are parked, the time its region runs ahead of their keys.
+    if (depth <= kStamped || !g.parked.empty()) {
+        stamp(logged);
+    } else {
+        logged.n_stamps = 0;
+        g.unstamped = std::max(g.unstamped, key);
+    }
+    g.latest = std::max(g.latest, key);
+    ++g.run_processed;
+    ++g.counts.processed;
+    if (out.crossing) ++g.counts.crossings;
+    pass_on(r, logged);
+    return true;
+}
+
+void RegionLoop::pass_on(std::uint32_t r, Logged& logged) {
+    const Outcome& out = logged.out;
+    for (int k = 0; k < out.n_requeue; ++k) {
+        const auto i = static_cast<std::size_t>(k);
+        const std::uint32_t slot = out.requeue[i];
+        const Pending& next = out.next[i];
+        const std::uint32_t part = queue_.part_of(slot);
+        logged.previous[i] = queue_.event(slot);
+        logged.part[i] = part;
+        // To the region of its cell: a neighbour's ball (perhaps on its way there from another
+        // one), or one of its own that crossed over.
+        const std::uint32_t to = plan_.region_of(cells_.key(slot));
+        if (part == r && to == r) {
+            queue_.update(slot, next);
+        } else {
+            if (part == r) queue_.detach(slot);
+            send(r, to, slot, next);
+        }
     }
 }
 

@@ -179,6 +179,17 @@ private:
 
     enum class Step { Done, Blocked, Parked };
     Step run_region(std::uint32_t r, double end, std::uint64_t limit, const std::atomic<bool>* interrupt);
+    // Sets aside the event of `slot`, which waits for the regions `near` (none: for an earlier
+    // parked one), its entry detached; false when region r has no room for it.
+    bool park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near);
+    // Processes region r's event of ball s (its locks held when `interface`; `depth` cells from
+    // another region): computed, logged, stamped, its balls' next events queued or sent. False,
+    // with nothing changed, when it must go serially (a far partner not stale, an event created
+    // at its instant with an earlier key, or late).
+    bool process(std::uint32_t r, std::uint32_t s, const Pending& event, const EventKey& key, bool interface, int depth);
+    // The next events of the balls `logged` touched, into region r's part or sent to the region
+    // of their cells; their entries before, logged.
+    void pass_on(std::uint32_t r, Logged& logged);
     // The other regions an event of ball `slot` may touch what their events touch (none: an
     // inner event); `serial` when regions cannot process it.
     // `depth`: cells from its ball's to the nearest of another region (RegionPlan::depth()).
