@@ -333,14 +333,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 publish(r, true);
                 return Step::Done;
             }
-            if (limit != 0 && g.run_processed >= limit) {
-                request_stop(key, End::Limit);
-                return Step::Parked;
-            }
-            if (interrupt && interrupt->load(std::memory_order_relaxed)) {
-                request_stop(key, End::Interrupted);
-                return Step::Parked;
-            }
+            if (stops_at(r, key, limit, interrupt)) return Step::Parked;
             bool serial = false;
             int depth = 0;
             RegionSet near = 0;
@@ -360,13 +353,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 }
             }
             if (wait) {
-                // Nothing to do but wait: its own mail may bring an earlier event; a neighbour
-                // whose loop is not running cannot move on: then the task ends, and the driver
-                // starts it again.
-                if (box.mail.load(std::memory_order_acquire)) continue;
-                publish(r, true);  // the neighbours it waits for may wait for it
-                if (++spin == kSpins || !running(everyone(r))) return Step::Blocked;
-                pause();
+                if (!wait_once(r, spin)) return Step::Blocked;
                 continue;
             }
             spin = 0;
@@ -393,14 +380,39 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
         }
     } catch (...) {
         unlock(held);
-        // Out of memory: the queue may be left half-changed, and is built again (World::step).
-        {
-            const std::lock_guard lock(stop_lock_);
-            if (!error_) error_ = std::current_exception();
-        }
-        request_stop(floor_of(r), End::Interrupted);
+        keep_error(r);
         return Step::Parked;
     }
+}
+
+void RegionLoop::keep_error(std::uint32_t r) {
+    {
+        const std::lock_guard lock(stop_lock_);
+        if (!error_) error_ = std::current_exception();
+    }
+    request_stop(floor_of(r), End::Interrupted);
+}
+
+bool RegionLoop::stops_at(std::uint32_t r, const EventKey& key, std::uint64_t limit, const std::atomic<bool>* interrupt) {
+    if (limit != 0 && regions_[r].run_processed >= limit) {
+        request_stop(key, End::Limit);
+        return true;
+    }
+    if (interrupt && interrupt->load(std::memory_order_relaxed)) {
+        request_stop(key, End::Interrupted);
+        return true;
+    }
+    return false;
+}
+
+bool RegionLoop::wait_once(std::uint32_t r, std::uint32_t& spin) {
+    // Its own mail may bring an earlier event; a neighbour whose loop is not running cannot move
+    // on: then the task ends, and the driver starts it again.
+    if (mail_[r].mail.load(std::memory_order_acquire)) return true;
+    publish(r, true);  // the neighbours it waits for may wait for it
+    if (++spin == kSpins || !running(everyone(r))) return false;
+    pause();
+    return true;
 }
 
 bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near) {

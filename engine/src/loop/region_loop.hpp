@@ -179,6 +179,15 @@ private:
 
     enum class Step { Done, Blocked, Parked };
     Step run_region(std::uint32_t r, double end, std::uint64_t limit, const std::atomic<bool>* interrupt);
+    // Within a catch of region r's task (out of memory): the exception kept for run() to rethrow,
+    // and the run stopped. The queue may be left half-changed, and is built again (World::step).
+    void keep_error(std::uint32_t r);
+    // Does the run stop at `key`, region r at its `limit` of events or the interrupt flag set? The
+    // stop is then requested.
+    bool stops_at(std::uint32_t r, const EventKey& key, std::uint64_t limit, const std::atomic<bool>* interrupt);
+    // Region r has nothing to do but wait: one turn of waiting (`spin` counts them); false when its
+    // task should end (the driver starts it again).
+    bool wait_once(std::uint32_t r, std::uint32_t& spin);
     // Sets aside the event of `slot`, which waits for the regions `near` (none: for an earlier
     // parked one), its entry detached; false when region r has no room for it.
     bool park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near);
