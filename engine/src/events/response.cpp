@@ -30,13 +30,12 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
                 out.queue(s, predictor_.predict(s, now));
                 return;
             }
-            if (event.kind == Kind::Wake) wake_resting(s, event.other, now, out);
-            else collide_balls(s, event.other, now, out);
-            return;
-        case Kind::BallPlane: collide_plane(s, event.other, now, out); return;
-        case Kind::BallCylinder: collide_cylinder(s, event.other, now, out); return;
-        case Kind::BallCapsule: collide_finite(s, {false, event.other}, now, out); return;
-        case Kind::BallBlock: collide_finite(s, {true, event.other}, now, out); return;
+            if (event.kind == Kind::Wake) return wake_resting(s, event.other, now, out);
+            break;
+        case Kind::BallPlane:
+        case Kind::BallCylinder:
+        case Kind::BallCapsule:
+        case Kind::BallBlock: break;
         case Kind::Crossing:
             // Moving the ball between the cell lists comes first: load its state meanwhile.
             balls_.prefetch_motion(s);
@@ -44,6 +43,28 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
             cross_cell(s, event.other, now, out);
             return;
         case Kind::None: return;
+    }
+    Impacts impacts;
+    switch (event.kind) {
+        case Kind::BallBall: collide_balls(s, event.other, now, out, impacts); break;
+        case Kind::BallPlane: collide_plane(s, event.other, now, out, impacts); break;
+        case Kind::BallCylinder: collide_cylinder(s, event.other, now, out, impacts); break;
+        case Kind::BallCapsule: collide_finite(s, {false, event.other}, now, out, impacts); break;
+        case Kind::BallBlock: collide_finite(s, {true, event.other}, now, out, impacts); break;
+        default: return;
+    }
+    after_response(impacts, now, out);
+}
+
+void Response::after_response(const Impacts& impacts, double now, Outcome& out) {
+    for (int k = 0; k < impacts.n_hits; ++k) {
+        const Impacts::Hit& hit = impacts.hits[static_cast<std::size_t>(k)];
+        sleep_.note_quiet(hit.ball, hit.approach, now, hit.jammed, hit.wedged);
+        sleep_.sleep_if_carried(hit.ball, now, hit.partner, hit.push);
+    }
+    for (int k = 0; k < impacts.n_predicted; ++k) {
+        const std::uint32_t ball = impacts.predicted[static_cast<std::size_t>(k)];
+        out.queue(ball, predictor_.predict(ball, now));
     }
 }
 
@@ -224,7 +245,7 @@ bool Response::meet(std::uint32_t i, double now, Outcome& out) {
     return jammed;
 }
 
-void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out) {
+void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out, Impacts& impacts) {
     const bool jammed[2] = {meet(i, now, out), meet(j, now, out)};
     const Vec3 dp = min_image(def_, balls_.position(j) - balls_.position(i));
     const Vec3 dv = balls_.velocity(j) - balls_.velocity(i);
@@ -251,8 +272,8 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         separation_speed(u, pressed_speed(i, j, dp / d), def_.restitution, def_.rest_speed, carried, faster(i, j));
     const double wi = balls_.asleep(i) ? 0.0 : balls_.inv_mass[i], wj = balls_.asleep(j) ? 0.0 : balls_.inv_mass[j];
     if (!(u + s > 0.0) || !(d > 0.0)) {  // grazing by rounding: no contact after all
-        out.queue(i, predictor_.predict(i, now));
-        if (woke_j) out.queue(j, predictor_.predict(j, now));
+        impacts.predict(i);
+        if (woke_j) impacts.predict(j);
         return;
     }
     const Vec3 n = dp / d;
@@ -277,26 +298,25 @@ void Response::collide_balls(std::uint32_t i, std::uint32_t j, double now, Outco
         balls_.set_velocity(ball, v);
         release_supports(ball);
         balls_.bump(ball);
-        sleep_.note_quiet(ball, u, now, jammed[ball == j], wedged);
-        sleep_.sleep_if_carried(ball, now, ball == i ? j : i, dp * sign);
+        impacts.hit({ball, ball == i ? j : i, u, jammed[ball == j], wedged, dp * sign});
     }
     out.collided = true;
     out.virial = J * d;
     out.overlap = balls_.radius[i] + balls_.radius[j] - d;
     out.event = {now, EventKind::BallBall, balls_.id[i], balls_.id[j], 0, balls_.position(i) + n * balls_.radius[i], n, J};
-    out.queue(i, predictor_.predict(i, now));
-    out.queue(j, predictor_.predict(j, now));
+    impacts.predict(i);
+    impacts.predict(j);
 }
 
-void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+void Response::collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out, Impacts& impacts) {
     const bool jammed = meet(i, now, out);
     const PlaneDef& plane = statics_.planes()[k];
     collide_flat(i, plane.normal, static_cast<std::int32_t>(k), height(plane, balls_.position(i)), EventKind::BallPlane,
-                 k, now, jammed, out);
+                 k, now, jammed, out, impacts);
 }
 
 void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, double gap, EventKind kind, std::uint32_t k,
-                            double now, bool jammed, Outcome& out) {
+                            double now, bool jammed, Outcome& out, Impacts& impacts) {
     const Vec3 v = balls_.velocity(i);
     const double u = -dot(v, n);
     const bool pressed = dot(balls_.acceleration(i), n) < 0.0;
@@ -326,44 +346,42 @@ void Response::collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, doubl
         J = mass * (u + s);
         release_supports(i);
     } else {
-        out.queue(i, predictor_.predict(i, now));
+        impacts.predict(i);
         return;
     }
-    static_collided(i, u, now, jammed, wedged,
-                    {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J}, balls_.radius[i] - gap,
-                    out);
+    static_collided(i, u, jammed, wedged, {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * gap, -n, J},
+                    balls_.radius[i] - gap, out, impacts);
 }
 
-void Response::static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
-                                  const CollisionEvent& event, double overlap, Outcome& out) {
+void Response::static_collided(std::uint32_t i, double approach, bool jammed, bool wedged, const CollisionEvent& event,
+                               double overlap, Outcome& out, Impacts& impacts) {
     balls_.bump(i);
-    sleep_.note_quiet(i, approach, now, jammed, wedged);
-    sleep_.sleep_if_carried(i, now);
+    impacts.hit({i, kFixed, approach, jammed, wedged, {}});
     out.collided = true;
     out.overlap = overlap;
     out.event = event;
-    out.queue(i, predictor_.predict(i, now));
+    impacts.predict(i);
 }
 
-void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+void Response::collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out, Impacts& impacts) {
     const bool jammed = meet(i, now, out);
     const CylinderDef& c = statics_.cylinders()[k];
     auto across = [&](Vec3 w) { return detail::across(c, w); };
     const Vec3 w = from_axis(c, balls_.position(i));  // from the axis to the centre
     collide_round(i, w, dot(w, across(balls_.velocity(i))), dot(w, across(balls_.acceleration(i))), c.radius,
-                  EventKind::BallCylinder, k, now, jammed, out);
+                  EventKind::BallCylinder, k, now, jammed, out, impacts);
 }
 
-void Response::collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out) {
+void Response::collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out, Impacts& impacts) {
     const bool jammed = meet(i, now, out);
-    if (f.block && leave_block(i, f.index, now, out)) return;
+    if (f.block && leave_block(i, f.index, impacts)) return;
     const auto [w, radius] = statics_.nearest(f, balls_.position(i));  // from the static to the centre
-    if (f.block && collide_face(i, f.index, w, now, jammed, out)) return;
+    if (f.block && collide_face(i, f.index, w, now, jammed, out, impacts)) return;
     collide_round(i, w, dot(w, balls_.velocity(i)), dot(w, balls_.acceleration(i)), radius,
-                  f.block ? EventKind::BallBlock : EventKind::BallCapsule, f.index, now, jammed, out);
+                  f.block ? EventKind::BallBlock : EventKind::BallCapsule, f.index, now, jammed, out, impacts);
 }
 
-bool Response::leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome& out) {
+bool Response::leave_block(std::uint32_t i, std::uint32_t k, Impacts& impacts) {
     Supports sup = balls_.supports(i);
     bool left = false;
     for (std::int32_t& s : sup) {
@@ -374,11 +392,12 @@ bool Response::leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome
     if (!left) return false;
     balls_.rest[i] = rest_for(sup);
     balls_.bump(i);  // a new trajectory: predictions of it are stale
-    out.queue(i, predictor_.predict(i, now));
+    impacts.predict(i);
     return true;
 }
 
-bool Response::collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out) {
+bool Response::collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out,
+                            Impacts& impacts) {
     // Over a face (w along one axis only), clear of its edges by more than rounding: an edge
     // would be met again at once.
     int d = -1;
@@ -395,28 +414,28 @@ bool Response::collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now
         if (e != d && !(axis(p, e) - axis(b.min, e) > margin && axis(b.max, e) - axis(p, e) > margin)) return false;
     const std::int32_t face = face_support(k, 2 * d + (axis(w, d) > 0.0 ? 1 : 0));
     collide_flat(i, statics_.supports()[face].normal, face, std::abs(axis(w, d)), EventKind::BallBlock, k, now, jammed,
-                 out);
+                 out, impacts);
     return true;
 }
 
 void Response::collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
-                             std::uint32_t k, double now, bool jammed, Outcome& out) {
+                             std::uint32_t k, double now, bool jammed, Outcome& out, Impacts& impacts) {
     const Vec3 v = balls_.velocity(i);
     const double d = length(w);
     const double u = -wv / d;
     const double s = separation_speed(u, pressed_leaving(-wa / d, balls_.radius[i], def_.rest_speed), def_.restitution,
                                       def_.rest_speed, false, length(v));
     if (!(u + s > 0.0) || !(d > 0.0)) {
-        out.queue(i, predictor_.predict(i, now));
+        impacts.predict(i);
         return;
     }
     const Vec3 n = w / d;
     const double J = (u + s) / balls_.inv_mass[i];
     balls_.set_velocity(i, bounce(v, n, u, s));
     release_supports(i);
-    static_collided(i, u, now, jammed, /*wedged=*/false,
+    static_collided(i, u, jammed, /*wedged=*/false,
                     {now, kind, balls_.id[i], BallId{}, k, balls_.position(i) - n * (d - radius), -n, J},
-                    radius + balls_.radius[i] - d, out);
+                    radius + balls_.radius[i] - d, out, impacts);
 }
 
 void Response::wake_resting(std::uint32_t s, std::uint32_t k, double now, Outcome& out) {

@@ -1,6 +1,10 @@
 // Ballistic — the response: processing one event on the balls it touches, by the collision rules
 // (collision_rules.hpp).
 //
+// A collision goes in three phases: the response (the impulses, on the balls' velocities and
+// supports), then the sleep phase (each ball hit notes its quiet history and may fall asleep where
+// it is carried: Sleep::note_quiet(), Sleep::sleep_if_carried()), then the balls' next events.
+//
 // Invariants: compute() writes only the balls the event touches (their state, their contacts, a
 // crossing ball's cell), after saving them in the outcome, so that undo() puts back exactly what
 // it changed, also when compute() failed part-way (out of memory); the queue, the world's
@@ -75,33 +79,53 @@ public:
     }
 
 private:
+    // What a collision's response leaves to the phases after it: the balls hit, for the sleep
+    // phase, and the balls to predict, in order.
+    struct Impacts {
+        struct Hit {
+            std::uint32_t ball, partner;  // partner kFixed: a static
+            double approach;
+            bool jammed, wedged;
+            Vec3 push;  // from the partner to the ball (a ball partner only)
+        };
+        std::array<Hit, 2> hits{};
+        int n_hits = 0;
+        std::array<std::uint32_t, 2> predicted{};
+        int n_predicted = 0;
+        void hit(const Hit& h) { hits[static_cast<std::size_t>(n_hits++)] = h; }
+        void predict(std::uint32_t ball) { predicted[static_cast<std::size_t>(n_predicted++)] = ball; }
+    };
+    // The phases after a collision's response: sleep, then the next events into `out`.
+    void after_response(const Impacts& impacts, double now, Outcome& out);
     void save(std::uint32_t slot, Outcome& out) const;
     // A collision's first touch of ball i: saved and brought to `now`; true if the collision is
     // part of a jam (Sleep::jammed()).
     bool meet(std::uint32_t i, double now, Outcome& out);
-    void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out);
-    void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
-    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    void collide_balls(std::uint32_t i, std::uint32_t j, double now, Outcome& out, Impacts& impacts);
+    void collide_plane(std::uint32_t i, std::uint32_t k, double now, Outcome& out, Impacts& impacts);
+    void collide_cylinder(std::uint32_t i, std::uint32_t k, double now, Outcome& out, Impacts& impacts);
     // Ball i (met at `now`) against a flat static, a plane or a block's face (`support`), with
     // outward unit normal n, its centre `gap` from it: it settles on it and slides, or bounces.
     void collide_flat(std::uint32_t i, Vec3 n, std::int32_t support, double gap, EventKind kind, std::uint32_t k,
-                      double now, bool jammed, Outcome& out);
-    void collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out);
+                      double now, bool jammed, Outcome& out, Impacts& impacts);
+    void collide_finite(std::uint32_t i, const Finite& f, double now, Outcome& out, Impacts& impacts);
     // Ball i (met at `now`) resting on a face of block k: the block's event is its centre passing
     // the face's edge, and it leaves the block's faces. False when it rests on none of them.
-    bool leave_block(std::uint32_t i, std::uint32_t k, double now, Outcome& out);
+    bool leave_block(std::uint32_t i, std::uint32_t k, Impacts& impacts);
     // Ball i meeting block k over one of its faces (w: from the face to its centre), clear of the
     // face's edges: collide_flat() with the face. False when it is not over a face (an edge or a
     // corner: a round static of radius 0).
-    bool collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out);
+    bool collide_face(std::uint32_t i, std::uint32_t k, Vec3 w, double now, bool jammed, Outcome& out,
+                      Impacts& impacts);
     // Ball i (met at `now`) against a static of `radius` around the point or axis at −w from its
     // centre (a block's nearest point, radius 0): wv = w·v, wa = w·a with the ball's velocity and acceleration (across the
     // axis, for a column).
     void collide_round(std::uint32_t i, Vec3 w, double wv, double wa, double radius, EventKind kind,
-                       std::uint32_t k, double now, bool jammed, Outcome& out);
-    // The end of a collision with a static: counted, quiet and sleep noted, recorded, predicted.
-    void static_collided(std::uint32_t i, double approach, double now, bool jammed, bool wedged,
-                         const CollisionEvent& event, double overlap, Outcome& out);
+                       std::uint32_t k, double now, bool jammed, Outcome& out, Impacts& impacts);
+    // The end of a collision's response with a static: counted, recorded, its hit left to the
+    // sleep phase.
+    void static_collided(std::uint32_t i, double approach, bool jammed, bool wedged, const CollisionEvent& event,
+                         double overlap, Outcome& out, Impacts& impacts);
     // The impulse over the effective mass (any length will do) that ball j (`on_j`) or i, asleep,
     // would take from their impact were it immovable: along the normal, and with friction the
     // tangential part that slows the sliding. dp = p_j - p_i, dv = v_j - v_i, u the approach.
