@@ -1,0 +1,393 @@
+// A ball's events, on their own: the measurements, the predictor, the response, the serial event
+// loop, and the sleep decisions between them, each against its invariants and closed forms.
+#include "base/byte_stream.hpp"
+#include "events/measurements.hpp"
+#include "events/predictor.hpp"
+#include "events/response.hpp"
+#include "loop/event_loop.hpp"
+#include "rules/sleep_rules.hpp"
+#include "sleep/sleep.hpp"
+#include "space/balls.hpp"
+#include "space/cells.hpp"
+#include "space/statics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <vector>
+
+using namespace ballistic;
+using namespace ballistic::detail;
+
+TEST(Measurements, CountsRecordsUpToTheLimitAndResets) {
+    Measurements m;
+    m.plane_counters.resize(2);
+    m.cylinder_counters.resize(1);
+    CollisionEvent ball_ball{1.0, EventKind::BallBall, {}, {}, 0, {}, {}, 2.0};
+    CollisionEvent plane{1.5, EventKind::BallPlane, {}, {}, 1, {}, {}, 3.0};
+    m.begin_step();
+    m.room_for(3, 2);
+    m.count(ball_ball, 0.25, 1e-12, 2);
+    m.count(plane, 0.0, 0.0, 2);
+    m.count(plane, 0.0, 2e-12, 2);
+    m.count_crossing();
+    EXPECT_EQ(m.counts.ball_ball, 1u);
+    EXPECT_EQ(m.counts.ball_plane, 2u);
+    EXPECT_EQ(m.counts.cell_crossings, 1u);
+    EXPECT_EQ(m.plane_counters[1].hits, 2u);
+    EXPECT_DOUBLE_EQ(m.plane_counters[1].impulse, 6.0);
+    EXPECT_DOUBLE_EQ(m.virial, 0.25);
+    EXPECT_DOUBLE_EQ(m.event_overlap, 2e-12);
+    EXPECT_EQ(m.step_events.size(), 2u);  // the limit
+    EXPECT_EQ(m.step_events_unrecorded, 1u);
+    m.reset(7.0);
+    EXPECT_EQ(m.counts.collisions(), 0u);
+    EXPECT_EQ(m.lifetime_collisions(), 3u);
+    EXPECT_EQ(m.plane_counters[1].hits, 0u);
+    EXPECT_DOUBLE_EQ(m.window_start, 7.0);
+    m.begin_step();
+    EXPECT_TRUE(m.step_events.empty());
+    EXPECT_EQ(m.step_events_unrecorded, 0u);
+}
+
+// A predictor, sleeping and a response over their own balls, cells (width 2, from the origin)
+// and statics.
+struct Predicting {
+    WorldDef def;
+    Balls balls;
+    Cells cells;
+    Statics statics;
+    std::vector<Contact> contacts;
+    SleepRules rules{def};
+    Predictor predictor{def, balls, cells, statics, contacts, rules};
+    Sleep sleep{def, balls, cells, statics, rules};
+    Response response{def, balls, cells, statics, contacts, predictor, sleep};
+
+    explicit Predicting(Vec3 gravity) {
+        def.gravity = gravity;
+        def.restitution = 0.5;
+        balls.rests.reset(gravity);
+        cells.configure(2.0, std::nullopt, {}, 8);
+    }
+    // A ball at rest is quiet at once (as World::add_balls() makes it).
+    std::uint32_t add(Vec3 position, Vec3 velocity) {
+        const auto slot = static_cast<std::uint32_t>(balls.size());
+        const bool still = velocity == Vec3{};
+        balls.push(BallDef{position, velocity, 0.5, 1.0}, 0.0, BallId{slot + 1}, still ? def.sleep_events : 0);
+        cells.insert(slot, cells.key_of(position));
+        contacts.resize(balls.size());
+        return slot;
+    }
+};
+
+TEST(Predictor, HeadOnPairMeetsAtTheClosedFormTime) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({0.5, 1, 1}, {1, 0, 0}), b = w.add({3.5, 1, 1}, {-1, 0, 0});
+    // Gap 3 − 1 closing at speed 2: t = 1, before a leaves its cell [0, 2) at x = 2 (t = 1.5).
+    const Pending next = w.predictor.predict(a, 0.0);
+    EXPECT_EQ(next.kind, Kind::BallBall);
+    EXPECT_EQ(next.other, b);
+    EXPECT_EQ(next.time, 1.0);
+    EXPECT_EQ(w.contacts[a].event.time, 1.0);  // stored as the ball's contact, with b's counter
+    EXPECT_EQ(w.contacts[a].other_counter, w.balls.counter[b]);
+}
+
+TEST(Predictor, FallingBallMeetsThePlaneOrLeavesItsCellFirst) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 1.3, 1}, {0, 0, 0});
+    // 0.8 above touching: 5 t² = 0.8, t = 0.4, inside its cell [0, 2).
+    Pending next = w.predictor.predict(low, 0.0);
+    EXPECT_EQ(next.kind, Kind::BallPlane);
+    EXPECT_EQ(next.other, 0u);
+    EXPECT_NEAR(next.time, 0.4, 1e-15);
+    const std::uint32_t high = w.add({5, 7, 5}, {0, 0, 0});
+    // Leaves cell [6, 8) through its lower face (face 2) when 5 t² = 1.
+    next = w.predictor.predict(high, 0.0);
+    EXPECT_EQ(next.kind, Kind::Crossing);
+    EXPECT_EQ(next.other, 2u);
+    EXPECT_NEAR(next.time, std::sqrt(0.2), 1e-15);
+    EXPECT_EQ(w.contacts[high].event.kind, Kind::BallPlane);  // the contact has no horizon
+}
+
+TEST(Predictor, EnteringACellSeesTheLayerThatCameIntoReach) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({1, 1, 1}, {1, 0, 0});
+    const std::uint32_t far = w.add({5.5, 1, 1}, {0, 0, 0});  // cell 2 along x: out of a's reach
+    Pending next = w.predictor.predict(a, 0.0);
+    EXPECT_EQ(next.kind, Kind::Crossing);
+    EXPECT_EQ(next.other, 1u);  // the upper x face, at x = 2
+    EXPECT_EQ(next.time, 1.0);
+    // Across it, cell 2 along x comes into reach, and with it the far ball: 1 + t = 5.5 − 1.
+    const CellKey entered{1, 0, 0};
+    w.cells.move(a, entered);
+    next = w.predictor.predict_entering(a, 1.0, entered, 1);
+    EXPECT_EQ(next.kind, Kind::Crossing);  // x = 4 at t = 3, before the impact at 3.5
+    EXPECT_EQ(w.contacts[a].event.kind, Kind::BallBall);
+    EXPECT_EQ(w.contacts[a].event.other, far);
+    EXPECT_EQ(w.contacts[a].event.time, 3.5);
+}
+
+TEST(Response, HeadOnCollisionMatchesTheClosedFormAndUndoes) {
+    Predicting w({0, 0, 0});
+    const std::uint32_t a = w.add({0.5, 1, 1}, {1, 0, 0}), b = w.add({3.5, 1, 1}, {-1, 0, 0});
+    const Pending event = w.predictor.predict(a, 0.0);
+    w.predictor.predict(b, 0.0);
+    Outcome out;
+    w.response.compute(a, event, out);
+    // Equal masses, e = 0.5, approach 2: each leaves at 0.5, the impulse (1 + e) u m / 2 = 1.5.
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.velocity(a), (Vec3{-0.5, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(b), (Vec3{0.5, 0, 0}));
+    EXPECT_EQ(w.balls.t[a], 1.0);
+    EXPECT_EQ(w.balls.position(a), (Vec3{1.5, 1, 1}));
+    EXPECT_DOUBLE_EQ(out.event.impulse, 1.5);
+    EXPECT_EQ(out.n_requeue, 2);  // both predicted afresh, for the commit to queue
+    // Undone, both balls are as they were, bit for bit, counters and contacts included.
+    w.response.undo(out);
+    EXPECT_EQ(w.balls.velocity(a), (Vec3{1, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(b), (Vec3{-1, 0, 0}));
+    EXPECT_EQ(w.balls.position(a), (Vec3{0.5, 1, 1}));
+    EXPECT_EQ(w.balls.t[a], 0.0);
+    EXPECT_EQ(w.balls.counter[a], 0u);
+    EXPECT_EQ(w.contacts[a].event.time, 1.0);
+}
+
+TEST(Response, ASlowImpactOnTheFloorSettlesAndAFastOneBounces) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    // Falling 0.8 onto the floor: it arrives at 4 (the square root of 2 g h), bounces at e = 0.5.
+    const std::uint32_t fast = w.add({1, 1.3, 1}, {});
+    Outcome out;
+    w.response.compute(fast, w.predictor.predict(fast, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_NEAR(w.balls.velocity(fast).y, 2.0, 1e-12);
+    EXPECT_NEAR(out.event.impulse, 6.0, 1e-12);  // m (1 + e) u
+    EXPECT_EQ(w.balls.supports(fast)[0], kNoSupport);
+    // Arriving slower than rest_speed, pressed by gravity: it rests on the floor and slides on.
+    const double slow = 0.5 * w.def.rest_speed;
+    const std::uint32_t resting = w.add({5, 0.5 + slow * slow / 20.0, 5}, {0.25, 0, 0});
+    w.response.compute(resting, w.predictor.predict(resting, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(resting)[0], 0);
+    EXPECT_EQ(w.balls.acceleration(resting), (Vec3{0, 0, 0}));
+    EXPECT_EQ(w.balls.velocity(resting), (Vec3{0.25, 0, 0}));
+}
+
+TEST(Response, AnImpactThatWouldLeaveTheFloorSlowerThanRestSpeedSettles) {
+    // Bounced off at e u < rest_speed, a pressed ball met the floor again at once, at approaches
+    // that rounding set (with e = 0 and rest_speed 10⁻¹² under g = 1000: every 10⁻⁸ time units).
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    // e = 0.5, arriving at 1.5 rest_speed: it would leave at 0.75 rest_speed.
+    const double u = 1.5 * w.def.rest_speed;
+    const std::uint32_t slow = w.add({1, 0.5 + u * u / 20.0, 1}, {0.25, 0, 0});
+    Outcome out;
+    w.response.compute(slow, w.predictor.predict(slow, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(slow)[0], 0);
+    EXPECT_EQ(w.balls.velocity(slow), (Vec3{0.25, 0, 0}));
+    EXPECT_NEAR(out.event.impulse, u, 1e-12);  // m u: perfectly inelastic
+    // e = 0: arriving at 4, it stops on the floor and rests there.
+    w.def.restitution = 0.0;
+    const std::uint32_t fast = w.add({5, 1.3, 5}, {});
+    w.response.compute(fast, w.predictor.predict(fast, 0.0), out);
+    ASSERT_TRUE(out.collided);
+    EXPECT_EQ(w.balls.supports(fast)[0], 0);
+    EXPECT_EQ(w.balls.velocity(fast), (Vec3{0, 0, 0}));
+    EXPECT_NEAR(out.event.impulse, 4.0, 1e-12);
+}
+
+TEST(EventLoop, ProcessesInTimeOrderUpToTheEndTheBudgetOrTheFlag) {
+    // Three balls falling onto a floor from different heights, elastic: each bounces for ever.
+    Predicting w({0, -10, 0});
+    w.def.restitution = 1.0;
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    for (const double h : {1.3, 0.9, 0.6}) w.add({1 + 4 * h, h, 1}, {});
+    Measurements measurements;
+    measurements.plane_counters.resize(1);
+    Parallel parallel(make_serial_task_system());
+    EventLoop loop(w.def, w.cells, w.response, measurements, parallel, 0.0);
+    std::vector<Pending> events;
+    for (std::uint32_t s = 0; s < w.balls.size(); ++s) events.push_back(w.predictor.predict(s, 0.0));
+    loop.build(events, w.cells);
+    // Up to t = 1: the first impacts come at sqrt(2 (h − 0.5) / g): 0.4, 0.283 and 0.141.
+    measurements.begin_step();
+    EXPECT_EQ(loop.run_until(1.0, 0), EventLoop::End::Reached);
+    double last = 0.0;
+    std::size_t impacts = 0;
+    for (const CollisionEvent& e : measurements.step_events) {
+        EXPECT_GE(e.time, last);
+        last = e.time;
+        ++impacts;
+    }
+    ASSERT_GE(impacts, 3u);
+    EXPECT_NEAR(measurements.step_events[0].time, std::sqrt(0.02), 1e-12);
+    EXPECT_EQ(loop.processed, impacts);  // no cell crossings: every ball stays in its cell
+    EXPECT_LE(loop.last_processed, 1.0);
+    // A budget of two events stops after two; the flag before the next.
+    const std::uint64_t before = loop.processed;
+    EXPECT_EQ(loop.run_until(100.0, 2), EventLoop::End::Budget);
+    EXPECT_EQ(loop.processed, before + 2);
+    std::atomic<bool> stop{true};
+    loop.interrupt = &stop;
+    EXPECT_EQ(loop.run_until(100.0, 0), EventLoop::End::Interrupted);
+    EXPECT_EQ(loop.processed, before + 2);
+}
+
+TEST(Sleep, AStackFallsAsleepFromTheFloorUpAndWakes) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    ASSERT_TRUE(w.sleep.enabled());
+    const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
+    // Alone, the upper ball cannot stand on an awake one; the lower one stands on the floor.
+    EXPECT_TRUE(w.sleep.may_sleep(high, 0.0));
+    EXPECT_FALSE(w.sleep.is_carried(high, 0.0));
+    EXPECT_TRUE(w.sleep.is_carried(low, 0.0));
+    const std::uint64_t counter = w.balls.counter[low];
+    EXPECT_TRUE(w.sleep.sleep_if_carried(low, 0.0));
+    EXPECT_TRUE(w.balls.asleep(low));
+    EXPECT_EQ(w.balls.counter[low], counter + 1);  // predictions of it are stale
+    EXPECT_TRUE(w.sleep.sleep_if_carried(high, 0.0));     // now on a sleeping ball
+    // A ball off-centre on the sleeping pair cannot stand: it would slide off.
+    const std::uint32_t tilted = w.add({1.6, 2.3, 1}, {});  // touching: 0.6² + 0.8² = 1
+    EXPECT_FALSE(w.sleep.is_carried(tilted, 0.0));
+    // Waking what touches a ball: the upper one, not the floor ball.
+    const Sleep::Woken woken = w.sleep.prepare_wake_touching(tilted, 0.0);
+    ASSERT_EQ(woken.size(), 1u);
+    EXPECT_EQ(woken[0].first, high);
+    w.sleep.commit_wake(woken, 0.0);
+    EXPECT_FALSE(w.balls.asleep(high));
+    EXPECT_TRUE(w.balls.asleep(low));
+}
+
+TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) {
+    // A ball the jam put to sleep at 0 on a support that leaves downwards at speed 1 then: the
+    // support's prediction holds a Wake of it at wake_delay, kept through a fresh prediction
+    // after the support has left the touching gap, so the ball falls too instead of sleeping in
+    // the air (the delay keeps a jam from waking and sleeping again at one instant).
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t support = w.add({1, 5, 1}, {0, -1, 0}), load = w.add({1, 6, 1}, {});
+    w.sleep.sleep_now(load, 0.0);
+    w.balls.jam[load] = SleepRules::kJamBudget + 1;
+    const double delay = w.rules.wake_delay(0.5);
+    ASSERT_GT(delay, 0.0);
+    ASSERT_LT(delay, 0.1);  // the support leaves its cell [4, 6) at t + 5 t² = 1, t > 0.35
+    Pending next = w.predictor.predict(support, 0.0);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_EQ(next.other, load);
+    EXPECT_EQ(next.time, delay);
+    // Predicted afresh half-way (as after a stale event), the gap already open: the Wake stays.
+    ASSERT_GT(0.5 * delay, 4 * w.rules.touch_gap(0.5));
+    next = w.predictor.predict(support, 0.5 * delay);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_EQ(next.time, delay);
+    // So it does when every ball is predicted afresh within a step (a review of the cells'
+    // width, a pause that adds balls): every other contact is forgotten, the Wake kept. Between
+    // steps the Wake is forgotten too.
+    w.contacts[load].event = {1.0, support, Kind::BallBall};
+    w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, true);
+    EXPECT_EQ(w.contacts[load].event.kind, Kind::None);
+    EXPECT_EQ(w.contacts[support].event.kind, Kind::Wake);
+    next = w.predictor.predict(support, 0.5 * delay);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_EQ(next.time, delay);
+    const std::vector<Contact> held = w.contacts;
+    w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, false);
+    EXPECT_NE(w.predictor.predict(support, 0.5 * delay).kind, Kind::Wake);  // asleep in the air
+    w.contacts = held;
+    Outcome out;
+    w.response.compute(support, next, out);
+    EXPECT_FALSE(w.balls.asleep(load));
+    // Not jammed, a ball wakes once its support has moved away by the touching gap: here when
+    // 1 τ + 5 τ² = touch_gap; jammed at a time beside which the delay rounds away, it still wakes
+    // after the time it fell asleep.
+    const std::uint32_t other = w.add({5, 5, 5}, {0, -1, 0}), on_other = w.add({5, 6, 5}, {});
+    w.sleep.sleep_now(on_other, 0.0);
+    const double opened = (std::sqrt(1.0 + 20.0 * w.rules.touch_gap(0.5)) - 1.0) / 10.0;
+    next = w.predictor.predict(other, 0.0);
+    EXPECT_EQ(next.kind, Kind::Wake);
+    EXPECT_NEAR(next.time, opened, 1e-12 * opened + 1e-15);
+    EXPECT_LT(next.time, delay);
+    w.balls.t[on_other] = 1e20;
+    w.balls.jam[on_other] = SleepRules::kJamBudget + 1;
+    EXPECT_GT(w.rules.wake_time(w.balls, on_other, 1e20), 1e20);
+}
+
+TEST(Sleep, AJamIsACollisionAtTheSameInstantOrAfterATravelBelowRounding) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t s = w.add({1, 0.5, 1}, {1e-4, 0, 0});  // radius 0.5, on the floor, at 10⁻⁴
+    EXPECT_TRUE(w.sleep.jammed(s, 0.0));     // the same instant
+    EXPECT_TRUE(w.sleep.jammed(s, 1e-6));    // 10⁻¹⁰ travelled: below 10⁻⁹ r
+    EXPECT_FALSE(w.sleep.jammed(s, 1e-3));   // 10⁻⁷ travelled
+    w.sleep.sleep_now(s, 0.0);
+    EXPECT_FALSE(w.sleep.jammed(s, 1e-6));   // a sleeping ball is hit at one instant only
+    EXPECT_TRUE(w.sleep.jammed(s, 0.0));
+}
+
+TEST(Sleep, WithStaticFrictionABallAloneStandsOffCentre) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 0.5, 1}, {});
+    ASSERT_TRUE(w.sleep.sleep_if_carried(low, 0.0));
+    // 0.2 rad off the top of the sleeping ball: tan 0.2 = 0.2.
+    const std::uint32_t top = w.add(Vec3{1, 0.5, 1} + Vec3{std::sin(0.2), std::cos(0.2), 0}, {});
+    EXPECT_FALSE(w.sleep.is_carried(top, 0.0));  // frictionless: it slides off
+    w.def.sleep_friction = 0.25;
+    EXPECT_TRUE(w.sleep.is_carried(top, 0.0));
+    w.def.sleep_friction = 0.15;
+    EXPECT_FALSE(w.sleep.is_carried(top, 0.0));
+}
+
+TEST(Sleep, AClusterInEquilibriumSettlesAtOnce) {
+    Predicting w({0, -10, 0});
+    w.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    const std::uint32_t low = w.add({1, 0.5, 1}, {}), high = w.add({1, 1.5, 1}, {});
+    std::vector<std::uint32_t> fell;
+    w.sleep.sleep_clusters(0.0, [&](std::span<const std::uint32_t> members) { fell.assign(members.begin(), members.end()); });
+    EXPECT_EQ(fell, (std::vector<std::uint32_t>{low, high}));
+    EXPECT_TRUE(w.balls.asleep(low) && w.balls.asleep(high));
+    // A moving ball is never quiet: nothing settles.
+    Predicting m({0, -10, 0});
+    m.statics.add(Statics::checked(PlaneDef{{0, 0, 0}, {0, 1, 0}}, "planes[0]"));
+    m.add({1, 0.5, 1}, {0.5, 0, 0});
+    m.sleep.sleep_clusters(0.0, [&](std::span<const std::uint32_t>) { ADD_FAILURE() << "a moving ball fell asleep"; });
+}
+
+TEST(Measurements, ASnapshotKeepsTheWindowAndThePerStaticCounters) {
+    Measurements m;
+    m.counts.ball_ball = 12;
+    m.counts.cell_crossings = 40;
+    m.plane_counters = {{3, 1.5}, {0, 0.0}};
+    m.block_counters = {{7, 0.25}};
+    m.window_start = 0.5;
+    m.virial = 2.0 / 3.0;
+    m.temperature_time = 1e-3;
+    m.event_overlap = 1e-14;
+    m.collisions_before_reset = 5;
+    m.step_events.push_back({});  // the step's record is not kept
+    std::stringstream stream;
+    SnapshotWriter out(stream);
+    m.save(out);
+    Measurements back;
+    SnapshotReader in(stream);
+    back.restore(in, StaticCounts{2, 0, 0, 1});
+    EXPECT_EQ(back.counts.ball_ball, 12u);
+    EXPECT_EQ(back.counts.cell_crossings, 40u);
+    ASSERT_EQ(back.plane_counters.size(), 2u);
+    EXPECT_EQ(back.plane_counters[0].hits, 3u);
+    EXPECT_EQ(back.plane_counters[0].impulse, 1.5);
+    ASSERT_EQ(back.block_counters.size(), 1u);
+    EXPECT_EQ(back.block_counters[0].hits, 7u);
+    EXPECT_EQ(back.virial, 2.0 / 3.0);
+    EXPECT_EQ(back.event_overlap, 1e-14);
+    EXPECT_EQ(back.collisions_before_reset, 5u);
+    EXPECT_TRUE(back.step_events.empty());
+}
