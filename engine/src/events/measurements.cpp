@@ -7,6 +7,33 @@
 
 namespace ballistic::detail {
 
+Moments moments(const Balls& balls, double now, Parallel& parallel, bool here) {
+    auto block = [&](std::size_t begin, std::size_t end) {
+        Moments m;
+        for (std::size_t s = begin; s < end; ++s) {
+            const double mass = 1.0 / balls.inv_mass[s];
+            const Vec3 v = balls.velocity_at(s, now);
+            m.mass += mass;
+            m.momentum += v * mass;
+            m.twice_kinetic += mass * dot(v, v);
+        }
+        return m;
+    };
+    auto combine = [](const Moments& a, const Moments& b) {
+        return Moments{a.mass + b.mass, a.momentum + b.momentum, a.twice_kinetic + b.twice_kinetic};
+    };
+    return here ? parallel.reduce_here(balls.size(), Moments{}, block, combine)
+                : parallel.reduce(balls.size(), Moments{}, block, combine);
+}
+
+double temperature(const Balls& balls, double now, Parallel& parallel, bool here) {
+    const std::size_t n = balls.size();
+    if (n < 2) return 0.0;
+    const Moments m = moments(balls, now, parallel, here);
+    const double peculiar = m.twice_kinetic - dot(m.momentum, m.momentum) / m.mass;
+    return peculiar / (3.0 * static_cast<double>(n - 1));
+}
+
 void Measurements::count(const CollisionEvent& e, double virial_term, double overlap, std::size_t record_limit) {
     // Within the room made (room_for()): it never allocates. Without room (out of memory), the
     // collision is counted but not recorded.

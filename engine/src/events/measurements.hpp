@@ -4,7 +4,9 @@
 
 #include <ballistic/types.hpp>
 
+#include "base/parallel.hpp"
 #include "base/reserve.hpp"
+#include "space/balls.hpp"
 #include "space/statics.hpp"
 
 #include <algorithm>
@@ -12,6 +14,17 @@
 #include <vector>
 
 namespace ballistic::detail {
+
+// The balls' mass, momentum and twice their kinetic energy at world time `now`, summed in blocks
+// (`here`: on the calling thread, allocating nothing; the same bits).
+struct Moments {
+    double mass = 0.0;
+    Vec3 momentum;
+    double twice_kinetic = 0.0;  // Σ m v²
+};
+Moments moments(const Balls& balls, double now, Parallel& parallel, bool here = false);
+// kT from the peculiar kinetic energy (the centre of mass's motion taken out), 0 below two balls.
+double temperature(const Balls& balls, double now, Parallel& parallel, bool here = false);
 
 struct Measurements {
     // The window: from creation or the last reset().

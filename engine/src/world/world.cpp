@@ -902,7 +902,7 @@ void World::Impl::stand_at(double at, Bring what) {
     time = at;
     if (!def.periodic) return;
     try {
-        measurements.temperature_time += temperature(bring) * (at - before);
+        measurements.temperature_time += detail::temperature(balls, time, parallel, bring) * (at - before);
     } catch (...) {
         time = before;  // for World::step, which stands the world at `at` again, bringing
         throw;
@@ -1039,37 +1039,12 @@ std::span<const StaticCounters> World::cylinder_counters() const { return impl_-
 std::span<const StaticCounters> World::capsule_counters() const { return impl_->measurements.capsule_counters; }
 std::span<const StaticCounters> World::block_counters() const { return impl_->measurements.block_counters; }
 
-detail::Moments World::Impl::moments(bool here) const {
-    auto block = [&](std::size_t begin, std::size_t end) {
-        detail::Moments m;
-        for (std::size_t s = begin; s < end; ++s) {
-            const double mass = 1.0 / balls.inv_mass[s];
-            const Vec3 v = balls.velocity_at(s, time);
-            m.mass += mass;
-            m.momentum += v * mass;
-            m.twice_kinetic += mass * dot(v, v);
-        }
-        return m;
-    };
-    auto combine = [](const detail::Moments& a, const detail::Moments& b) {
-        return detail::Moments{a.mass + b.mass, a.momentum + b.momentum, a.twice_kinetic + b.twice_kinetic};
-    };
-    return here ? parallel.reduce_here(balls.size(), detail::Moments{}, block, combine)
-                : parallel.reduce(balls.size(), detail::Moments{}, block, combine);
+double World::kinetic_energy() const {
+    return 0.5 * detail::moments(impl_->balls, impl_->time, impl_->parallel).twice_kinetic;
 }
+Vec3 World::momentum() const { return detail::moments(impl_->balls, impl_->time, impl_->parallel).momentum; }
 
-double World::kinetic_energy() const { return 0.5 * impl_->moments().twice_kinetic; }
-Vec3 World::momentum() const { return impl_->moments().momentum; }
-
-double World::temperature() const { return impl_->temperature(); }
-
-double World::Impl::temperature(bool here) const {
-    const std::size_t n = balls.size();
-    if (n < 2) return 0.0;
-    const detail::Moments m = moments(here);
-    const double peculiar = m.twice_kinetic - dot(m.momentum, m.momentum) / m.mass;
-    return peculiar / (3.0 * static_cast<double>(n - 1));
-}
+double World::temperature() const { return detail::temperature(impl_->balls, impl_->time, impl_->parallel); }
 
 double World::pressure() const {
     const Impl& w = *impl_;

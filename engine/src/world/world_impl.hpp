@@ -28,16 +28,6 @@
 #include <optional>
 #include <vector>
 
-namespace ballistic::detail {
-
-struct Moments {
-    double mass = 0.0;
-    Vec3 momentum;
-    double twice_kinetic = 0.0;  // Σ m v²
-};
-
-}  // namespace ballistic::detail
-
 namespace ballistic {
 
 using detail::Balls;
@@ -221,9 +211,6 @@ struct World::Impl {
     // The ball in slot `except` is not counted.
     std::string conflict(Vec3 p, double r, std::uint32_t first_new, std::uint32_t below, double largest,
                          const detail::FiniteNear* near, std::uint32_t except = UINT32_MAX) const;
-    // `here`: on the calling thread, allocating nothing (the same bits).
-    detail::Moments moments(bool here = false) const;
-    double temperature(bool here = false) const;
 
     // --- raycast.cpp
     // Nearest hit; `bounds` holds every ball (ball_bounds()), the cells must be valid; `near`
