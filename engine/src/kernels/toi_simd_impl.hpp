@@ -229,84 +229,113 @@ struct SimdImpl {
             list[j] = xsimd::select(when & (count == B(static_cast<double>(j))), t, list[j]);
         count = xsimd::select(when, count + B(1.0), count);
     }
-    // first_closing_polynomial() in the lanes of `lanes`, all of degree four (p[4] ≠ 0).
-    [[gnu::noinline]] static B first_closing_quartic(const std::array<B, 5>& p, double horizon, const M& lanes) {
+    // first_closing_quartic()'s steps, inlined into it.
+    // closing_now(): the first non-zero derivative at τ = 0 is negative.
+    [[gnu::always_inline]] static M closing_now(const std::array<B, 5>& p) {
+        const B zero(0.0);
+        return (p[1] < zero) | (~(p[1] > zero) & ((p[2] < zero) | (~(p[2] > zero) &
+                                                                    ((p[3] < zero) | (~(p[3] > zero) & (p[4] < zero))))));
+    }
+    // Where the search for a root ends: std::min(horizon, root_bound()), root_bound() being
+    // 1 + max |p_k / p_4| (std::max keeps the first argument unless less).
+    [[gnu::always_inline]] static B search_end(const std::array<B, 5>& p, double horizon) {
         const B zero(0.0), one(1.0);
-        B result(kNever);
-        M done = ~lanes;
-        // closing_now(): the first non-zero derivative at τ = 0 is negative.
-        const M closing =
-            (p[1] < zero) | (~(p[1] > zero) & ((p[2] < zero) | (~(p[2] > zero) &
-                                                                 ((p[3] < zero) | (~(p[3] > zero) & (p[4] < zero))))));
-        const M now = ~done & (p[0] <= zero) & closing;
-        result = xsimd::select(now, zero, result);
-        done = done | now;
-        // root_bound(): 1 + max |p_k / p_4| (std::max keeps the first argument unless less).
         B bound = zero;
         for (std::size_t k = 0; k < 4; ++k) {
             const B x = xsimd::abs(p[k] / p[4]);
             bound = xsimd::select(bound < x, x, bound);
         }
         bound = one + bound;
-        const B end = xsimd::select(bound < B(horizon), bound, B(horizon));  // std::min(horizon, bound)
-        done = done | ~(end > zero);
-        // No root in [0, end] where p(τ) >= p0 − Σ |p_k| end^k stays clearly positive (a pair
-        // too far apart to meet before the earliest impact found so far): the root isolation
-        // below would find none either.
+        return xsimd::select(bound < B(horizon), bound, B(horizon));
+    }
+    // No root in [0, end] where p(τ) >= p0 − Σ |p_k| end^k stays clearly positive (a pair too far
+    // apart to meet before the earliest impact found so far): the root isolation would find none
+    // either.
+    [[gnu::always_inline]] static M out_of_reach(const std::array<B, 5>& p, const B& end) {
+        const B zero(0.0), one(1.0);
         B reach = zero, power = one;
         for (std::size_t k = 1; k <= 4; ++k) {
             power = power * end;
             reach = reach + xsimd::abs(p[k]) * power;
         }
-        done = done | (p[0] > reach * B(1.0 + 1e-9));
-        if (xsimd::all(done)) return result;
-
-        // The derivative d (a cubic) and its derivative dd (a quadratic): p[k] · k.
-        std::array<B, 4> d;
-        for (std::size_t k = 1; k <= 4; ++k) d[k - 1] = p[k] * B(static_cast<double>(k));
-        std::array<B, 3> dd;
-        for (std::size_t k = 1; k <= 3; ++k) dd[k - 1] = d[k] * B(static_cast<double>(k));
-        // The cubic's edges: 0, the roots of dd in [0, end] ascending, end.
-        std::array<B, 4> cubic_edges{zero, zero, zero, zero};
-        B n_cubic_edges = one;
-        {
-            const B disc = dd[1] * dd[1] - B(4.0) * dd[2] * dd[0];
-            const B q = B(-0.5) * (dd[1] + xsimd::copysign(xsimd::sqrt(disc), dd[1]));
-            const B r0 = q / dd[2], r1 = xsimd::select(~(q == zero), dd[0] / q, zero);
-            const M swap = r0 > r1, real = ~done & ~(disc < zero);
-            for (const B& r : {xsimd::select(swap, r1, r0), xsimd::select(swap, r0, r1)})
-                append(cubic_edges, n_cubic_edges, real & (r >= zero) & (r <= end), r);
-        }
-        append(cubic_edges, n_cubic_edges, ~done, end);
-        // The quartic's edges: 0, the roots of d in [0, end] ascending (roots_in()), end.
+        return p[0] > reach * B(1.0 + 1e-9);
+    }
+    // The derivative of the polynomial p: p[k] · k.
+    template <std::size_t N>
+    [[gnu::always_inline]] static std::array<B, N - 1> derivative(const std::array<B, N>& p) {
+        std::array<B, N - 1> d;
+        for (std::size_t k = 1; k < N; ++k) d[k - 1] = p[k] * B(static_cast<double>(k));
+        return d;
+    }
+    // The edges of the cubic's monotone pieces, `count` of them per lane (lanes not `done`): 0,
+    // the roots of its derivative dd in [0, end] ascending, end.
+    [[gnu::always_inline]] static std::array<B, 4> cubic_edges(const std::array<B, 3>& dd, const B& end, const M& done,
+                                                               B& count) {
+        const B zero(0.0);
+        std::array<B, 4> edges{zero, zero, zero, zero};
+        const B disc = dd[1] * dd[1] - B(4.0) * dd[2] * dd[0];
+        const B q = B(-0.5) * (dd[1] + xsimd::copysign(xsimd::sqrt(disc), dd[1]));
+        const B r0 = q / dd[2], r1 = xsimd::select(~(q == zero), dd[0] / q, zero);
+        const M swap = r0 > r1, real = ~done & ~(disc < zero);
+        for (const B& r : {xsimd::select(swap, r1, r0), xsimd::select(swap, r0, r1)})
+            append(edges, count, real & (r >= zero) & (r <= end), r);
+        append(edges, count, ~done, end);
+        return edges;
+    }
+    // The edges of the quartic's monotone pieces, `count` of them per lane (lanes not `done`): 0,
+    // the roots of its derivative d in [0, end] ascending (roots_in()), end; found on the pieces
+    // of d between its `n_cubic` edges `cubic`, whose brackets are refined together, then the
+    // roots appended in the scalar order. (The scalar code evaluates each inner edge twice, as
+    // the end of one piece and the start of the next: the same value.)
+    [[gnu::always_inline]] static std::array<B, 6> quartic_edges(const std::array<B, 4>& d, const std::array<B, 3>& dd,
+                                                                 const std::array<B, 4>& cubic, const B& n_cubic,
+                                                                 const M& done, const B& end, B& count) {
+        const B zero(0.0), one(1.0);
         std::array<B, 6> edges{zero, zero, zero, zero, zero, zero};
-        B n_edges = one, last = zero;  // last: the last root appended
+        B last = zero;  // the last root appended
         auto add = [&](const M& when, const B& t) {
-            append(edges, n_edges, when, t);
+            append(edges, count, when, t);
             last = xsimd::select(when, t, last);
         };
-        // Its pieces: the brackets first, refined together, then the roots in the scalar order.
-        // (The scalar code evaluates each inner edge twice, as the end of one piece and the start
-        // of the next: the same value.)
-        constexpr std::size_t kCubicPieces = cubic_edges.size() - 1;
-        std::array<B, cubic_edges.size()> f_cubic;
-        for (std::size_t e = 0; e < cubic_edges.size(); ++e) f_cubic[e] = horner<3>(d.data(), cubic_edges[e]);
+        constexpr std::size_t kCubicPieces = 3;
+        std::array<B, kCubicPieces + 1> f_cubic;
+        for (std::size_t e = 0; e < cubic.size(); ++e) f_cubic[e] = horner<3>(d.data(), cubic[e]);
         std::array<M, kCubicPieces> in_piece, crossing;
         for (std::size_t e = 0; e < kCubicPieces; ++e) {
             const B &fa = f_cubic[e], &fb = f_cubic[e + 1];
-            in_piece[e] = ~done & (B(static_cast<double>(e + 1)) < n_cubic_edges);
+            in_piece[e] = ~done & (B(static_cast<double>(e + 1)) < n_cubic);
             crossing[e] = in_piece[e] & ~(fa == zero) & differ(fa < zero, fb < zero) & ~(fb == zero);
         }
         const std::array<B, kCubicPieces> roots = refine_roots<3>(
-            d.data(), dd.data(), {cubic_edges[0], cubic_edges[1], cubic_edges[2]},
-            {cubic_edges[1], cubic_edges[2], cubic_edges[3]}, crossing);
+            d.data(), dd.data(), {cubic[0], cubic[1], cubic[2]}, {cubic[1], cubic[2], cubic[3]}, crossing);
         for (std::size_t e = 0; e < kCubicPieces; ++e) {
-            const B a = cubic_edges[e], b = cubic_edges[e + 1];
-            add(in_piece[e] & (f_cubic[e] == zero) & ((n_edges == one) | ~(last == a)), a);
+            const B a = cubic[e], b = cubic[e + 1];
+            add(in_piece[e] & (f_cubic[e] == zero) & ((count == one) | ~(last == a)), a);
             add(crossing[e], roots[e]);
-            add(in_piece[e] & (B(static_cast<double>(e + 2)) == n_cubic_edges) & (f_cubic[e + 1] == zero), b);
+            add(in_piece[e] & (B(static_cast<double>(e + 2)) == n_cubic) & (f_cubic[e + 1] == zero), b);
         }
-        append(edges, n_edges, ~done, end);
+        append(edges, count, ~done, end);
+        return edges;
+    }
+    // first_closing_polynomial() in the lanes of `lanes`, all of degree four (p[4] ≠ 0).
+    [[gnu::noinline]] static B first_closing_quartic(const std::array<B, 5>& p, double horizon, const M& lanes) {
+        const B zero(0.0), one(1.0);
+        B result(kNever);
+        M done = ~lanes;
+        const M now = ~done & (p[0] <= zero) & closing_now(p);
+        result = xsimd::select(now, zero, result);
+        done = done | now;
+        const B end = search_end(p, horizon);
+        done = done | ~(end > zero);
+        done = done | out_of_reach(p, end);
+        if (xsimd::all(done)) return result;
+
+        // The derivative d (a cubic) and its derivative dd (a quadratic).
+        const std::array<B, 4> d = derivative(p);
+        const std::array<B, 3> dd = derivative(d);
+        B n_cubic = one, n_edges = one;
+        const std::array<B, 4> cubic = cubic_edges(dd, end, done, n_cubic);
+        const std::array<B, 6> edges = quartic_edges(d, dd, cubic, n_cubic, done, end, n_edges);
         // The first piece that starts open and ends closed holds the impact, or touches zero at
         // its end within rounding error; a closed gap that never opened closes again where it
         // turns back.

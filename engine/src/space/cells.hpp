@@ -227,20 +227,8 @@ public:
     void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
         std::int32_t k[3][3];
         double shift[3][3];
-        bool wrapped = false;  // does any of the cells lie across a periodic face?
-        for (int d = 0; d < 3; ++d) {
-            const std::int64_t n = cells_[static_cast<std::size_t>(d)];
-            const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
-            for (int o = 0; o < 3; ++o) {
-                std::int64_t c = key[d] + o - 1;
-                double s = 0.0;
-                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
-                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
-                k[d][o] = static_cast<std::int32_t>(c);
-                shift[d][o] = s;
-            }
-        }
-        // Past the face of a box that does not wrap there are no cells (the wrap above named
+        const bool wrapped = near_coordinates(key, k, shift);  // does any cell lie across a periodic face?
+        // Past the face of a box that does not wrap there are no cells (near_coordinates() named
         // some anyway).
         if (mixed_)
             for (int d = 0; d < 3; ++d) {
@@ -328,6 +316,27 @@ private:
     }
     // Hashed buckets follow the dense ones in head_.
     std::size_t hashed_bucket(const CellKey& key) const;
+    // for_each_near()'s first step (inlined: it runs for every prediction). Per axis, the
+    // coordinates k of the cells at offsets −1, 0, +1 from `key` (wrapped into a periodic box)
+    // and the position shift of each periodic image; true when any cell lies across a periodic
+    // face.
+    [[gnu::always_inline]] inline bool near_coordinates(const CellKey& key, std::int32_t (&k)[3][3],
+                                                        double (&shift)[3][3]) const {
+        bool wrapped = false;
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t n = cells_[static_cast<std::size_t>(d)];
+            const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
+            for (int o = 0; o < 3; ++o) {
+                std::int64_t c = key[d] + o - 1;
+                double s = 0.0;
+                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
+                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
+                k[d][o] = static_cast<std::int32_t>(c);
+                shift[d][o] = s;
+            }
+        }
+        return wrapped;
+    }
     std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
     void link(std::uint32_t slot, const CellKey& key);
     void set_key(std::uint32_t slot, const CellKey& key) {  // atomically, for key_now()
