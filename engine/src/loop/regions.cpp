@@ -6,6 +6,78 @@
 
 namespace ballistic::detail {
 
+namespace {
+
+// The prime factors of n, the largest first.
+std::vector<std::int64_t> prime_factors(std::size_t n) {
+    std::vector<std::int64_t> factors;
+    for (std::size_t left = n, p = 2; left > 1;) {
+        if (left % p == 0) {
+            factors.push_back(static_cast<std::int64_t>(p));
+            left /= p;
+        } else {
+            ++p;
+        }
+    }
+    std::reverse(factors.begin(), factors.end());
+    return factors;
+}
+
+// The axis nearest gravity, −1 without gravity.
+int vertical_axis(Vec3 gravity) {
+    int vertical = -1;
+    if (!(gravity == Vec3{})) {
+        vertical = 0;
+        for (int d = 1; d < 3; ++d)
+            if (std::abs(axis(gravity, d)) > std::abs(axis(gravity, vertical))) vertical = d;
+    }
+    return vertical;
+}
+
+// The count - 1 bounds of the pieces along axis d of the dense block (`across` cells from `lo`),
+// at equal shares of the balls of `keys` in it, every piece at least `thinnest` cells thick.
+std::vector<std::int64_t> equal_share_bounds(const std::vector<CellKey>& keys, int d, std::int64_t count,
+                                             std::int64_t across, std::int64_t lo, std::int64_t thinnest) {
+    std::vector<std::int64_t> bounds;
+    std::vector<std::uint64_t> per(static_cast<std::size_t>(across), 0);
+    std::uint64_t total = 0;
+    for (const CellKey& key : keys) {
+        const std::int64_t k = key[d] - lo;
+        if (k < 0 || k >= across) continue;
+        ++per[static_cast<std::size_t>(k)];
+        ++total;
+    }
+    std::uint64_t seen = 0;
+    std::int64_t cell = 0, previous = 0;
+    for (std::int64_t r = 1; r < count; ++r) {
+        while (cell < across && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
+            seen += per[static_cast<std::size_t>(cell++)];
+        previous = std::clamp(cell, previous + thinnest, across - (count - r) * thinnest);
+        bounds.push_back(lo + previous);
+    }
+    return bounds;
+}
+
+// Per coordinate of the dense block along an axis (`across` cells from `lo`), its distance to the
+// nearest cell of another piece past `bounds` (across the wrap too when the axis `wraps`), at
+// most `far` and 255.
+std::vector<std::uint8_t> depths_to_bounds(const std::vector<std::int64_t>& bounds, std::int64_t lo,
+                                           std::int64_t across, bool wraps, std::int64_t far) {
+    std::vector<std::uint8_t> depths(static_cast<std::size_t>(across));
+    for (std::int64_t k = 0; k < across; ++k) {
+        const std::int64_t c = lo + k;
+        std::int64_t below = wraps ? k + 1 : far, above = wraps ? across - k : far;
+        for (const std::int64_t bound : bounds) {
+            if (bound <= c) below = c - bound + 1;
+            else above = std::min(above, bound - c);
+        }
+        depths[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(std::min<std::int64_t>({below, above, 255}));
+    }
+    return depths;
+}
+
+}  // namespace
+
 void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
                       std::size_t min_balls) {
     count_ = 1;
@@ -22,23 +94,8 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3
     }
     // The prime factors of the count, the largest first, each to the axis whose pieces stay the
     // thickest (a factor that fits no axis gives way to a smaller count, or none: fewer regions).
-    std::vector<std::int64_t> factors;
-    for (std::size_t left = most, p = 2; left > 1;) {
-        if (left % p == 0) {
-            factors.push_back(static_cast<std::int64_t>(p));
-            left /= p;
-        } else {
-            ++p;
-        }
-    }
-    std::reverse(factors.begin(), factors.end());
-    int vertical = -1;  // the axis nearest gravity
-    if (!(gravity == Vec3{})) {
-        vertical = 0;
-        for (int d = 1; d < 3; ++d)
-            if (std::abs(axis(gravity, d)) > std::abs(axis(gravity, vertical))) vertical = d;
-    }
-    for (const std::int64_t factor : factors) {
+    const int vertical = vertical_axis(gravity);
+    for (const std::int64_t factor : prime_factors(most)) {
         // A factor that fits no axis tries the smaller counts (three regions that do not fit: two).
         for (std::int64_t f = factor; f >= 2; --f) {
             int best = -1;
@@ -56,46 +113,20 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3
             break;
         }
     }
-    // Along each cut axis, bounds at equal shares of the balls in the dense block, every piece at
-    // least kMinCells thick.
+    // Along each cut axis, bounds at equal shares of the balls in the dense block.
     for (int d = 0; d < 3; ++d) {
         const auto axis = static_cast<std::size_t>(d);
-        const std::int64_t count = pieces[axis], across = n_[axis], lo = lo_[axis];
-        if (count < 2) continue;
-        std::vector<std::uint64_t> per(static_cast<std::size_t>(across), 0);
-        std::uint64_t total = 0;
-        for (const CellKey& key : keys) {
-            const std::int64_t k = key[d] - lo;
-            if (k < 0 || k >= across) continue;
-            ++per[static_cast<std::size_t>(k)];
-            ++total;
-        }
-        std::uint64_t seen = 0;
-        std::int64_t cell = 0, previous = 0;
-        for (std::int64_t r = 1; r < count; ++r) {
-            while (cell < across && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
-                seen += per[static_cast<std::size_t>(cell++)];
-            previous = std::clamp(cell, previous + kMinCells, across - (count - r) * kMinCells);
-            bounds_[axis].push_back(lo + previous);
-        }
+        if (pieces[axis] < 2) continue;
+        bounds_[axis] = equal_share_bounds(keys, d, pieces[axis], n_[axis], lo_[axis], kMinCells);
     }
     count_ = static_cast<std::size_t>(pieces[0] * pieces[1] * pieces[2]);
-    // Along each cut axis, every coordinate's distance to the nearest cell of another piece (across
-    // the wrap of a periodic box too).
+    // Along each cut axis, every coordinate's distance to the nearest cell of another piece, and
+    // the pieces near it.
     for (int d = 0; d < 3; ++d) {
         const auto axis = static_cast<std::size_t>(d);
         if (bounds_[axis].empty()) continue;
         const std::int64_t lo = lo_[axis], across = n_[axis];
-        depths_[axis].resize(static_cast<std::size_t>(across));
-        for (std::int64_t k = 0; k < across; ++k) {
-            const std::int64_t c = lo + k;
-            std::int64_t below = wraps_[axis] ? k + 1 : kFar, above = wraps_[axis] ? across - k : kFar;
-            for (const std::int64_t bound : bounds_[axis]) {
-                if (bound <= c) below = c - bound + 1;
-                else above = std::min(above, bound - c);
-            }
-            depths_[axis][static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(std::min<std::int64_t>({below, above, 255}));
-        }
+        depths_[axis] = depths_to_bounds(bounds_[axis], lo, across, wraps_[axis], kFar);
         for (int reach = 0; reach <= kTabled; ++reach) {
             auto& masks = near_[static_cast<std::size_t>(reach)][axis];
             masks.resize(static_cast<std::size_t>(across));

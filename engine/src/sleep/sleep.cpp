@@ -206,6 +206,27 @@ void Sleep::sleep_clusters(double now, const FellAsleep& fell_asleep, Within wit
 void Sleep::sleep_clusters(double now, std::span<const std::uint32_t> among, const FellAsleep& fell_asleep, Within within) {
     if (!enabled()) return;
     Islands& is = islands_;
+    list_candidates(now, among);
+    if (is.candidates.empty()) {
+        restart_still(now, among);
+        is.clean = true;
+        return;
+    }
+    link_candidates(now, within);
+    stand_clusters();
+    // Only now, with every allocation behind (their entries in the table of rests too), do the
+    // balls change: a failure leaves every ball as it was.
+    is.rest_of.resize(is.asleep_now.size());
+    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
+    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) sleep_on(is.asleep_now[k], now, is.rest_of[k]);
+    restart_still(now, among);
+    for (const std::uint32_t s : is.candidates) is.parent[s] = kFixed;
+    is.clean = true;
+    if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
+}
+
+void Sleep::list_candidates(double now, std::span<const std::uint32_t> among) {
+    Islands& is = islands_;
     const auto n = static_cast<std::uint32_t>(balls_.size());
     // The per-slot scratch is set only for the candidates, and `parent` kept kFixed for every
     // other slot between calls, so that a settle costs what its candidates cost, not the world.
@@ -224,13 +245,10 @@ void Sleep::sleep_clusters(double now, std::span<const std::uint32_t> among, con
         is.disturbed[s] = 0;
         is.candidates.push_back(s);
     }
-    if (is.candidates.empty()) {
-        restart_still(now, among);
-        is.clean = true;
-        return;
-    }
-    // Contacts, clusters (union–find), and the members an awake ball that is not quiet carries: it
-    // holds them up for the balance (as it does now), but they stay awake (below).
+}
+
+void Sleep::link_candidates(double now, Within within) {
+    Islands& is = islands_;
     is.contacts.clear();
     for (const std::uint32_t s : is.candidates) {
         bool supported = false;  // something under it within the gap: only then can collisions hold it still
@@ -255,6 +273,10 @@ void Sleep::sleep_clusters(double now, std::span<const std::uint32_t> among, con
         // weight counts, but it and the balls resting on it stay awake.
         if (!supported && within != Within::TouchGap) is.disturbed[s] = 1;
     }
+}
+
+void Sleep::stand_clusters() {
+    Islands& is = islands_;
     // Members and contacts grouped by cluster (its root), in slot and discovery order.
     for (const std::uint32_t s : is.candidates) is.parent[s] = is.root(s);
     auto by_root = [&](std::uint32_t a, std::uint32_t b) {
@@ -282,15 +304,6 @@ void Sleep::sleep_clusters(double now, std::span<const std::uint32_t> among, con
                  [&](Vec3 push) { return rules_.above(push); });
         first = last;
     }
-    // Only now, with every allocation behind (their entries in the table of rests too), do the
-    // balls change: a failure leaves every ball as it was.
-    is.rest_of.resize(is.asleep_now.size());
-    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) is.rest_of[k] = asleep_rest(is.asleep_now[k]);
-    for (std::size_t k = 0; k < is.asleep_now.size(); ++k) sleep_on(is.asleep_now[k], now, is.rest_of[k]);
-    restart_still(now, among);
-    for (const std::uint32_t s : is.candidates) is.parent[s] = kFixed;
-    is.clean = true;
-    if (!is.asleep_now.empty()) fell_asleep(is.asleep_now);
 }
 
 bool Sleep::still(std::uint32_t s, double now) const {

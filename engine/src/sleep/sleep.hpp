@@ -164,6 +164,16 @@ private:
     }
     // Does a static or a ball touch it from below, within the touching gap?
     bool touched_from_below(std::uint32_t slot, double now) const;
+    // The steps of sleep_clusters(), on `islands_`. Candidates: the balls of `among` that may
+    // sleep, each a cluster of its own, with the per-slot scratch set for them.
+    void list_candidates(double now, std::span<const std::uint32_t> among);
+    // Their contacts (`within`), and clusters joined across those between candidates
+    // (union–find); marks the candidates still, and those an awake ball that is not quiet
+    // carries: it holds them up for the balance (as it does now), but they stay awake.
+    void link_candidates(double now, Within within);
+    // Members and contacts grouped by cluster; lists in `asleep_now` the balls of the clusters
+    // that stand (Islands::stand()).
+    void stand_clusters();
     // fn(j, n) for every body the ball touches at `now`: j the slot of a ball or kFixed for a
     // static, n the unit normal towards the ball.
     template <class Fn>

@@ -109,27 +109,34 @@ void walk_cells(const detail::Cells& cells, Vec3 o, Vec3 d, double t0, double t1
     }
 }
 
-}  // namespace
-
-std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const detail::FiniteNear* near) const {
-    const Vec3 o = ray.origin, d = ray.direction;
+// A ray being cast: its nearest hit so far, and how far a nearer one may lie.
+struct Cast {
+    Vec3 o, d;
     std::optional<RayHit> best;
-    double limit = ray.max_distance;
-    auto offer = [&](double t, RayHit::Target target, Vec3 normal, BallId ball, std::uint32_t index) {
+    double limit;
+    // A static's hit at t becomes the nearest when nearer (ties keep the first found: statics,
+    // then cell order).
+    void offer(double t, RayHit::Target target, Vec3 normal, BallId ball, std::uint32_t index) {
         if (!(t >= 0.0 && t <= limit)) return;
-        if (best && t == best->distance) return;  // ties keep the first found (statics, then cell order)
+        if (best && t == best->distance) return;
         limit = t;
         best = RayHit{target, t, o + d * t, normal, ball, index};
-    };
+    }
+};
 
-    const std::vector<PlaneDef>& planes = statics.planes();
-    const std::vector<CylinderDef>& cylinders = statics.cylinders();
+// Offers the hits on the planes whose front the ray starts on (or in), heading into them.
+void offer_planes(Cast& ray, const std::vector<PlaneDef>& planes) {
     for (std::uint32_t k = 0; k < planes.size(); ++k) {
         const PlaneDef& plane = planes[k];
-        const double denom = dot(d, plane.normal);
-        const double height = detail::height(plane, o);
-        if (denom < 0.0 && height >= 0.0) offer(-height / denom, RayHit::Target::Plane, plane.normal, {}, k);
+        const double denom = dot(ray.d, plane.normal);
+        const double height = detail::height(plane, ray.o);
+        if (denom < 0.0 && height >= 0.0) ray.offer(-height / denom, RayHit::Target::Plane, plane.normal, {}, k);
     }
+}
+
+// Offers the hits on the cylinders the ray starts outside of and enters.
+void offer_cylinders(Cast& ray, const std::vector<CylinderDef>& cylinders) {
+    const Vec3 o = ray.o, d = ray.d;
     for (std::uint32_t k = 0; k < cylinders.size(); ++k) {
         const CylinderDef& c = cylinders[k];
         const Vec3 w0 = detail::from_axis(c, o), w1 = detail::across(c, d);
@@ -138,17 +145,26 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
         const double disc = b * b - a * cc;
         if (disc < 0.0) continue;
         const double t = cc / (-b + std::sqrt(disc));
-        offer(t, RayHit::Target::Cylinder, normalize(detail::from_axis(c, o + d * t)), {}, k);
+        ray.offer(t, RayHit::Target::Cylinder, normalize(detail::from_axis(c, o + d * t)), {}, k);
     }
-    // Capsules and blocks: the nearest hit, ties to the first capsule, then the first block. Those
-    // listed in the cells the ray passes are tested, cell by cell until a hit is nearer than the
-    // next cell, or every one when the walk would pass more cells than there are.
-    struct {
-        double t = INFINITY;
-        bool block = false;
-        std::uint32_t index = 0;
-        Vec3 normal;
-    } nearest;
+}
+
+// A hit on a capsule or a block (t = ∞: none).
+struct FiniteHit {
+    double t = INFINITY;
+    bool block = false;
+    std::uint32_t index = 0;
+    Vec3 normal;
+};
+
+// The nearest hit on the capsules and blocks within the ray's limit, ties to the first capsule,
+// then the first block. Those listed in the cells the ray passes are tested, cell by cell until
+// a hit is nearer than the next cell, or every one when the walk would pass more cells than
+// there are.
+FiniteHit nearest_finite(const Cast& ray, const detail::Statics& statics, const detail::FiniteNear* near) {
+    const Vec3 o = ray.o, d = ray.d;
+    const double limit = ray.limit;
+    FiniteHit nearest;
     auto test = [&](const detail::Finite& f) {
         double t;
         Vec3 normal;
@@ -169,35 +185,38 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
         if (std::tie(t, f.block, f.index) < std::tie(nearest.t, nearest.block, nearest.index))
             nearest = {t, f.block, f.index, normal};
     };
-    if (near) {
-        const Inside span = inside_box(o, d, near->lo, near->hi, limit);
-        const double t0 = std::max(span.enter, 0.0), t1 = std::min(span.leave, limit);
-        const double width = near->coarse.min_width();
-        const double passed = (std::abs(d.x) + std::abs(d.y) + std::abs(d.z)) * (t1 - t0) / width + 1.0;
-        const std::size_t count = statics.capsules().size() + statics.blocks().size();
-        if (!(t0 <= t1)) {
-            // The ray misses the box that holds them all.
-        } else if (!(passed <= static_cast<double>(count))) {
-            for (std::uint32_t k = 0; k < statics.capsules().size(); ++k) test({false, k});
-            for (std::uint32_t k = 0; k < statics.blocks().size(); ++k) test({true, k});
-        } else {
-            const CellKey lowest = near->coarse.key_of(near->lo), highest = near->coarse.key_of(near->hi);
-            bool first = true;
-            walk_cells(near->coarse, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t) {
-                if (nearest.t < entered) return false;  // a hit is nearer than this cell
-                near->cells.for_each(key, first, test);  // those listed for every cell, once
-                first = false;
-                return true;
-            });
-        }
+    if (!near) return nearest;
+    const Inside span = inside_box(o, d, near->lo, near->hi, limit);
+    const double t0 = std::max(span.enter, 0.0), t1 = std::min(span.leave, limit);
+    const double width = near->coarse.min_width();
+    const double passed = (std::abs(d.x) + std::abs(d.y) + std::abs(d.z)) * (t1 - t0) / width + 1.0;
+    const std::size_t count = statics.capsules().size() + statics.blocks().size();
+    if (!(t0 <= t1)) {
+        // The ray misses the box that holds them all.
+    } else if (!(passed <= static_cast<double>(count))) {
+        for (std::uint32_t k = 0; k < statics.capsules().size(); ++k) test({false, k});
+        for (std::uint32_t k = 0; k < statics.blocks().size(); ++k) test({true, k});
+    } else {
+        const CellKey lowest = near->coarse.key_of(near->lo), highest = near->coarse.key_of(near->hi);
+        bool first = true;
+        walk_cells(near->coarse, o, d, t0, t1, lowest, highest, [&](const CellKey& key, double entered, std::uint32_t) {
+            if (nearest.t < entered) return false;  // a hit is nearer than this cell
+            near->cells.for_each(key, first, test);  // those listed for every cell, once
+            first = false;
+            return true;
+        });
     }
-    if (nearest.t != INFINITY)
-        offer(nearest.t, nearest.block ? RayHit::Target::Block : RayHit::Target::Capsule, nearest.normal, {}, nearest.index);
+    return nearest;
+}
 
-    if (balls.size() == 0) return best;
+// Offers the hits on the balls (all inside `box`, in `cells`), walking the cells the ray crosses.
+void offer_balls(Cast& ray, const detail::Balls& balls, const detail::Cells& cells, const Box& box) {
+    const Vec3 o = ray.o, d = ray.d;
+    std::optional<RayHit>& best = ray.best;
+    double& limit = ray.limit;
     // Clip the ray to the box that holds every ball.
     const Inside clip = inside_box(o, d, box.min, box.max, limit);
-    if (clip.enter > clip.leave) return best;
+    if (clip.enter > clip.leave) return;
     const double t0 = clip.enter, t1 = clip.leave;
 
     const CellKey lowest = cells.key_of(box.min), highest = cells.key_of(box.max);
@@ -227,7 +246,19 @@ std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const de
         // A ball touching the ray beyond this point has its centre in a cell entered later.
         return !(best && best->distance < entered);
     });
-    return best;
+}
+
+}  // namespace
+
+std::optional<RayHit> World::Impl::cast(const Ray& ray, const Box& box, const detail::FiniteNear* near) const {
+    Cast found{ray.origin, ray.direction, std::nullopt, ray.max_distance};
+    offer_planes(found, statics.planes());
+    offer_cylinders(found, statics.cylinders());
+    const FiniteHit nearest = nearest_finite(found, statics, near);
+    if (nearest.t != INFINITY)
+        found.offer(nearest.t, nearest.block ? RayHit::Target::Block : RayHit::Target::Capsule, nearest.normal, {}, nearest.index);
+    if (balls.size() > 0) offer_balls(found, balls, cells, box);
+    return found.best;
 }
 
 Box World::Impl::ball_bounds() const {
