@@ -88,9 +88,9 @@ private:
             bool jammed, wedged;
             Vec3 push;  // from the partner to the ball (a ball partner only)
         };
-        std::array<Hit, 2> hits{};
+        std::array<Hit, 2> hits;  // the first n_hits
         int n_hits = 0;
-        std::array<std::uint32_t, 2> predicted{};
+        std::array<std::uint32_t, 2> predicted;  // the first n_predicted
         int n_predicted = 0;
         void hit(const Hit& h) { hits[static_cast<std::size_t>(n_hits++)] = h; }
         void predict(std::uint32_t ball) { predicted[static_cast<std::size_t>(n_predicted++)] = ball; }
