@@ -82,12 +82,7 @@ void Measurements::reset(double now) {
 }
 
 void Measurements::save(SnapshotWriter& out) const {
-    out.put(counts.ball_ball);
-    out.put(counts.ball_plane);
-    out.put(counts.ball_cylinder);
-    out.put(counts.ball_capsule);
-    out.put(counts.ball_block);
-    out.put(counts.cell_crossings);
+    for (const std::uint64_t* counter : counters()) out.put(*counter);
     for (const auto* list : {&plane_counters, &cylinder_counters, &capsule_counters, &block_counters})
         for (const StaticCounters& c : *list) { out.put(c.hits); out.put(c.impulse); }
     out.put(window_start);
@@ -98,9 +93,7 @@ void Measurements::save(SnapshotWriter& out) const {
 }
 
 void Measurements::restore(SnapshotReader& in, const StaticCounts& statics) {
-    for (std::uint64_t* counter : {&counts.ball_ball, &counts.ball_plane, &counts.ball_cylinder, &counts.ball_capsule,
-                                   &counts.ball_block, &counts.cell_crossings})
-        *counter = in.get<std::uint64_t>("counters");
+    for (std::uint64_t* counter : counters()) *counter = in.get<std::uint64_t>("counters");
     plane_counters.resize(statics.planes);
     cylinder_counters.resize(statics.cylinders);
     capsule_counters.resize(statics.capsules);

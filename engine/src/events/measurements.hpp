@@ -10,6 +10,7 @@
 #include "space/statics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -59,6 +60,16 @@ struct Measurements {
     // overlap; not the step's record. restore() reads counters for `statics`.
     void save(SnapshotWriter& out) const;
     void restore(SnapshotReader& in, const StaticCounts& statics);
+
+private:
+    // The event counters, in the snapshot's order.
+    template <class Self>
+    static auto counters_of(Self& m) {
+        return std::array{&m.counts.ball_ball, &m.counts.ball_plane, &m.counts.ball_cylinder, &m.counts.ball_capsule,
+                          &m.counts.ball_block, &m.counts.cell_crossings};
+    }
+    auto counters() { return counters_of(*this); }
+    auto counters() const { return counters_of(*this); }
 };
 
 }  // namespace ballistic::detail
