@@ -3,11 +3,11 @@
 // A snapshot holds everything a step reads: the settings, the statics, the ball store (with each
 // ball's local time, rest, quiet history and event counter), the table of rests, the handles,
 // every ball's cell and its contact and pending event, and the measurements. Each component
-// writes and reads its own part (Statics, Measurements, RestTable, Balls, Handles, SleepTests);
-// this file orders them. The cells' buckets, the queue's calendar and the regions are rebuilt
-// from what was read: none of them changes what is processed (the queue's order is a total order
-// on its keys; predictions do not depend on the order cells are walked; results are the same for
-// any region plan).
+// writes and reads its own part (Statics, StaticHandles, Measurements, RestTable, Balls, Handles,
+// SleepTests); this file orders them. The cells' buckets, the queue's calendar and the regions
+// are rebuilt from what was read: none of them changes what is processed (the queue's order is a
+// total order on its keys; predictions do not depend on the order cells are walked; results are
+// the same for any region plan).
 #include "base/byte_stream.hpp"
 
 #include "base/format.hpp"
@@ -15,14 +15,11 @@
 #include "world/world_impl.hpp"
 
 #include <cmath>
-#include <limits>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 namespace ballistic {
 
-using detail::reject;
 using detail::show;
 using detail::SnapshotReader;
 using detail::SnapshotWriter;
