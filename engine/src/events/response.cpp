@@ -57,7 +57,9 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
 }
 
 void Response::after_response(const Impacts& impacts, double now, Outcome& out) {
-    for (int k = 0; k < impacts.n_hits; ++k) {
+    // Where no ball can jam, none can sleep either: an elastic world skips the phase.
+    const int hits = sleep_.jams() ? impacts.n_hits : 0;
+    for (int k = 0; k < hits; ++k) {
         const Impacts::Hit& hit = impacts.hits[static_cast<std::size_t>(k)];
         sleep_.note_quiet(hit.ball, hit.approach, now, hit.jammed, hit.wedged);
         sleep_.sleep_if_carried(hit.ball, now, hit.partner, hit.push);
