@@ -31,11 +31,11 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
                 return;
             }
             if (event.kind == Kind::Wake) return wake_resting(s, event.other, now, out);
-            break;
+            return collide(s, event, now, out);
         case Kind::BallPlane:
         case Kind::BallCylinder:
         case Kind::BallCapsule:
-        case Kind::BallBlock: break;
+        case Kind::BallBlock: return collide(s, event, now, out);
         case Kind::Crossing:
             // Moving the ball between the cell lists comes first: load its state meanwhile.
             balls_.prefetch_motion(s);
@@ -44,6 +44,9 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
             return;
         case Kind::None: return;
     }
+}
+
+void Response::collide(std::uint32_t s, const Pending& event, double now, Outcome& out) {
     Impacts impacts;
     switch (event.kind) {
         case Kind::BallBall: collide_balls(s, event.other, now, out, impacts); break;
@@ -51,7 +54,7 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
         case Kind::BallCylinder: collide_cylinder(s, event.other, now, out, impacts); break;
         case Kind::BallCapsule: collide_finite(s, {false, event.other}, now, out, impacts); break;
         case Kind::BallBlock: collide_finite(s, {true, event.other}, now, out, impacts); break;
-        default: return;
+        default: return;  // compute() sends collisions only
     }
     after_response(impacts, now, out);
 }

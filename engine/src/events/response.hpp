@@ -95,7 +95,9 @@ private:
         void hit(const Hit& h) { hits[static_cast<std::size_t>(n_hits++)] = h; }
         void predict(std::uint32_t ball) { predicted[static_cast<std::size_t>(n_predicted++)] = ball; }
     };
-    // The phases after a collision's response: sleep, then the next events into `out`.
+    // A collision of ball s (`event`, not stale) in its three phases: the response, the sleep
+    // phase, the next events into `out` (after_response()).
+    void collide(std::uint32_t s, const Pending& event, double now, Outcome& out);
     void after_response(const Impacts& impacts, double now, Outcome& out);
     void save(std::uint32_t slot, Outcome& out) const;
     // A collision's first touch of ball i: saved and brought to `now`; true if the collision is
