@@ -91,8 +91,7 @@ void RegionLoop::publish_key(std::uint32_t r, const EventKey& key) {
 
 void RegionLoop::publish(std::uint32_t r, bool now) {
     Region& g = regions_[r];
-    EventKey floor = g.top;
-    for (const Parked& p : g.parked) floor = std::min(floor, p.key);
+    EventKey floor = g.parked.empty() ? g.top : std::min(g.top, g.parked.front().key);  // parked by key
     if (!g.outstanding.empty()) {
         std::erase_if(g.outstanding, [&](const Outstanding& o) {
             return o.seq <= acked(o.to, r).load(std::memory_order_acquire);
@@ -199,28 +198,34 @@ RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending
     return depth > reach ? 0 : plan_.near(cell, r, reach);
 }
 
-std::uint32_t RegionLoop::block_of(std::int64_t x, std::int64_t y, std::int64_t z) const {
-    const std::int64_t c[3] = {x, y, z};
-    std::int64_t block = 0;
-    for (int d = 2; d >= 0; --d) {
-        const std::int64_t n = cells_.dense_cells(d);
-        std::int64_t k = c[d] - cells_.dense_lo(d);
-        k = cells_.periodic() && cells_.wraps(d) ? ((k % n) + n) % n : std::clamp<std::int64_t>(k, 0, n - 1);
-        block = block * blocks_[static_cast<std::size_t>(d)] + std::min(k / kLockCells, blocks_[static_cast<std::size_t>(d)] - 1);
-    }
-    return static_cast<std::uint32_t>(block);
+std::int64_t RegionLoop::block_along(int d, std::int64_t c) const {
+    const std::int64_t n = cells_.dense_cells(d);
+    std::int64_t k = c - cells_.dense_lo(d);
+    if (!cells_.periodic() || !cells_.wraps(d)) k = std::clamp<std::int64_t>(k, 0, n - 1);
+    else if (k < 0 || k >= n) k = ((k % n) + n) % n;  // a division only across the wrap
+    return std::min(k / kLockCells, blocks_[static_cast<std::size_t>(d)] - 1);
+}
+
+std::uint32_t RegionLoop::block_of(const CellKey& cell) const {
+    return static_cast<std::uint32_t>(block_along(0, cell.x) +
+                                      blocks_[0] * (block_along(1, cell.y) + blocks_[1] * block_along(2, cell.z)));
 }
 
 void RegionLoop::lock_near(const CellKey& cell, const CellKey* far, Held& held) {
     held.n = 0;
     if (far == &cell) {  // the cell's own block
-        held.blocks[static_cast<std::size_t>(held.n++)] = block_of(cell.x, cell.y, cell.z);
+        held.blocks[static_cast<std::size_t>(held.n++)] = block_of(cell);
     } else {
         // The cells within two lie in at most two blocks along each axis (kLockCells >= 5).
+        std::int64_t ends[3][2];
+        for (int d = 0; d < 3; ++d) {
+            ends[d][0] = block_along(d, cell[d] - 2);
+            ends[d][1] = block_along(d, cell[d] + 2);
+        }
         for (int corner = 0; corner < 8; ++corner)
-            held.blocks[static_cast<std::size_t>(held.n++)] =
-                block_of(cell.x + (corner & 1 ? 2 : -2), cell.y + (corner & 2 ? 2 : -2), cell.z + (corner & 4 ? 2 : -2));
-        if (far) held.blocks[static_cast<std::size_t>(held.n++)] = block_of(far->x, far->y, far->z);
+            held.blocks[static_cast<std::size_t>(held.n++)] = static_cast<std::uint32_t>(
+                ends[0][corner & 1] + blocks_[0] * (ends[1][corner >> 1 & 1] + blocks_[1] * ends[2][corner >> 2 & 1]));
+        if (far) held.blocks[static_cast<std::size_t>(held.n++)] = block_of(*far);
     }
     auto* first = held.blocks.data();
     std::sort(first, first + held.n);
@@ -420,7 +425,7 @@ bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event,
     if (g.parked.size() >= kMostParked) return false;
     const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
                                      [](const EventKey& k, const Parked& p) { return k < p.key; });
-    g.parked.insert(at, {slot, event, key, near});
+    g.parked.insert(at, {slot, event, key, near, cells_.key(slot)});
     Held entry;  // a neighbour's interface event may read its entry
     lock_cell(cells_.key(slot), entry);
     queue_.detach(slot);
@@ -509,8 +514,10 @@ void RegionLoop::pass_on(std::uint32_t r, Logged& logged) {
 
 bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
     const CellKey& cell = cells_.key(slot);
-    for (const Parked& p : regions_[r].parked)
-        if (p.key < key && cells_.distance(cell, cells_.key(p.slot)) <= kParkedReach) return true;
+    for (const Parked& p : regions_[r].parked) {
+        if (!(p.key < key)) return false;  // by key
+        if (cells_.distance(cell, p.cell) <= kParkedReach) return true;
+    }
     return false;
 }
 

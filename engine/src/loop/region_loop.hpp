@@ -101,6 +101,7 @@ private:
         Pending event;
         EventKey key;
         RegionSet near;  // the regions it waits for (none: only for an earlier parked one)
+        CellKey cell;    // its ball's
     };
     struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
         EventKey key;
@@ -227,7 +228,9 @@ private:
         std::array<std::uint32_t, 9> blocks;
         int n = 0;
     };
-    std::uint32_t block_of(std::int64_t x, std::int64_t y, std::int64_t z) const;
+    // The block of a cell, and the block along axis d of coordinate c.
+    std::uint32_t block_of(const CellKey& cell) const;
+    std::int64_t block_along(int d, std::int64_t c) const;
     void lock_near(const CellKey& cell, const CellKey* far, Held& held);
     void lock_cell(const CellKey& cell, Held& held) { lock_near(cell, &cell, held); }
     void unlock(Held& held);

@@ -166,7 +166,7 @@ public:
             const auto axis_d = static_cast<std::size_t>(d);
             for (int o = -1; o <= 1; ++o) {
                 std::int64_t c = key[d] + o;
-                if (periodic_ && wraps(d)) c = (c + cells_[axis_d]) % cells_[axis_d];
+                if (periodic_ && wraps(d)) c += c < 0 ? cells_[axis_d] : c >= cells_[axis_d] ? -cells_[axis_d] : 0;
                 const std::int64_t i = c - dense_lo_[d];
                 if (i < 0 || i >= dense_n_[axis_d]) continue;
                 bool seen = false;  // three cells along a wrapping axis of three are distinct anyway
