@@ -105,3 +105,26 @@ TEST(Cells, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
     EXPECT_FALSE(wide.fit_dense_slab(few, {0, 0, 0}, {999, 20, 999}));
     EXPECT_EQ(wide.dense_cells(0), 0);
 }
+
+// Balls that leave the dense block one by one (a pour falling below where it began): the cells say
+// they are outgrown once more than an eighth of the balls has left (World::Impl::reorder() then
+// fits new ones where the balls are).
+TEST(Cells, OutgrownOnceAnEighthOfTheBallsHasLeftTheDenseBlock) {
+    constexpr std::uint32_t kBalls = 800;
+    Parallel parallel(1);
+    Cells cells;
+    cells.configure(1.0, std::nullopt, {}, kBalls);
+    ASSERT_TRUE(cells.fit_dense({0, 10, 0}, {9, 19, 9}));
+    std::vector<CellKey> keys;
+    for (std::uint32_t s = 0; s < kBalls; ++s)
+        keys.push_back({static_cast<std::int32_t>(s % 10), static_cast<std::int32_t>(10 + s / 10 % 10), static_cast<std::int32_t>(s / 100)});
+    cells.assign(keys, parallel);
+    EXPECT_FALSE(cells.outgrown(kBalls));
+    for (std::uint32_t s = 0; s <= kBalls / 8; ++s) {
+        EXPECT_FALSE(cells.outgrown(kBalls)) << s << " balls left";
+        keys[s].y = 0;  // below the block and its margin
+        cells.move(s, keys[s]);
+        cells.move(s, keys[s]);  // a move between hashed cells leaves nothing
+    }
+    EXPECT_TRUE(cells.outgrown(kBalls));
+}

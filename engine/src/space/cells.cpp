@@ -30,7 +30,7 @@ void Cells::configure(double min_width, const std::optional<Box>& periodic, std:
         origin_ = {centre, centre, centre};
         width_ = {min_width, min_width, min_width};
     }
-    hashed_ = 0;
+    hashed_ = left_ = 0;
     next_.assign(capacity, -1);
     key_.assign(capacity, CellKey{});
     capacity_ = capacity;
@@ -219,6 +219,7 @@ void Cells::assign(const std::vector<CellKey>& keys, Parallel& parallel) {
     });
     for (std::size_t s = 0; s < n; ++s)
         if (!in_dense(keys[s])) insert(static_cast<std::uint32_t>(s), keys[s]);
+    left_ = 0;
 }
 
 void Cells::erase(std::uint32_t slot) {
@@ -234,9 +235,11 @@ void Cells::move(std::uint32_t slot, const CellKey& key) {
     }
     // Into a hashed cell: the buckets it may need first, so that a failure to allocate leaves the
     // ball where it was.
+    const bool leaves = in_dense(key_[slot]) && !in_dense(key);
     if (!in_dense(key)) room_for_hashed(hashed_ - (in_dense(key_[slot]) ? 0 : 1) + 1);
     erase(slot);
     insert(slot, key);
+    left_ += leaves;
 }
 
 std::int32_t Cells::move_dense(std::uint32_t slot, const CellKey& key) {

@@ -125,6 +125,9 @@ public:
     // between tasks that each scan every key and link only the balls of their share, so no two
     // tasks write one list; the few balls in hashed cells follow, in slot order.
     void assign(const std::vector<CellKey>& keys, Parallel& parallel);
+    // Have more than an eighth of `balls` left the dense cells since assign()? A block fitted
+    // where they are now may hold them again.
+    bool outgrown(std::size_t balls) const { return !periodic_ && left_ > balls / 8; }
     void erase(std::uint32_t slot);
     // Moves a ball to another cell. Between two dense cells it touches only the lists of those two
     // cells, so balls far apart may move concurrently.
@@ -370,6 +373,7 @@ private:
     std::vector<CellKey> key_;              // per slot: cell (12 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
     std::size_t hashed_ = 0;                // balls in hashed buckets
+    std::size_t left_ = 0;                  // moves out of the dense cells since assign()
     std::size_t capacity_ = 0;              // balls the cells was configured for
 };
 

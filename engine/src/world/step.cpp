@@ -67,11 +67,16 @@ StepResult World::Impl::counted(std::size_t sleeping) const {
 double World::Impl::begin_step(const std::optional<detail::SleepTests::Carried>& carried) {
     // Re-sort storage along the Morton curve whenever the queue is rebuilt anyway, and once the
     // balls have had about four collisions each since the last sort: O(N log N) then, amortised
-    // O(log N) per collision. A step that goes on from a stopped one does not re-sort.
+    // O(log N) per collision. Between sorts, the dense cells are fitted again once an eighth of the
+    // balls has left them: O(N) per N/8 cell crossings, and no bit changes (the predictions do not
+    // depend on how the cells store their balls). A step that goes on from a stopped one does
+    // neither.
     const std::uint64_t collisions = measurements.lifetime_collisions();
     if (!events_valid || (!carried && collisions - collisions_at_reorder > 4 * balls.size())) {
         if (cells_valid) reorder();
         collisions_at_reorder = collisions;
+    } else if (!carried && cells_valid && cells.outgrown(balls.size())) {
+        reorder(Resort::CellsOnly);
     }
     if (!events_valid) {  // predicted afresh: the cells' width is reviewed first
         if (const double width = cells_valid ? widths.reviewed(time, max_radius) : 0.0; width > 0.0) widths.chosen = width;

@@ -175,7 +175,10 @@ struct World::Impl {
     void wake_all();  // between steps; as it was if it fails
 
     // --- reorder.cpp
-    void reorder();  // all or nothing
+    // Remakes the cells, their dense block fitted where the balls are, and with `Slots` first
+    // re-sorts the balls' slots; all or nothing.
+    enum class Resort { Slots, CellsOnly };
+    void reorder(Resort resort = Resort::Slots);
     // Slot s takes the ball of order[s], with its handle (through `scratch`, n words; never fails).
     void move_balls(const std::vector<std::uint32_t>& order, std::vector<std::uint64_t>& scratch);
     std::uint64_t collisions_at_reorder = 0;   // lifetime collision count at the last sort
