@@ -542,6 +542,36 @@ TEST(RegionBoundaries, TheDenseCellsGrowAsTheBallsSpread) {
     EXPECT_GT(hi - lo, 60.0) << "the balls should spread along the box";
 }
 
+// A cloud of 2000 balls dropped from 4 to 12 high onto a floor 15 × 10 lands in a jammed pile
+// (restitution 0.5, friction 0.5). The dense cells fitted at the start lie above the floor; once an
+// eighth of the balls has left them they are fitted again where the balls are. In the jams an
+// event creates events at its own instant with earlier keys (a cascade), which its region
+// processes next. So the regions keep processing the landing, with the bits of one thread.
+TEST(RegionBoundaries, ALandingPileStaysInTheRegions) {
+    constexpr int kLanding = 30, kLanded = 50, kSteps = 80;
+    auto make = [](const Runner& runner) {
+        WorldDef def = test_worlds::granular(0.5);
+        def.friction = 0.5;
+        def.parallel_events_min_balls = 0;
+        runner.apply(def);
+        World world = boxed(def, {0, 0, 0}, {15, 20, 10}, true);
+        add_generated(world, 2000, 0.3, {{0, 4, 0}, {15, 12, 10}}, 1.0, 81);
+        return world;
+    };
+    const Trace reference = expect_same_for_every_runner("landing", make, kSteps, 1.0 / 60.0, few_runners());
+    World world = make({"2 threads", 2, nullptr});
+    std::uint64_t events[2] = {}, in_regions[2] = {};  // landing, landed
+    for (int k = 0; k < kSteps; ++k) {
+        const StepResult step = world.step(1.0 / 60.0);
+        if (k < kLanding) continue;
+        events[k >= kLanded] += step.events;
+        in_regions[k >= kLanded] += step.in_regions;
+    }
+    EXPECT_EQ(world.state_hash(), reference.marks.back().state);
+    EXPECT_GT(in_regions[0], events[0] * 3 / 4) << "landing: " << in_regions[0] << " of " << events[0] << " events in regions";
+    EXPECT_GT(in_regions[1], events[1] * 9 / 10) << "landed: " << in_regions[1] << " of " << events[1] << " events in regions";
+}
+
 // A floor 30 × 8 with walls, cells 0.6 wide (50 by 13: cut across x only). A layer of balls over
 // it and a block of balls across the middle, placed at rest, settle and every ball sleeps. Two
 // regions cut at the balls' median, x = 15 (the layout is symmetric about it); four at about

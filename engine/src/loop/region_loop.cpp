@@ -132,7 +132,7 @@ bool RegionLoop::running(RegionSet regions) const {
     return true;
 }
 
-EventKey RegionLoop::top_key(std::uint32_t r, std::uint32_t& slot, Pending& event) {
+EventKey RegionLoop::top_key(std::uint32_t r, std::uint32_t& slot, Pending& event, bool& cascade) {
     if (mail_[r].mail.load(std::memory_order_acquire)) drain(r);
     Region& g = regions_[r];
     if (queue_.top_of(r, slot)) {
@@ -142,8 +142,22 @@ EventKey RegionLoop::top_key(std::uint32_t r, std::uint32_t& slot, Pending& even
         event = Pending{};
         g.top = EventKey{};
     }
+    cascade = !g.cascade.empty() && !(g.top < g.cascade.front().root);
+    if (cascade) {
+        const Cascade& c = g.cascade.front();
+        slot = c.slot;
+        event = c.event;
+        g.top = c.root;
+    }
     publish(r);
     return g.top;
+}
+
+EventKey RegionLoop::earliest(std::uint32_t r) const {
+    const Region& g = regions_[r];
+    std::uint32_t slot;
+    const EventKey top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+    return g.cascade.empty() ? top : std::min(top, g.cascade.front().root);
 }
 
 void RegionLoop::drain(std::uint32_t r) {
@@ -161,16 +175,16 @@ void RegionLoop::drain(std::uint32_t r) {
         lock_cell(cells_.key(m.slot), held);
         if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
             queue_.attach(m.slot, m.event, r);
-            // A parked ball's new event replaces the one parked.
+            // A parked ball's new event replaces the one parked, and one of the cascade's its event.
             std::erase_if(g.parked, [&](const Parked& p) { return p.slot == m.slot; });
+            leave_cascade(r, m.slot);
         } else {
             queue_.update(m.slot, m.event);
         }
         unlock(held);
     }
     // The floor that holds them is out before their senders let them go.
-    std::uint32_t slot;
-    g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+    g.top = earliest(r);
     publish(r, true);
     for (const Message& m : g.incoming) acked(r, m.from).store(m.seq, std::memory_order_release);
     g.incoming.clear();
@@ -332,7 +346,8 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
             std::uint32_t s = 0;
             Pending event;
-            const EventKey key = top_key(r, s, event);
+            bool cascade = false;
+            const EventKey key = top_key(r, s, event, cascade);
             const bool none = !(event.time <= end);
             if (none && g.parked.empty()) {
                 publish(r, true);
@@ -353,7 +368,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 // an event waiting so. Meanwhile its region goes on with its later events farther
                 // away: it parks the waiting events, while it has room.
                 if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
-                    if (park(r, s, event, key, near)) continue;
+                    if (!cascade && park(r, s, event, key, near)) continue;
                     wait = true;
                 }
             }
@@ -370,6 +385,13 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                     unlock(held);
                     continue;
                 }
+            }
+            if (cascade) {  // back in the queue while it is processed, as any event
+                g.cascade.erase(g.cascade.begin());
+                Held entry;
+                if (near == 0) lock_cell(cells_.key(s), entry);
+                queue_.attach(s, event, r);
+                if (near == 0) unlock(entry);
             }
             if (!process(r, s, event, key, near != 0, depth)) {
                 unlock(held);
@@ -453,14 +475,19 @@ bool RegionLoop::process(std::uint32_t r, std::uint32_t s, const Pending& event,
         g.log.pop_back();
         throw;
     }
-    // An event it creates at its instant with an earlier key would come next in the serial loop,
-    // before every later key whatever region holds it: keys would no longer follow the serial
-    // order, on which the regions rely. And did an event with a later key, of its own region or
-    // another, touch what this one touches? Serially, then.
+    // An event it creates at its instant with a key before this one's (in a jam) joins the
+    // cascade: serially it comes next, before every other. One for a ball of another region (or
+    // parked, or on its way) would have to go there: serially, then. And did an event with a
+    // later key, of its own region or another, touch what this one touches? Serially, then.
     bool earlier = false;
     for (int k = 0; k < out.n_requeue; ++k) {
         const auto i = static_cast<std::size_t>(k);
-        earlier = earlier || (out.next[i].time == event.time && EventKey::of(out.next[i], out.requeue[i]) < key);
+        const std::uint32_t slot = out.requeue[i];
+        if (!cascades(out, i, key)) continue;
+        const std::uint32_t part = queue_.part_of(slot);
+        const bool own = plan_.region_of(cells_.key(slot)) == r &&
+                         (part == r || (part == EventQueue::kNoPart && in_cascade(r, slot)));
+        earlier = earlier || !own;
     }
     if (earlier || late(r, key, event, out, interface, depth, far)) {
         response_.undo(out);
@@ -503,13 +530,37 @@ void RegionLoop::pass_on(std::uint32_t r, Logged& logged) {
         // To the region of its cell: a neighbour's ball (perhaps on its way there from another
         // one), or one of its own that crossed over.
         const std::uint32_t to = plan_.region_of(cells_.key(slot));
-        if (part == r && to == r) {
-            queue_.update(slot, next);
+        // A ball of the cascade whose event this one replaces leaves it.
+        const bool cascaded = part == EventQueue::kNoPart && leave_cascade(r, slot);
+        if (cascades(out, i, logged.key)) {
+            if (part == r) queue_.detach(slot);
+            join_cascade(r, {slot, next, EventKey::of(next, slot), logged.key});
+        } else if (to == r && (part == r || cascaded)) {
+            if (part == r) queue_.update(slot, next);
+            else queue_.attach(slot, next, r);
         } else {
             if (part == r) queue_.detach(slot);
             send(r, to, slot, next);
         }
     }
+}
+
+bool RegionLoop::in_cascade(std::uint32_t r, std::uint32_t slot) const {
+    const auto& cascade = regions_[r].cascade;
+    return std::any_of(cascade.begin(), cascade.end(), [&](const Cascade& c) { return c.slot == slot; });
+}
+
+bool RegionLoop::leave_cascade(std::uint32_t r, std::uint32_t slot) {
+    return std::erase_if(regions_[r].cascade, [&](const Cascade& c) { return c.slot == slot; }) > 0;
+}
+
+void RegionLoop::join_cascade(std::uint32_t r, const Cascade& joining) {
+    auto& cascade = regions_[r].cascade;
+    // In the serial order: by its root's key, then by its own.
+    const auto at = std::upper_bound(cascade.begin(), cascade.end(), joining, [](const Cascade& a, const Cascade& b) {
+        return a.root < b.root || (a.root == b.root && a.key < b.key);
+    });
+    cascade.insert(at, joining);
 }
 
 bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
@@ -573,9 +624,8 @@ void RegionLoop::undo_to_prefix() {
             regions_[r].parked.clear();
         }
         for (std::uint32_t r = 0; r < n; ++r) {
-            std::uint32_t slot;
             regions_[r].outstanding.clear();
-            regions_[r].top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+            regions_[r].top = earliest(r);
             prefix = std::min(prefix, regions_[r].top);
         }
     } else {
@@ -609,6 +659,7 @@ void RegionLoop::undo_to_prefix() {
     }
     for (Region& g : regions_) {
         g.log.drop_from(prefix);
+        g.cascade.clear();  // its events' roots were undone, and with them the events
         std::erase_if(g.records, [&](const Collided& c) { return !(c.key < prefix); });
         std::erase_if(g.woken, [&](const auto& w) { return !(w.first < prefix); });
     }
@@ -670,9 +721,10 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
             g.records.clear();
             g.woken.clear();
         }
-        std::sort(woken_.begin(), woken_.end());  // in the serial order
+        // In the serial order: by key, and a cascade's in its region's order.
+        std::stable_sort(woken_.begin(), woken_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         for (const auto& w : woken_) woken.push_back(w.second);
-        std::sort(collided_.begin(), collided_.end(), [](const Collided& a, const Collided& b) { return a.key < b.key; });
+        std::stable_sort(collided_.begin(), collided_.end(), [](const Collided& a, const Collided& b) { return a.key < b.key; });
         measurements.room_for(collided_.size(), record_limit);
         for (const Collided& c : collided_) measurements.count(c.event, c.virial, c.overlap, record_limit);
     } catch (...) {

@@ -12,8 +12,11 @@
 //
 // Order. The serial loop processes the earliest key, and an event's key comes after the keys of
 // the events that created it, unless one creates an event at its own instant with an earlier key
-// (in a jam): such an event goes serially. So the serial order is the keys' order. Every event
-// stamps the cells of the balls it writes with its key. An event that comes late, after one with
+// (in a jam). That one comes next, before every other, and so does any it creates before the
+// first one's key: a cascade. Its region holds the cascade apart and processes it first, each
+// event under the first one's key (one for a ball of another region goes serially). So every
+// event has a key in the serial order, its own or its cascade's. Every event stamps the cells of
+// the balls it writes with that key. An event that comes late, after one with
 // a later key touched what it touches (a chain of events from a neighbour's message can reach
 // into a region that has run ahead), finds a later stamp around what it writes: the run then
 // stops, every event at or after the earliest one not yet processed is undone, and the caller
@@ -52,9 +55,9 @@ public:
     // Why a run ended: every event up to `end` processed; or stopped, the world standing at a
     // prefix of the serial order (every event before a key done, none after), so that the caller
     // goes on serially from there: at `limit` events, at the interrupt flag, or before an event
-    // regions cannot process (Serial: one that came late, one that creates an event at its instant
-    // with an earlier key, a ball–ball event whose partner is more than a cell away and not stale,
-    // or one beside a cell that is not dense).
+    // regions cannot process (Serial: one that came late, one whose cascade reaches a ball of
+    // another region, a ball–ball event whose partner is more than a cell away and not stale, or
+    // one beside a cell that is not dense).
     enum class End { Reached, Limit, Interrupted, Serial };
 
     struct Counts {
@@ -102,6 +105,12 @@ private:
         EventKey key;
         RegionSet near;  // the regions it waits for (none: only for an earlier parked one)
         CellKey cell;    // its ball's
+    };
+    struct Cascade {  // an event created at its creator's instant with an earlier key (its entry detached)
+        std::uint32_t slot;
+        Pending event;
+        EventKey key;   // its own
+        EventKey root;  // the key of the event that began the cascade, which orders it
     };
     struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
         EventKey key;
@@ -175,6 +184,7 @@ private:
         EventKey latest = EventKey::none();     // the latest event it processed this run
         EventKey unstamped = EventKey::none();  // and the latest that stamped nothing
         std::vector<Parked> parked;  // by key
+        std::vector<Cascade> cascade;  // by root, then key
         std::uint32_t unchecked = 0;  // events since it looked at the parked ones
     };
 
@@ -193,9 +203,9 @@ private:
     // parked one), its entry detached; false when region r has no room for it.
     bool park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near);
     // Processes region r's event of ball s (its locks held when `interface`; `depth` cells from
-    // another region): computed, logged, stamped, its balls' next events queued or sent. False,
-    // with nothing changed, when it must go serially (a far partner not stale, an event created
-    // at its instant with an earlier key, or late).
+    // another region), under `key` (its own, or its cascade's): computed, logged, stamped, its
+    // balls' next events queued, held in the cascade or sent. False, with nothing changed, when it
+    // must go serially (a far partner not stale, a cascade reaching another region, or late).
     bool process(std::uint32_t r, std::uint32_t s, const Pending& event, const EventKey& key, bool interface, int depth);
     // The next events of the balls `logged` touched, into region r's part or sent to the region
     // of their cells; their entries before, logged.
@@ -214,8 +224,19 @@ private:
     // taken in: published `now`, or when it drops (never higher than the true one, then).
     void publish(std::uint32_t r, bool now = false);
     void publish_key(std::uint32_t r, const EventKey& key);
-    // Region r's earliest event (its messages taken in first), published.
-    EventKey top_key(std::uint32_t r, std::uint32_t& slot, Pending& event);
+    // Region r's earliest event (its messages taken in first), published: the cascade's first
+    // (`cascade`), under its root's key, when that comes first.
+    EventKey top_key(std::uint32_t r, std::uint32_t& slot, Pending& event, bool& cascade);
+    EventKey earliest(std::uint32_t r) const;  // the same key, nothing taken in
+    // A cascade (in a jam): an event creates one at its instant with a key before its own (the
+    // `key` it is processed under). Serially that one comes next, before every other, and so on:
+    // its region holds them apart and processes them first, each under the first one's key.
+    static bool cascades(const Outcome& out, std::size_t i, const EventKey& key) {
+        return out.next[i].time == out.time && EventKey::of(out.next[i], out.requeue[i]) < key;
+    }
+    bool in_cascade(std::uint32_t r, std::uint32_t slot) const;
+    bool leave_cascade(std::uint32_t r, std::uint32_t slot);  // false if it was not in it
+    void join_cascade(std::uint32_t r, const Cascade& joining);
     // Takes the messages on their way to region r into its part, and says so to their senders.
     void drain(std::uint32_t r);
     void send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event);
