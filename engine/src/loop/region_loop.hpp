@@ -112,7 +112,7 @@ private:
         EventKey key;   // its own
         EventKey root;  // the key of the event that began the cascade, which orders it
     };
-    struct Stamp {  // the latest event that wrote a ball in a cell, in run `run`
+    struct Stamp {  // the latest event that wrote a ball in a patch of cells, in run `run`
         EventKey key;
         std::uint32_t run;  // 0: none
     };
@@ -121,7 +121,7 @@ private:
         Outcome out;
         std::array<Pending, 2> previous;     // its balls' entries before
         std::array<std::uint32_t, 2> part;   // and their parts
-        std::array<std::pair<std::size_t, Stamp>, 3> stamps;  // the cells it stamped, and before
+        std::array<std::pair<std::size_t, Stamp>, 3> stamps;  // the patches it stamped, and before
         int n_stamps = 0;
     };
     // What other regions read of a region, a cache line each: its floor (a sequence lock: one
@@ -288,9 +288,11 @@ private:
     std::vector<Mailbox> mail_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> acked_;  // receiver × sender: the last message taken in
     std::vector<Region> regions_;
-    // Per dense cell. Only this run's count: the events of the runs and serial stretches before
-    // came in the serial order, and the serial loop's order at one instant is not the keys'.
+    // Per patch of dense cells (prepare()). Only this run's count: the events of the runs and
+    // serial stretches before came in the serial order, and the serial loop's order at one
+    // instant is not the keys'.
     std::vector<Stamp> stamps_;
+    Cells::PatchSize patch_{1, 1, 1};
     std::uint32_t run_ = 0;
     struct alignas(64) BlockLock {
         std::atomic<bool> held{false};

@@ -156,13 +156,25 @@ public:
                 return false;
         return true;
     }
-    // The dense cells, numbered 0 … dense_count() − 1; a dense cell's number.
+    // The dense cells, numbered 0 … dense_count() − 1.
     std::size_t dense_count() const { return dense_count_; }
-    std::size_t dense_number(const CellKey& key) const { return dense_index(key); }
-    // fn(number) for every dense cell among the 27 around `key` (across the faces of a periodic
-    // box that wrap), each once.
+    // Patches of size[d] dense cells along each axis d (the last along an axis may be thinner),
+    // numbered 0 … patch_count(size) − 1, x fastest; the patch of a dense cell.
+    using PatchSize = std::array<std::int64_t, 3>;
+    std::size_t patch_count(const PatchSize& size) const {
+        std::size_t n = dense_count_ > 0 ? 1 : 0;
+        for (int d = 0; d < 3; ++d) n *= static_cast<std::size_t>(patches(d, size));
+        return n;
+    }
+    std::size_t patch_of(const CellKey& key, const PatchSize& size) const {
+        std::int64_t p = 0;
+        for (int d = 2; d >= 0; --d) p = p * patches(d, size) + (key[d] - dense_lo_[d]) / size[static_cast<std::size_t>(d)];
+        return static_cast<std::size_t>(p);
+    }
+    // fn(number) for every patch holding a dense cell among the 27 around `key` (across the faces
+    // of a periodic box that wrap), each once.
     template <class Fn>
-    void for_each_dense_near(const CellKey& key, Fn&& fn) const {
+    void for_each_patch_near(const CellKey& key, const PatchSize& size, Fn&& fn) const {
         std::int64_t k[3][3];
         int n[3] = {0, 0, 0};
         for (int d = 0; d < 3; ++d) {
@@ -172,15 +184,16 @@ public:
                 if (periodic_ && wraps(d)) c += c < 0 ? cells_[axis_d] : c >= cells_[axis_d] ? -cells_[axis_d] : 0;
                 const std::int64_t i = c - dense_lo_[d];
                 if (i < 0 || i >= dense_n_[axis_d]) continue;
-                bool seen = false;  // three cells along a wrapping axis of three are distinct anyway
-                for (int m = 0; m < n[d]; ++m) seen = seen || k[d][m] == i;
-                if (!seen) k[d][n[d]++] = i;
+                const std::int64_t patch = i / size[axis_d];
+                bool seen = false;  // neighbours may share a patch; so may the cells across a wrap
+                for (int m = 0; m < n[d]; ++m) seen = seen || k[d][m] == patch;
+                if (!seen) k[d][n[d]++] = patch;
             }
         }
+        const std::int64_t px = patches(0, size), py = patches(1, size);
         for (int z = 0; z < n[2]; ++z)
             for (int y = 0; y < n[1]; ++y)
-                for (int x = 0; x < n[0]; ++x)
-                    fn(static_cast<std::size_t>(k[0][x] + dense_n_[0] * (k[1][y] + dense_n_[1] * k[2][z])));
+                for (int x = 0; x < n[0]; ++x) fn(static_cast<std::size_t>(k[0][x] + px * (k[1][y] + py * k[2][z])));
     }
     // Cells per axis of the dense block (of the box, when periodic); 0 without dense cells.
     std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
@@ -319,6 +332,10 @@ private:
     }
     // Hashed buckets follow the dense ones in head_.
     std::size_t hashed_bucket(const CellKey& key) const;
+    std::int64_t patches(int d, const PatchSize& size) const {  // along axis d
+        const auto axis = static_cast<std::size_t>(d);
+        return (dense_n_[axis] + size[axis] - 1) / size[axis];
+    }
     // for_each_near()'s first step (inlined: it runs for every prediction). Per axis, the
     // coordinates k of the cells at offsets −1, 0, +1 from `key` (wrapped into a periodic box)
     // and the position shift of each periodic image; true when any cell lies across a periodic
