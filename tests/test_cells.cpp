@@ -91,13 +91,13 @@ TEST(Cells, ATallWorldGetsItsDenseCellsWhereMostBallsAre) {
     Cells cells;
     cells.configure(1.0, std::nullopt, {}, keys.size());
     const CellKey lo{0, 0, 0}, hi{29, 299, 29};
-    ASSERT_FALSE(cells.fit_dense(lo, hi));  // 270 000 cells, more than 8 per ball
+    ASSERT_FALSE(cells.fit_dense(lo, hi));  // 270 000 cells, more than 16 per ball
     ASSERT_TRUE(cells.fit_dense_slab(keys, lo, hi));
     EXPECT_EQ(cells.dense_cells(0), 34);  // the layer across, with margins of two cells
     EXPECT_EQ(cells.dense_cells(2), 34);
     EXPECT_LE(cells.dense_lo(1), 0);      // the whole pile, and a few layers of the cloud over it
     EXPECT_GE(cells.dense_lo(1) + cells.dense_cells(1), 10);
-    EXPECT_LE(double(cells.dense_cells(0) * cells.dense_cells(1) * cells.dense_cells(2)), 8.0 * double(keys.size()));
+    EXPECT_LE(double(cells.dense_cells(0) * cells.dense_cells(1) * cells.dense_cells(2)), 16.0 * double(keys.size()));
     // A slab thinner than 8 cells is not worth it: a layer too wide for the balls.
     Cells wide;
     wide.configure(1.0, std::nullopt, {}, 100);

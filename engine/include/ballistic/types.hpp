@@ -75,7 +75,7 @@ using BlockId = Id<struct BlockTag>;
 // fixed size count).
 inline constexpr std::size_t kBytesPerBall = 384;
 // What parallel event processing adds per ball with more than one thread: the regions' stamps, 24
-// bytes per dense cell, of which there are at most 8 per ball (docs/architecture.md, "Memory").
+// bytes each, at most 8 per ball (docs/architecture.md, "Memory").
 inline constexpr std::size_t kBytesPerBallInRegions = 200;
 
 // More threads than this bring nothing on any machine Ballistic runs on, and each costs a stack.

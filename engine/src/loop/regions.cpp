@@ -94,7 +94,11 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3
     }
     // The prime factors of the count, the largest first, each to the axis whose pieces stay the
     // thickest (a factor that fits no axis gives way to a smaller count, or none: fewer regions).
+    // A block of more than 8 dense cells per ball is cut along two axes at most, so that the
+    // stamps' patches (RegionLoop::prepare()) stay at most 8 per ball.
     const int vertical = vertical_axis(gravity);
+    const bool sparse = double(cells.dense_count()) > kStampsPerBall * double(keys.size());
+    auto cut_axes = [&] { return int(pieces[0] > 1) + int(pieces[1] > 1) + int(pieces[2] > 1); };
     for (const std::int64_t factor : prime_factors(most)) {
         // A factor that fits no axis tries the smaller counts (three regions that do not fit: two).
         for (std::int64_t f = factor; f >= 2; --f) {
@@ -104,6 +108,7 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3
             for (const bool across : {true, false}) {
                 for (int d = 0; d < 3; ++d) {
                     if ((d == vertical) == across || thick(d) < least(d)) continue;
+                    if (sparse && pieces[static_cast<std::size_t>(d)] == 1 && cut_axes() == 2) continue;
                     if (best < 0 || thick(d) > thick(best)) best = d;
                 }
                 if (best >= 0) break;

@@ -25,9 +25,12 @@ public:
     // Cells of a region along an axis, twice as many along one that wraps (a cut at either end):
     // with fewer, most of its events would lie within reach of a neighbour.
     static constexpr std::int64_t kMinCells = 12;
+    // Most stamps per ball (RegionLoop: one per patch of dense cells).
+    static constexpr double kStampsPerBall = 8.0;
 
     // Up to `concurrency` regions, blocks of the dense cells of `cells` cut along the axes with the
-    // most cells (one cut for two regions, two axes for four, three for eight), but along the axis
+    // most cells (one cut for two regions, two axes for four, three for eight; two at most for more
+    // than kStampsPerBall dense cells per ball), but along the axis
     // nearest `gravity` only when the others cannot take more cuts (a pile is busy along its whole
     // surface: cut across the floor, not by height), each holding about as many of the balls of
     // `keys` as the others along its axes; one region (serial processing) for fewer than

@@ -105,7 +105,7 @@ bool Cells::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi
     return fit_dense(lo, hi);
 }
 
-double Cells::dense_limit() const { return 8.0 * double(std::max<std::size_t>(capacity_, 1024)); }
+double Cells::dense_limit() const { return 16.0 * double(std::max<std::size_t>(capacity_, 1024)); }
 
 CellKey Cells::key_of(Vec3 position) const {
     CellKey key;

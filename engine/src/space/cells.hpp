@@ -320,7 +320,7 @@ public:
     }
 
 private:
-    double dense_limit() const;  // most dense cells: a few per ball
+    double dense_limit() const;  // most dense cells: 16 per ball
     bool in_dense(const CellKey& key) const {
         if (periodic_) return dense_count_ > 0;
         return key.x >= dense_lo_.x && key.x - dense_lo_.x < dense_n_[0] && key.y >= dense_lo_.y &&
