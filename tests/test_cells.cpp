@@ -2,6 +2,7 @@
 // inserting the balls one at a time: the same lists, in the same order, for any thread count.
 #include "space/cells.hpp"
 #include "base/parallel.hpp"
+#include "loop/regions.hpp"
 
 #include <gtest/gtest.h>
 
@@ -127,4 +128,23 @@ TEST(Cells, OutgrownOnceAnEighthOfTheBallsHasLeftTheDenseBlock) {
         cells.move(s, keys[s]);  // a move between hashed cells leaves nothing
     }
     EXPECT_TRUE(cells.outgrown(kBalls));
+}
+
+// Eight regions of a cube of dense cells: three cuts when it holds at most 8 cells per ball, two
+// axes at most beyond that, so that the stamps of RegionLoop stay at 8 per ball.
+TEST(RegionPlan, ABlockOfMoreThanEightCellsPerBallIsCutAlongTwoAxesAtMost) {
+    for (const std::size_t balls : {20'000, 80'000}) {  // 10.8 and 5.1 dense cells per ball
+        Cells cells;
+        cells.configure(1.0, std::nullopt, {}, balls);
+        ASSERT_TRUE(cells.fit_dense({0, 0, 0}, {55, 55, 55}));  // 60 or 74 a side, with its margins
+        std::mt19937 random(9);
+        std::uniform_int_distribution<std::int32_t> along(0, 55);
+        std::vector<CellKey> keys;
+        for (std::size_t k = 0; k < balls; ++k) keys.push_back({along(random), along(random), along(random)});
+        RegionPlan plan;
+        plan.plan(cells, keys, Vec3{}, 8, 0);
+        EXPECT_EQ(plan.count(), 8u) << balls;
+        const int cut = int(plan.pieces(0) > 1) + int(plan.pieces(1) > 1) + int(plan.pieces(2) > 1);
+        EXPECT_EQ(cut, balls == 20'000 ? 2 : 3) << balls << " balls";
+    }
 }
