@@ -142,7 +142,7 @@ TEST(RegionPlan, ABlockOfMoreThanEightCellsPerBallIsCutAlongTwoAxesAtMost) {
         std::vector<CellKey> keys;
         for (std::size_t k = 0; k < balls; ++k) keys.push_back({along(random), along(random), along(random)});
         RegionPlan plan;
-        plan.plan(cells, keys, Vec3{}, 8, 0);
+        plan.plan(cells, keys, keys.size(), Vec3{}, 8, 0);
         EXPECT_EQ(plan.count(), 8u) << balls;
         const int cut = int(plan.pieces(0) > 1) + int(plan.pieces(1) > 1) + int(plan.pieces(2) > 1);
         EXPECT_EQ(cut, balls == 20'000 ? 2 : 3) << balls << " balls";

@@ -3,6 +3,7 @@
 #include "loop/event_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ballistic::detail {
 
@@ -18,8 +19,13 @@ void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
     parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = cells.key(static_cast<std::uint32_t>(s));
     });
+    // The regions share out the balls that have events coming: a sleeping pile costs nothing.
+    std::vector<CellKey> busy;
+    for (std::size_t s = 0; s < events.size(); ++s)
+        if (std::isfinite(events[s].time)) busy.push_back(keys[s]);
     RegionPlan plan;
-    plan.plan(cells, keys, def_.gravity, parallel_.concurrency(), def_.parallel_events_min_balls);
+    plan.plan(cells, busy.empty() ? keys : busy, keys.size(), def_.gravity, parallel_.concurrency(),
+              def_.parallel_events_min_balls);
     std::vector<std::uint32_t> region_of;  // the queue has one part per region
     if (plan.count() > 1) {
         region_of.resize(events.size());

@@ -78,14 +78,14 @@ std::vector<std::uint8_t> depths_to_bounds(const std::vector<std::int64_t>& boun
 
 }  // namespace
 
-void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency,
-                      std::size_t min_balls) {
+void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, std::size_t balls, Vec3 gravity,
+                      int concurrency, std::size_t min_balls) {
     count_ = 1;
     for (auto& b : bounds_) b.clear();
     for (auto& d : depths_) d.clear();
     for (auto& t : near_) for (auto& a : t) a.clear();
     const std::size_t most = std::min<std::size_t>(static_cast<std::size_t>(std::max(concurrency, 1)), kMostRegions);
-    if (most < 2 || keys.empty() || keys.size() < min_balls || cells.dense_cells(0) == 0) return;
+    if (most < 2 || keys.empty() || balls < min_balls || cells.dense_cells(0) == 0) return;
     std::array<std::int64_t, 3> pieces{1, 1, 1};
     for (int d = 0; d < 3; ++d) {
         lo_[static_cast<std::size_t>(d)] = cells.dense_lo(d);
@@ -97,7 +97,7 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3
     // A block of more than 8 dense cells per ball is cut along two axes at most, so that the
     // stamps' patches (RegionLoop::prepare()) stay at most 8 per ball.
     const int vertical = vertical_axis(gravity);
-    const bool sparse = double(cells.dense_count()) > kStampsPerBall * double(keys.size());
+    const bool sparse = double(cells.dense_count()) > kStampsPerBall * double(balls);
     auto cut_axes = [&] { return int(pieces[0] > 1) + int(pieces[1] > 1) + int(pieces[2] > 1); };
     for (const std::int64_t factor : prime_factors(most)) {
         // A factor that fits no axis tries the smaller counts (three regions that do not fit: two).

@@ -30,12 +30,14 @@ public:
 
     // Up to `concurrency` regions, blocks of the dense cells of `cells` cut along the axes with the
     // most cells (one cut for two regions, two axes for four, three for eight; two at most for more
-    // than kStampsPerBall dense cells per ball), but along the axis
-    // nearest `gravity` only when the others cannot take more cuts (a pile is busy along its whole
-    // surface: cut across the floor, not by height), each holding about as many of the balls of
-    // `keys` as the others along its axes; one region (serial processing) for fewer than
-    // `min_balls` balls, a world without dense cells, or one too thin to cut.
-    void plan(const Cells& cells, const std::vector<CellKey>& keys, Vec3 gravity, int concurrency, std::size_t min_balls);
+    // than kStampsPerBall dense cells per ball of the world's `balls`), but along the axis nearest
+    // `gravity` only when the others cannot take more cuts (a pile is busy along its whole surface:
+    // cut across the floor, not by height), each holding about as many of the balls at `keys` (the
+    // cells of those with events coming) as the others along its axes; one region (serial
+    // processing) for fewer than `min_balls` balls, a world without dense cells, or one too thin
+    // to cut.
+    void plan(const Cells& cells, const std::vector<CellKey>& keys, std::size_t balls, Vec3 gravity, int concurrency,
+              std::size_t min_balls);
     std::size_t count() const { return count_; }
     std::uint32_t region_of(const CellKey& key) const {
         std::uint32_t region = 0;
