@@ -65,7 +65,8 @@ struct Predicting {
     std::vector<Contact> contacts;
     SleepRules rules{def};
     Predictor predictor{def, balls, cells, statics, contacts, rules};
-    Sleep sleep{def, balls, cells, statics, rules};
+    Parallel parallel{1};
+    Sleep sleep{def, balls, cells, statics, rules, parallel};
     Response response{def, balls, cells, statics, contacts, predictor, sleep};
 
     explicit Predicting(Vec3 gravity) {

@@ -82,6 +82,7 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
 
 double Islands::leave(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                       const std::vector<double>& inv_mass, Vec3 gravity) {
+    Islands& at = slots();
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
     const double g = length(gravity);
@@ -92,16 +93,16 @@ double Islands::leave(std::span<const std::uint32_t> members, std::span<const Is
         residual[k] = gravity * mass;
         // A still member takes what its contacts give (weight 0: as if immovable in the balance),
         // and its residual never counts (unbalanced()).
-        weight[k] = !still.empty() && still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
+        weight[k] = !at.still.empty() && at.still[members[k]] ? 0.0 : 1.0 / ((mass * g) * (mass * g));
     }
     for (std::size_t k = 0; k < touching.size(); ++k) {
         const IslandContact& ct = touching[k];
         const Vec3 f = ct.n * force[k] + holding[k];
         if (ct.b == kFixed) {
-            residual[local[ct.a]] += f;
+            residual[at.local[ct.a]] += f;
         } else {
-            residual[local[ct.a]] -= f;
-            residual[local[ct.b]] += f;
+            residual[at.local[ct.a]] -= f;
+            residual[at.local[ct.b]] += f;
         }
     }
     return unbalance(members.size());
@@ -114,16 +115,17 @@ double Islands::unbalance(std::size_t m) const {
 }
 
 void Islands::sweep_once(std::span<const IslandContact> touching, double friction) {
+    Islands& at = slots();
     for (std::size_t k = 0; k < touching.size(); ++k) {
         const IslandContact& ct = touching[k];
-        Vec3& ra = residual[local[ct.a]];
+        Vec3& ra = residual[at.local[ct.a]];
         double& lambda = force[k];
         Vec3& f = holding[k];
         if (ct.b == kFixed) {
             push_and_hold(ra, ct.n, lambda, f, friction);
         } else {  // pushes b along n and a the other way: weighted least squares of the two
-            Vec3& rb = residual[local[ct.b]];
-            const double wa = weight[local[ct.a]], wb = weight[local[ct.b]];
+            Vec3& rb = residual[at.local[ct.b]];
+            const double wa = weight[at.local[ct.a]], wb = weight[at.local[ct.b]];
             if (!(wa + wb > 0.0)) continue;  // two still members: nothing to balance between them
             const double next = std::max(0.0, lambda + (wa * dot(ct.n, ra) - wb * dot(ct.n, rb)) / (wa + wb));
             ra -= ct.n * (next - lambda);
@@ -224,21 +226,22 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
 
 void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                          const std::vector<double>& inv_mass, Vec3 gravity) {
+    Islands& at = slots();
     force.assign(touching.size(), 0.0);
     holding.assign(touching.size(), Vec3{});
-    if (height.empty()) return;
+    if (at.height.empty()) return;
     const std::size_t m = members.size();
     rows(m, first_contact, by_contact, [&](auto&& fn) {
         for (std::size_t c = 0; c < touching.size(); ++c) {
-            fn(local[touching[c].a], static_cast<std::uint32_t>(c));
-            if (touching[c].b != kFixed) fn(local[touching[c].b], static_cast<std::uint32_t>(c));
+            fn(at.local[touching[c].a], static_cast<std::uint32_t>(c));
+            if (touching[c].b != kFixed) fn(at.local[touching[c].b], static_cast<std::uint32_t>(c));
         }
     });
     residual.resize(m);
     for (std::size_t k = 0; k < m; ++k)  // a still member charges its weight to nobody
-        residual[k] = !still.empty() && still[members[k]] ? Vec3{} : gravity / inv_mass[members[k]];
+        residual[k] = !at.still.empty() && at.still[members[k]] ? Vec3{} : gravity / inv_mass[members[k]];
     for (const std::uint32_t slot : by_height) {
-        const std::uint32_t k = local[slot];
+        const std::uint32_t k = at.local[slot];
         if (k >= m || members[k] != slot) continue;  // set aside: no longer a member
         // The push a contact gives member k: along n when k is its b (or its b is fixed), along
         // -n when k is its a and b is a member. The statics and sleeping balls it touches take
@@ -249,7 +252,7 @@ void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const
         // many weights, balances from no other guess (balanced() spreads a load one contact a
         // sweep).
         const auto begin = by_contact.begin() + first_contact[k], end = by_contact.begin() + first_contact[k + 1];
-        auto push_on = [&](const IslandContact& ct) { return ct.b != kFixed && local[ct.a] == k ? -ct.n : ct.n; };
+        auto push_on = [&](const IslandContact& ct) { return ct.b != kFixed && at.local[ct.a] == k ? -ct.n : ct.n; };
         auto lifts = [&](std::uint32_t c) { return dot(push_on(touching[c]), gravity) < 0.0; };
         auto takes = [&](std::uint32_t c) { return touching[c].b == kFixed || lifts(c); };
         Vec3 none{};
@@ -261,7 +264,7 @@ void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const
         for (auto c = begin; c != end; ++c) {
             const IslandContact& ct = touching[*c];
             if (ct.b == kFixed || !lifts(*c)) continue;
-            residual[local[ct.a] == k ? local[ct.b] : local[ct.a]] -= push_on(ct) * force[*c];
+            residual[at.local[ct.a] == k ? at.local[ct.b] : at.local[ct.a]] -= push_on(ct) * force[*c];
         }
     }
 }

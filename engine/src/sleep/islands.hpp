@@ -55,6 +55,12 @@ struct Islands {
     std::vector<IslandContact> kept_contacts, contacts_next;
     std::vector<std::uint32_t> asleep_now, rest_of;  // the balls falling asleep, their entries of rests
 
+    // A solver of its own for part of another's clusters (Sleep::stand_clusters() on several
+    // tasks) reads and writes that one's per-slot vectors (local, height, disturbed, still), each
+    // only for its clusters' members; nullptr: its own.
+    Islands* owner = nullptr;
+    Islands& slots() { return owner ? *owner : *this; }
+
     std::uint32_t root(std::uint32_t slot) {
         while (parent[slot] != slot) slot = parent[slot] = parent[parent[slot]];
         return slot;
@@ -119,14 +125,15 @@ struct Islands {
     template <class Above>
     void stand(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                const std::vector<double>& inv_mass, Vec3 gravity, double friction, Above&& above) {
+        Islands& at = slots();
         kept.assign(members.begin(), members.end());
         kept_contacts.assign(touching.begin(), touching.end());
         const std::uint64_t start = sweeps;
         by_height.clear();
-        if (!height.empty()) {  // the members from the highest down, ties by slot (the same order on every run)
+        if (!at.height.empty()) {  // the members from the highest down, ties by slot (the same order on every run)
             by_height.assign(members.begin(), members.end());
             std::sort(by_height.begin(), by_height.end(), [&](std::uint32_t x, std::uint32_t y) {
-                return height[x] != height[y] ? height[x] > height[y] : x < y;
+                return at.height[x] != at.height[y] ? at.height[x] > at.height[y] : x < y;
             });
         }
         carry_down(kept, kept_contacts, inv_mass, gravity);
@@ -134,7 +141,7 @@ struct Islands {
             if (balanced(kept, kept_contacts, inv_mass, gravity, friction, true)) break;
             if (sweeps - start >= kStandSweeps || round == kRounds) return;
             for (std::size_t k = 0; k < kept.size(); ++k)  // never a still one: balanced() passed them
-                if (gave_up ? clearly_unbalanced(k) : unbalanced(k)) disturbed[kept[k]] = 1;
+                if (gave_up ? clearly_unbalanced(k) : unbalanced(k)) at.disturbed[kept[k]] = 1;
             on_moving(kept, kept_contacts, above);
             kept_next.clear();
             contacts_next.clear();
@@ -142,14 +149,14 @@ struct Islands {
             last_holding.clear();
             for (std::size_t k = 0; k < kept_contacts.size(); ++k) {
                 const IslandContact& ct = kept_contacts[k];
-                if (lifted[local[ct.a]] || (ct.b != kFixed && lifted[local[ct.b]])) continue;
+                if (lifted[at.local[ct.a]] || (ct.b != kFixed && lifted[at.local[ct.b]])) continue;
                 contacts_next.push_back(ct);
                 last_force.push_back(force[k]);
                 last_holding.push_back(holding[k]);
             }
             for (std::size_t k = 0; k < kept.size(); ++k) {
                 if (lifted[k]) continue;
-                local[kept[k]] = static_cast<std::uint32_t>(kept_next.size());
+                at.local[kept[k]] = static_cast<std::uint32_t>(kept_next.size());
                 kept_next.push_back(kept[k]);
             }
             if (kept_next.empty()) return;
@@ -187,20 +194,21 @@ struct Islands {
     template <class Above>
     void on_moving(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                    Above&& above) {
+        Islands& at = slots();
         const std::size_t m = members.size();
         lifted.assign(m, 0);
         // For each member, the members resting on it.
         auto for_each_resting = [&](auto&& fn) {  // fn(lower, upper), local indices
             for (const IslandContact& ct : touching) {
                 if (ct.b == kFixed) continue;
-                if (above(ct.n)) fn(local[ct.a], local[ct.b]);
-                else if (above(-ct.n)) fn(local[ct.b], local[ct.a]);
+                if (above(ct.n)) fn(at.local[ct.a], at.local[ct.b]);
+                else if (above(-ct.n)) fn(at.local[ct.b], at.local[ct.a]);
             }
         };
         rows(m, first_resting, resting, for_each_resting);
         stack.clear();
         for (std::size_t k = 0; k < m; ++k) {
-            if (!disturbed[members[k]]) continue;
+            if (!at.disturbed[members[k]]) continue;
             lifted[k] = 1;
             stack.push_back(static_cast<std::uint32_t>(k));
         }

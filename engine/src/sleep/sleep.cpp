@@ -288,6 +288,7 @@ void Sleep::stand_clusters() {
     std::stable_sort(is.sorted.begin(), is.sorted.end(),
                      [&](const IslandContact& x, const IslandContact& y) { return is.parent[x.a] < is.parent[y.a]; });
     is.asleep_now.clear();
+    clusters_.clear();
     std::size_t c = 0;
     for (std::size_t first = 0; first < is.candidates.size();) {
         const std::uint32_t root = is.parent[is.candidates[first]];
@@ -298,12 +299,34 @@ void Sleep::stand_clusters() {
         }
         const std::size_t begin = c;
         while (c < is.sorted.size() && is.parent[is.sorted[c].a] == root) ++c;
-        const std::span<const std::uint32_t> members(is.candidates.data() + first, last - first);
-        const std::span<const IslandContact> touching = std::span(is.sorted).subspan(begin, c - begin);
-        is.stand(members, touching, balls_.inv_mass, def_.gravity, standing_friction(),
-                 [&](Vec3 push) { return rules_.above(push); });
+        clusters_.push_back({first, last, begin, c});
         first = last;
     }
+    // The clusters stand or fall each on its own: in shares of about as many members, one task
+    // and solver each, the first share's the world's; the balls that stand, in cluster order.
+    const std::size_t members = is.candidates.size();
+    const std::size_t shares = std::min<std::size_t>(
+        {static_cast<std::size_t>(parallel_.concurrency()), clusters_.size(), members / kMembersPerShare + 1});
+    while (solvers_.size() + 1 < shares) solvers_.emplace_back().owner = &is;
+    share_end_.assign(shares, clusters_.size());
+    for (std::size_t k = 0, seen = 0, share = 0; k < clusters_.size() && share + 1 < shares; ++k) {
+        seen += clusters_[k].last - clusters_[k].first;
+        if (seen * shares >= (share + 1) * members) share_end_[share++] = k + 1;
+    }
+    parallel_.for_each(shares, [&](std::size_t share) {
+        Islands& solver = share == 0 ? is : solvers_[share - 1];
+        if (share > 0) solver.asleep_now.clear();
+        for (std::size_t k = share == 0 ? 0 : share_end_[share - 1]; k < share_end_[share]; ++k) {
+            const Cluster& cluster = clusters_[k];
+            const std::span<const std::uint32_t> of(is.candidates.data() + cluster.first, cluster.last - cluster.first);
+            const std::span<const IslandContact> touching =
+                std::span(is.sorted).subspan(cluster.begin, cluster.end - cluster.begin);
+            solver.stand(of, touching, balls_.inv_mass, def_.gravity, standing_friction(),
+                         [&](Vec3 push) { return rules_.above(push); });
+        }
+    });
+    for (std::size_t k = 1; k < shares; ++k)
+        is.asleep_now.insert(is.asleep_now.end(), solvers_[k - 1].asleep_now.begin(), solvers_[k - 1].asleep_now.end());
 }
 
 bool Sleep::still(std::uint32_t s, double now) const {

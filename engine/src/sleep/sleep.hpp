@@ -9,6 +9,7 @@
 
 #include <ballistic/types.hpp>
 
+#include "base/parallel.hpp"
 #include "space/balls.hpp"
 #include "space/cells.hpp"
 #include "sleep/islands.hpp"
@@ -26,8 +27,9 @@ namespace ballistic::detail {
 
 class Sleep {
 public:
-    Sleep(const WorldDef& def, Balls& balls, const Cells& cells, const Statics& statics, const SleepRules& rules)
-        : def_(def), balls_(balls), cells_(cells), statics_(statics), rules_(rules) {}
+    Sleep(const WorldDef& def, Balls& balls, const Cells& cells, const Statics& statics, const SleepRules& rules,
+          const Parallel& parallel)
+        : def_(def), balls_(balls), cells_(cells), statics_(statics), rules_(rules), parallel_(parallel) {}
 
     // Can anything sleep? It takes dissipation (restitution below one, or friction), gravity, a
     // sleep_speed and planes, capsules or blocks to rest on.
@@ -194,7 +196,17 @@ private:
     const Cells& cells_;
     const Statics& statics_;
     const SleepRules& rules_;
+    const Parallel& parallel_;
     Islands islands_;  // sleep_clusters()'s scratch, kept between steps
+    // stand_clusters(): each cluster's members (in islands_.candidates) and contacts (in
+    // islands_.sorted); the solvers of the shares after the first, and where each share ends.
+    struct Cluster {
+        std::size_t first, last, begin, end;
+    };
+    static constexpr std::size_t kMembersPerShare = 64;
+    std::vector<Cluster> clusters_;
+    std::vector<Islands> solvers_;
+    std::vector<std::size_t> share_end_;
 };
 
 }  // namespace ballistic::detail

@@ -83,7 +83,7 @@ struct World::Impl {
     // whose blocks they crowd brought down.
     void roaming_added(std::uint32_t first);
     detail::Predictor predictor{def, balls, cells, statics, contacts, rules};
-    detail::Sleep sleep{def, balls, cells, statics, rules};
+    detail::Sleep sleep{def, balls, cells, statics, rules, parallel};
     detail::Response response{def, balls, cells, statics, contacts, predictor, sleep};
 
     detail::Measurements measurements;
