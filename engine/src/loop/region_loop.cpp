@@ -395,7 +395,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 Held entry;
                 if (near == 0) lock_cell(cells_.key(s), entry);
                 queue_.attach(s, event, r);
-                if (near == 0) unlock(entry);
+                unlock(entry);  // none taken when its locks are held already
             }
             if (!process(r, s, event, key, near != 0, depth)) {
                 unlock(held);
@@ -683,8 +683,7 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         g.counts = {};
         g.latest = EventKey::none();
         g.unstamped = EventKey::none();
-        std::uint32_t slot;
-        g.top = queue_.top_of(r, slot) ? queue_.key(slot) : EventKey{};
+        g.top = earliest(r);
         publish(r, true);
     }
     if (++run_ == 0) {  // its count wrapped: the stamps of long ago would look new
