@@ -79,6 +79,7 @@ void detail::Balls::push(const BallDef& def, double time, BallId handle, std::ui
     jam.push_back(0);
     id.push_back(handle);
     user.push_back(def.user_data);
+    view_speeds.reset();
 }
 
 void detail::Balls::reserve(std::size_t balls) {
@@ -186,6 +187,7 @@ void Balls::restore(SnapshotReader& in, std::size_t count, double max_radius, st
     for (std::size_t s = 0; s < count; ++s) id[s] = BallId{handles[s]};
     user = in.get_column<std::uint64_t>(count, "user data");
     for (auto* column : view_columns()) column->resize(count);  // shown once the world is whole
+    view_speeds.reset();
 }
 
 }  // namespace ballistic::detail

@@ -11,9 +11,11 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -120,7 +122,10 @@ struct Balls {
     Vec3 view_position(std::size_t s) const { return {view_x[s], view_y[s], view_z[s]}; }
     Vec3 acceleration(std::size_t s) const { return rests[rest[s]].acceleration; }
     const Supports& supports(std::size_t s) const { return rests[rest[s]].supports; }
-    bool asleep(std::size_t s) const { return rests[rest[s]].asleep; }
+    bool asleep(std::size_t s) const {  // kNone (awake on nothing) without reading the table
+        const std::uint32_t k = rest[s];
+        return k != RestTable::kNone && rests[k].asleep;
+    }
     // The ball is not quiet: its history of slow events begins again at `now`.
     void restart_quiet(std::size_t s, double now) {
         quiet_since[s] = now;
@@ -190,6 +195,18 @@ struct Balls {
     void show(std::size_t s) {
         view_x[s] = x[s]; view_y[s] = y[s]; view_z[s] = z[s];
         view_vx[s] = vx[s]; view_vy[s] = vy[s]; view_vz[s] = vz[s];
+        view_speeds.reset();
+    }
+    // The sum of |view_vx| + |view_vy| + |view_vz| over the balls: in slot order within each
+    // block of Parallel::kBlock slots (view_speeds_of()), the blocks' sums added in block order.
+    // Kept from the last showing of every ball until a view or a slot changes (show(), push(),
+    // restore() and each change of every column).
+    std::optional<double> view_speeds;
+    // `sum` plus the speeds of the slots [begin, end), in order.
+    double view_speeds_of(std::size_t begin, std::size_t end, double sum = 0.0) const {
+        for (std::size_t s = begin; s < end; ++s)
+            sum += std::abs(view_vx[s]) + std::abs(view_vy[s]) + std::abs(view_vz[s]);
+        return sum;
     }
 private:
     template <class Self>
@@ -212,6 +229,7 @@ public:
     // quiet_events, jam, id, user.
     template <class Fn>
     void for_each_column(Fn&& fn) {
+        view_speeds.reset();
         for (auto* v : double_columns()) fn(*v);
         for (auto* v : view_columns()) fn(*v);
         fn(counter);

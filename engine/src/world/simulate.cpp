@@ -163,10 +163,13 @@ void World::Impl::start_roaming(double dt) {
     if (!events_valid || !cells_valid || def.periodic || statics.has_finite() || n <= 16) return;
     // About the cells the balls would cross in the step, at most (their speeds at the step's
     // start, from what balls() shows, summed along the axes; gravity for every ball): counting
-    // the balls in blocks is worth it when they are many. One pass over three columns.
-    double speeds = 0.0;
-    for (std::size_t s = 0; s < n; ++s)
-        speeds += std::abs(balls.view_vx[s]) + std::abs(balls.view_vy[s]) + std::abs(balls.view_vz[s]);
+    // the balls in blocks is worth it when they are many. The speeds are summed as the balls
+    // are shown (show_balls()); after a change between steps, in one pass over three columns.
+    if (!balls.view_speeds) {
+        auto block = [&](std::size_t begin, std::size_t end) { return balls.view_speeds_of(begin, end); };
+        balls.view_speeds = parallel.reduce_here(n, 0.0, block, std::plus<>());
+    }
+    const double speeds = *balls.view_speeds;
     const double crossings = (speeds * dt + static_cast<double>(n) * 0.5 * length(def.gravity) * dt * dt) / cells.min_width();
     if (!(crossings >= Roaming::kCrossingsPerBall * static_cast<double>(n))) return;
     // Worlds too small for the regions keep counting once no ball roams (a ball may start to

@@ -234,8 +234,13 @@ std::size_t World::Impl::finish_step(double end) {
 
 std::size_t World::Impl::show_balls(double at) {
     Balls& b = balls;
-    // The sleeping balls are counted on the way (their entries of rests are read anyway).
-    const std::size_t sleeping = parallel.reduce(b.size(), std::size_t{0}, [&](std::size_t begin, std::size_t stop) {
+    // The sleeping balls are counted on the way (their entries of rests are read anyway), and
+    // the views' speeds summed (Balls::view_speeds, for start_roaming()).
+    struct Shown {
+        std::size_t asleep = 0;
+        double speeds = 0.0;
+    };
+    const Shown shown_all = parallel.reduce(b.size(), Shown{}, [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance() for each run of
         // balls whose view is not current: a ball that fell asleep before the last showing was
         // shown asleep then, and has not moved since.
@@ -245,8 +250,10 @@ std::size_t World::Impl::show_balls(double at) {
         for (auto& column : a) column.resize(count);
         shown.resize(count);
         std::size_t asleep = 0;
+        const detail::RestTable::Rest& none = b.rests[detail::RestTable::kNone];  // most balls
         for (std::size_t k = 0; k < count; ++k) {
-            const detail::RestTable::Rest& rest = b.rests[b.rest[begin + k]];
+            const std::uint32_t r = b.rest[begin + k];
+            const detail::RestTable::Rest& rest = r == detail::RestTable::kNone ? none : b.rests[r];
             a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
             asleep += rest.asleep;
             shown[k] = rest.asleep && b.t[begin + k] < shown_at;
@@ -257,17 +264,25 @@ std::size_t World::Impl::show_balls(double at) {
                                         part(b.vy),     part(b.vz),     a[0],           a[1],
                                         a[2],           part(b.t),      out(b.view_x),  out(b.view_y),
                                         out(b.view_z),  out(b.view_vx), out(b.view_vy), out(b.view_vz)};
-        for (std::size_t k = 0; k < count;) {
-            if (shown[k]) { ++k; continue; }
-            std::size_t run = k + 1;
-            while (run < count && !shown[run]) ++run;
-            detail::state_at_batch_simd(lanes, at, k, run);
-            k = run;
+        // In pieces whose views are summed while still in the cache.
+        constexpr std::size_t kPiece = 256;
+        double speeds = 0.0;
+        for (std::size_t piece = 0; piece < count; piece += kPiece) {
+            const std::size_t end = std::min(count, piece + kPiece);
+            for (std::size_t k = piece; k < end;) {
+                if (shown[k]) { ++k; continue; }
+                std::size_t run = k + 1;
+                while (run < end && !shown[run]) ++run;
+                detail::state_at_batch_simd(lanes, at, k, run);
+                k = run;
+            }
+            speeds = b.view_speeds_of(begin + piece, begin + end, speeds);
         }
-        return asleep;
-    }, std::plus<>());
+        return Shown{asleep, speeds};
+    }, [](const Shown& sum, const Shown& part) { return Shown{sum.asleep + part.asleep, sum.speeds + part.speeds}; });
+    b.view_speeds = shown_all.speeds;
     shown_at = at;
-    return sleeping;
+    return shown_all.asleep;
 }
 
 void World::Impl::stand_at(double at, Bring what) {
