@@ -50,8 +50,10 @@ void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
     // A stamp per patch of 2 cells along each axis the plan does not cut (1 along a cut): all the
     // cells of a patch lie at one depth from the other regions, and in one block of locks, so a
     // patch is touched as its cells are; a coarser stamp only finds more events late.
-    for (int d = 0; d < 3; ++d) patch_[static_cast<std::size_t>(d)] = plan.pieces(d) > 1 ? 1 : 2;
-    stamps_.assign(n > 1 ? cells.patch_count(patch_) : 0, Stamp{EventKey{}, 0});
+    std::array<int, 3> shift;
+    for (int d = 0; d < 3; ++d) shift[static_cast<std::size_t>(d)] = plan.pieces(d) > 1 ? 0 : 1;
+    patches_ = cells.patches(shift);
+    stamps_.assign(n > 1 ? patches_.count : 0, Stamp{EventKey{}, 0});
     std::size_t blocks = 1;
     for (int d = 0; d < 3; ++d) {
         // Along an axis that wraps, the last block takes the cells left over (kLockCells to twice
@@ -281,7 +283,7 @@ bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event
         // Another region's events write cells of this one only next to it (depth 1): around a
         // cell of its own two deep or more, only its own later events can have written.
         if (!own_later && plan_.region_of(cell) == r && plan_.depth(cell) >= 3) return;
-        cells_.for_each_patch_near(cell, patch_, [&](std::size_t c) { later = later || newer(stamps_[c]); });
+        cells_.for_each_patch_near(cell, patches_, [&](std::size_t c) { later = later || newer(stamps_[c]); });
     };
     for (int k = 0; k < out.n_saved; ++k) around(cells_.key(out.saved[static_cast<std::size_t>(k)].slot));
     if (out.crossing) around(out.old_key);
@@ -291,7 +293,7 @@ bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event
 void RegionLoop::stamp(Logged& logged) {
     const Outcome& out = logged.out;
     auto put = [&](const CellKey& cell) {
-        const std::size_t c = cells_.patch_of(cell, patch_);
+        const std::size_t c = cells_.patch_of(cell, patches_);
         logged.stamps[static_cast<std::size_t>(logged.n_stamps++)] = {c, stamps_[c]};
         stamps_[c] = {logged.key, run_};
     };

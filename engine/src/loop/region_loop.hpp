@@ -292,7 +292,7 @@ private:
     // serial stretches before came in the serial order, and the serial loop's order at one
     // instant is not the keys'.
     std::vector<Stamp> stamps_;
-    Cells::PatchSize patch_{1, 1, 1};
+    Cells::Patches patches_;
     std::uint32_t run_ = 0;
     struct alignas(64) BlockLock {
         std::atomic<bool> held{false};

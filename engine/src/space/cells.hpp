@@ -158,23 +158,31 @@ public:
     }
     // The dense cells, numbered 0 … dense_count() − 1.
     std::size_t dense_count() const { return dense_count_; }
-    // Patches of size[d] dense cells along each axis d (the last along an axis may be thinner),
-    // numbered 0 … patch_count(size) − 1, x fastest; the patch of a dense cell.
-    using PatchSize = std::array<std::int64_t, 3>;
-    std::size_t patch_count(const PatchSize& size) const {
-        std::size_t n = dense_count_ > 0 ? 1 : 0;
-        for (int d = 0; d < 3; ++d) n *= static_cast<std::size_t>(patches(d, size));
-        return n;
+    // Patches of 2^shift[d] dense cells along each axis d (the last along an axis may be
+    // thinner), numbered 0 … count − 1, x fastest: patches() for these cells, then the patch of a
+    // dense cell without a division.
+    struct Patches {
+        std::array<int, 3> shift{};
+        std::array<std::int64_t, 3> along{};  // patches per axis
+        std::size_t count = 0;
+    };
+    Patches patches(const std::array<int, 3>& shift) const {
+        Patches p{shift, {}, dense_count_ > 0 ? std::size_t{1} : std::size_t{0}};
+        for (std::size_t d = 0; d < 3; ++d) {
+            p.along[d] = (dense_n_[d] + (std::int64_t{1} << shift[d]) - 1) >> shift[d];
+            p.count *= static_cast<std::size_t>(p.along[d]);
+        }
+        return p;
     }
-    std::size_t patch_of(const CellKey& key, const PatchSize& size) const {
-        std::int64_t p = 0;
-        for (int d = 2; d >= 0; --d) p = p * patches(d, size) + (key[d] - dense_lo_[d]) / size[static_cast<std::size_t>(d)];
-        return static_cast<std::size_t>(p);
+    std::size_t patch_of(const CellKey& key, const Patches& p) const {
+        return static_cast<std::size_t>(((key.x - dense_lo_.x) >> p.shift[0]) +
+                                        p.along[0] * (((key.y - dense_lo_.y) >> p.shift[1]) +
+                                                      p.along[1] * ((key.z - dense_lo_.z) >> p.shift[2])));
     }
     // fn(number) for every patch holding a dense cell among the 27 around `key` (across the faces
     // of a periodic box that wrap), each once.
     template <class Fn>
-    void for_each_patch_near(const CellKey& key, const PatchSize& size, Fn&& fn) const {
+    void for_each_patch_near(const CellKey& key, const Patches& patches, Fn&& fn) const {
         std::int64_t k[3][3];
         int n[3] = {0, 0, 0};
         for (int d = 0; d < 3; ++d) {
@@ -184,13 +192,13 @@ public:
                 if (periodic_ && wraps(d)) c += c < 0 ? cells_[axis_d] : c >= cells_[axis_d] ? -cells_[axis_d] : 0;
                 const std::int64_t i = c - dense_lo_[d];
                 if (i < 0 || i >= dense_n_[axis_d]) continue;
-                const std::int64_t patch = i / size[axis_d];
+                const std::int64_t patch = i >> patches.shift[axis_d];
                 bool seen = false;  // neighbours may share a patch; so may the cells across a wrap
                 for (int m = 0; m < n[d]; ++m) seen = seen || k[d][m] == patch;
                 if (!seen) k[d][n[d]++] = patch;
             }
         }
-        const std::int64_t px = patches(0, size), py = patches(1, size);
+        const std::int64_t px = patches.along[0], py = patches.along[1];
         for (int z = 0; z < n[2]; ++z)
             for (int y = 0; y < n[1]; ++y)
                 for (int x = 0; x < n[0]; ++x) fn(static_cast<std::size_t>(k[0][x] + px * (k[1][y] + py * k[2][z])));
@@ -332,10 +340,6 @@ private:
     }
     // Hashed buckets follow the dense ones in head_.
     std::size_t hashed_bucket(const CellKey& key) const;
-    std::int64_t patches(int d, const PatchSize& size) const {  // along axis d
-        const auto axis = static_cast<std::size_t>(d);
-        return (dense_n_[axis] + size[axis] - 1) / size[axis];
-    }
     // for_each_near()'s first step (inlined: it runs for every prediction). Per axis, the
     // coordinates k of the cells at offsets −1, 0, +1 from `key` (wrapped into a periodic box)
     // and the position shift of each periodic image; true when any cell lies across a periodic
