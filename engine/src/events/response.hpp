@@ -37,6 +37,16 @@ public:
     // Processes `event`, the pending event of ball `slot`: the physics on the balls it touches,
     // a crossing ball moved to its new cell, their next events predicted into `out`.
     void compute(std::uint32_t slot, const Pending& event, Outcome& out);
+    // Starts loading what compute() first reads of the ball of the event likely to come next in
+    // part `part` of the queue (EventQueue::second_of()): its cell, state and contact.
+    void prefetch_next(const EventQueue& queue, std::size_t part) const {
+        if (const std::uint32_t slot = queue.second_of(part); slot != EventQueue::kNoSlot) {
+            cells_.prefetch(slot);
+            balls_.prefetch_motion(slot);
+            __builtin_prefetch(&contacts_[slot]);
+            __builtin_prefetch(&balls_.counter[slot]);
+        }
+    }
     // Has the partner of ball `slot`'s ball–ball or Wake event changed its trajectory since the
     // event was predicted (lazy invalidation)? Its region may be changing it meanwhile.
     bool stale(std::uint32_t slot, const Pending& event) const {

@@ -90,6 +90,7 @@ EventLoop::End EventLoop::run_serially(double end, std::uint64_t budget, std::ui
         if (budget != 0 && done >= budget) return End::Budget;
         if (most != 0 && done >= most) return End::Reached;
         if (interrupt && interrupt->load(std::memory_order_relaxed)) return End::Interrupted;
+        response_.prefetch_next(queue_, queue_.part_of(s));
         try {
             response_.compute(s, event, single);
             record(single);
