@@ -1,6 +1,7 @@
 // What is where, on its own: handles, the statics' handles, the statics (their distances, the cells
 // that list capsules and blocks, the questions about a point) against closed forms.
 #include "base/byte_stream.hpp"
+#include "base/parallel.hpp"
 #include "space/balls.hpp"
 #include "space/cells.hpp"
 #include "space/handles.hpp"
@@ -299,4 +300,32 @@ TEST(Balls, TheStoreAndItsRestsComeBackFromASnapshotBitForBit) {
     SnapshotReader again(stream);
     const std::size_t n = refused.rests.restore(again, statics.counts());
     EXPECT_THROW(refused.restore(again, balls.size(), 0.25, n, 64), InvalidArgument);
+}
+
+TEST(Balls, TheSumOfTheViewsSpeedsIsKeptOnlyWhileNoViewOrSlotChanges) {
+    Balls balls;
+    balls.rests.reset({0, 0, 0});
+    for (std::uint32_t k = 0; k < 4; ++k)
+        balls.push(BallDef{{3.0 * k, 0, 0}, {1.0 + k, -2.0, 0.5 * k}, 0.5, 1.0}, 0.0, BallId{k}, 0);
+    EXPECT_FALSE(balls.view_speeds);  // pushing drops it
+    // |vx| + |vy| + |vz| of each ball in slot order: 3 + 4.5 + 6 + 7.5.
+    EXPECT_EQ(balls.view_speeds_of(0, 4), 21.0);
+    EXPECT_EQ(balls.view_speeds_of(2, 4, 1.0), 14.5);
+    auto keep = [&] { balls.view_speeds = balls.view_speeds_of(0, balls.size()); };
+    keep();
+    balls.show(1);
+    EXPECT_FALSE(balls.view_speeds) << "a view written";
+    keep();
+    balls.move(3, 0);
+    EXPECT_FALSE(balls.view_speeds) << "a slot moved";
+    keep();
+    balls.pop();
+    EXPECT_FALSE(balls.view_speeds) << "a slot removed";
+    keep();
+    EXPECT_EQ(*balls.view_speeds, 7.5 + 4.5 + 6.0);  // slots 0, 1, 2 hold balls 3, 1, 2
+    Parallel parallel(1);
+    std::vector<std::uint64_t> scratch(balls.size());
+    balls.permute({2, 1, 0}, scratch, parallel);
+    EXPECT_FALSE(balls.view_speeds) << "the slots permuted";
+    EXPECT_EQ(balls.view_speeds_of(0, 3), 6.0 + 4.5 + 7.5);  // now balls 2, 1, 3
 }
