@@ -159,8 +159,7 @@ namespace ballistic {
 void World::Impl::start_roaming(double dt) {
     using detail::Roaming;
     const std::size_t n = balls.size();
-    // Blocks tile space outside a periodic box; capsules and blocks are found through the cells.
-    if (!events_valid || !cells_valid || def.periodic || statics.has_finite() || n <= 16) return;
+    if (!events_valid || !cells_valid || !roams() || n <= 16) return;
     // About the cells the balls would cross in the step, at most (their speeds at the step's
     // start, from what balls() shows, summed along the axes; gravity for every ball): counting
     // the balls in blocks is worth it when they are many. The speeds are summed as the balls

@@ -235,7 +235,8 @@ std::size_t World::Impl::finish_step(double end) {
 std::size_t World::Impl::show_balls(double at) {
     Balls& b = balls;
     // The sleeping balls are counted on the way (their entries of rests are read anyway), and
-    // the views' speeds summed (Balls::view_speeds, for start_roaming()).
+    // the views' speeds summed where balls can roam (Balls::view_speeds, for start_roaming()).
+    const bool speeds = roams();
     struct Shown {
         std::size_t asleep = 0;
         double speeds = 0.0;
@@ -266,7 +267,7 @@ std::size_t World::Impl::show_balls(double at) {
                                         out(b.view_z),  out(b.view_vx), out(b.view_vy), out(b.view_vz)};
         // In pieces whose views are summed while still in the cache.
         constexpr std::size_t kPiece = 256;
-        double speeds = 0.0;
+        double sum = 0.0;
         for (std::size_t piece = 0; piece < count; piece += kPiece) {
             const std::size_t end = std::min(count, piece + kPiece);
             for (std::size_t k = piece; k < end;) {
@@ -276,11 +277,11 @@ std::size_t World::Impl::show_balls(double at) {
                 detail::state_at_batch_simd(lanes, at, k, run);
                 k = run;
             }
-            speeds = b.view_speeds_of(begin + piece, begin + end, speeds);
+            if (speeds) sum = b.view_speeds_of(begin + piece, begin + end, sum);
         }
-        return Shown{asleep, speeds};
+        return Shown{asleep, sum};
     }, [](const Shown& sum, const Shown& part) { return Shown{sum.asleep + part.asleep, sum.speeds + part.speeds}; });
-    b.view_speeds = shown_all.speeds;
+    b.view_speeds = speeds ? std::optional(shown_all.speeds) : std::nullopt;
     shown_at = at;
     return shown_all.asleep;
 }

@@ -75,6 +75,9 @@ struct World::Impl {
     // A step of `dt` expected to cross at least Roaming::kCrossingsPerBall cells per ball lets the
     // balls alone in the blocks around them roam, before its first event.
     void start_roaming(double dt);
+    // Can balls roam in this world? Blocks of cells do not tile a periodic box, and capsules and
+    // blocks are found through the cells.
+    bool roams() const { return !def.periodic && !statics.has_finite(); }
     // Brings every roamer back to its cell at `at` (a step's end, a stop, a failure, a rebuild
     // within the step), its next event predicted there unless the events are to be rebuilt
     // (`events_valid` false).
