@@ -228,18 +228,18 @@ void Cells::erase(std::uint32_t slot) {
 }
 
 void Cells::move(std::uint32_t slot, const CellKey& key) {
-    if (in_dense(key_[slot]) && in_dense(key)) {
+    const bool from_dense = in_dense(key_[slot]), to_dense = in_dense(key);
+    if (from_dense && to_dense) {
         unlink(slot);
         link(slot, key);
         return;
     }
     // Into a hashed cell: the buckets it may need first, so that a failure to allocate leaves the
     // ball where it was.
-    const bool leaves = in_dense(key_[slot]) && !in_dense(key);
-    if (!in_dense(key)) room_for_hashed(hashed_ - (in_dense(key_[slot]) ? 0 : 1) + 1);
+    if (!to_dense) room_for_hashed(hashed_ - (from_dense ? 0 : 1) + 1);
     erase(slot);
     insert(slot, key);
-    left_ += leaves;
+    left_ += from_dense;  // it left the dense cells
 }
 
 std::int32_t Cells::move_dense(std::uint32_t slot, const CellKey& key) {
