@@ -36,6 +36,7 @@
 
 #include <ballistic/types.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -137,37 +138,44 @@ private:
         std::mutex lock;
         std::vector<Message> messages;
     };
-    // A region's processed events that a stop may undo, the earliest first: the front is forgotten
-    // by moving `first` on, and the memory serves run after run (an event costs no allocation).
+    // A region's processed events that a stop may undo, the earliest first, in a ring that grows
+    // by doubling and never shrinks: its entries are used again, event after event, while they are
+    // still in the cache, and an event costs no allocation. An entry taken by emplace_back() holds
+    // what its last event left: process() writes every field it reads.
     class Log {
     public:
-        bool empty() const { return first_ == items_.size(); }
-        std::size_t size() const { return items_.size() - first_; }
-        Logged& operator[](std::size_t k) { return items_[first_ + k]; }
+        bool empty() const { return size_ == 0; }
+        std::size_t size() const { return size_; }
+        Logged& operator[](std::size_t k) { return items_[(first_ + k) & mask_]; }
         Logged& front() { return items_[first_]; }
-        Logged& emplace_back() { return items_.emplace_back(); }
-        void pop_back() { items_.pop_back(); }
+        Logged& emplace_back() {
+            if (size_ == items_.size()) grow();
+            return (*this)[size_++];
+        }
+        void pop_back() { --size_; }
         void pop_front() {
-            if (++first_ == items_.size()) {
-                clear();
-            } else if (first_ >= 1024 && 2 * first_ >= items_.size()) {
-                items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(first_));
-                first_ = 0;
-            }
+            first_ = (first_ + 1) & mask_;
+            --size_;
         }
-        void clear() {
-            items_.clear();
-            first_ = 0;
-        }
-        // Drops the events at or after `key`.
+        void clear() { first_ = size_ = 0; }
+        // Drops the events at or after `key`, keeping the others in order.
         void drop_from(const EventKey& key) {
-            std::erase_if(items_, [&](const Logged& logged) { return !(logged.key < key); });
-            first_ = std::min(first_, items_.size());
+            std::size_t kept = 0;
+            for (std::size_t k = 0; k < size_; ++k)
+                if ((*this)[k].key < key) (*this)[kept++] = (*this)[k];
+            size_ = kept;
         }
 
     private:
+        void grow() {
+            std::vector<Logged> items(std::max<std::size_t>(64, 2 * items_.size()));  // first: may fail
+            for (std::size_t k = 0; k < size_; ++k) items[k] = (*this)[k];
+            items_ = std::move(items);
+            mask_ = items_.size() - 1;
+            first_ = 0;
+        }
         std::vector<Logged> items_;
-        std::size_t first_ = 0;
+        std::size_t first_ = 0, size_ = 0, mask_ = 0;
     };
     struct alignas(128) Region {  // one region's loop state: only the task running it touches it
         Log log;
