@@ -501,8 +501,8 @@ bool RegionLoop::process(std::uint32_t r, std::uint32_t s, const Pending& event,
         return false;
     }
     try {
-        if (out.collided) g.records.push_back({key, out.event, out.virial, out.overlap});
-        if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.emplace_back(key, out.woken);
+        if (out.collided) g.records.push({key, out.event, out.virial, out.overlap});
+        if (out.woken != Outcome::kNoBall && def_.sleep_interval > 0.0) g.woken.push({key, out.woken});
     } catch (...) {
         response_.undo(out);
         g.log.pop_back();
@@ -666,8 +666,43 @@ void RegionLoop::undo_to_prefix() {
     for (Region& g : regions_) {
         g.log.drop_from(prefix);
         g.cascade.clear();  // its events' roots were undone, and with them the events
-        std::erase_if(g.records, [&](const Collided& c) { return !(c.key < prefix); });
-        std::erase_if(g.woken, [&](const auto& w) { return !(w.first < prefix); });
+        g.records.erase_from(prefix);
+        g.woken.erase_from(prefix);
+    }
+}
+
+template <class Item, class Fn>
+void RegionLoop::in_key_order(ByKey<Item> Region::*list, Fn&& fn) {
+    // Two sources per region: the items that came in key order, then the late ones, sorted. Of
+    // two equal keys, the first source's came first (ByKey::push()). The sources' fronts go in a
+    // heap, the earliest key on top and of two equal keys the earlier source's: the order of one
+    // stable sort of every region's items, as they came, one region after the other.
+    const auto sources = static_cast<std::uint32_t>(2 * regions_.size());
+    auto source = [&](std::uint32_t s) -> std::vector<Item>& {
+        ByKey<Item>& items = regions_[s / 2].*list;
+        return s % 2 == 0 ? items.in_order : items.late;
+    };
+    std::array<std::size_t, 2 * RegionPlan::kMostRegions> at{};
+    std::array<std::uint32_t, 2 * RegionPlan::kMostRegions> heap{};
+    std::size_t n = 0;
+    for (std::uint32_t s = 0; s < sources; ++s) {
+        std::vector<Item>& items = source(s);
+        if (s % 2 == 1)
+            std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+        if (!items.empty()) heap[n++] = s;
+    }
+    auto later = [&](std::uint32_t a, std::uint32_t b) {
+        const EventKey &ka = source(a)[at[a]].key, &kb = source(b)[at[b]].key;
+        return kb < ka || (!(ka < kb) && b < a);
+    };
+    auto heap_end = [&] { return heap.begin() + static_cast<std::ptrdiff_t>(n); };
+    std::make_heap(heap.begin(), heap_end(), later);
+    while (n > 0) {
+        std::pop_heap(heap.begin(), heap_end(), later);
+        const std::uint32_t s = heap[n - 1];
+        fn(source(s)[at[s]]);
+        if (++at[s] < source(s).size()) std::push_heap(heap.begin(), heap_end(), later);
+        else --n;
     }
 }
 
@@ -718,20 +753,16 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         g.outstanding.clear();
     }
     try {
-        collided_.clear();
-        woken_.clear();
+        in_key_order(&Region::woken, [&](const Woken& w) { woken.push_back(w.slot); });
+        std::size_t collisions = 0;
+        for (const Region& g : regions_) collisions += g.records.size();
+        measurements.room_for(collisions, record_limit);
+        in_key_order(&Region::records,
+                     [&](const Collided& c) { measurements.count(c.event, c.virial, c.overlap, record_limit); });
         for (Region& g : regions_) {
-            collided_.insert(collided_.end(), g.records.begin(), g.records.end());
-            woken_.insert(woken_.end(), g.woken.begin(), g.woken.end());
             g.records.clear();
             g.woken.clear();
         }
-        // In the serial order: by key, and a cascade's in its region's order.
-        std::stable_sort(woken_.begin(), woken_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (const auto& w : woken_) woken.push_back(w.second);
-        std::stable_sort(collided_.begin(), collided_.end(), [](const Collided& a, const Collided& b) { return a.key < b.key; });
-        measurements.room_for(collided_.size(), record_limit);
-        for (const Collided& c : collided_) measurements.count(c.event, c.virial, c.overlap, record_limit);
     } catch (...) {
         for (Region& g : regions_) {
             g.records.clear();

@@ -100,6 +100,31 @@ private:
         CollisionEvent event;
         double virial, overlap;
     };
+    struct Woken {  // a ball an event woke
+        EventKey key;
+        std::uint32_t slot;
+    };
+    // What a region's events leave for the run's end (its collisions, the balls they woke), by
+    // their keys: those that come in key order, and apart the few that come after a later key (of
+    // an event parked, or brought by a neighbour's message), each list in the order they came.
+    template <class Item>
+    struct ByKey {
+        std::vector<Item> in_order, late;
+        void push(const Item& item) {
+            if (in_order.empty() || !(item.key < in_order.back().key)) in_order.push_back(item);
+            else late.push_back(item);
+        }
+        std::size_t size() const { return in_order.size() + late.size(); }
+        void erase_from(const EventKey& key) {
+            auto after = [&](const Item& item) { return !(item.key < key); };
+            std::erase_if(in_order, after);
+            std::erase_if(late, after);
+        }
+        void clear() {
+            in_order.clear();
+            late.clear();
+        }
+    };
     struct Parked {  // an event its region set aside while it waits (its entry detached)
         std::uint32_t slot;
         Pending event;
@@ -179,8 +204,8 @@ private:
     };
     struct alignas(128) Region {  // one region's loop state: only the task running it touches it
         Log log;
-        std::vector<Collided> records;
-        std::vector<std::pair<EventKey, std::uint32_t>> woken;
+        ByKey<Collided> records;
+        ByKey<Woken> woken;
         std::vector<Message> incoming;
         std::vector<Outstanding> outstanding;
         std::vector<std::uint64_t> sent;  // per region: messages sent there
@@ -282,6 +307,9 @@ private:
     // at a prefix of the serial order.
     void undo_to_prefix();
     void undo(Logged& logged, bool queue);
+    // fn(item) for the items of every region's `list` (records or woken) in the serial order.
+    template <class Item, class Fn>
+    void in_key_order(ByKey<Item> Region::*list, Fn&& fn);
     std::atomic<std::uint64_t>& acked(std::uint32_t receiver, std::uint32_t sender) {
         return acked_[receiver * plan_.count() + sender];
     }
@@ -308,8 +336,6 @@ private:
     static constexpr std::int64_t kLockCells = 6;
     std::vector<BlockLock> locks_;
     std::array<std::int64_t, 3> blocks_{};  // per axis
-    std::vector<Collided> collided_;  // every region's records at a run's end
-    std::vector<std::pair<EventKey, std::uint32_t>> woken_;  // and the balls they woke
 
     std::atomic<std::uint64_t> stop_time_{~std::uint64_t{0}};  // a stop was asked for (its time)
     std::mutex stop_lock_;
