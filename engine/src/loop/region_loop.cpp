@@ -373,7 +373,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 // It waits until the regions it touches have passed its key, and so does one near
                 // an event waiting so. Meanwhile its region goes on with its later events farther
                 // away: it parks the waiting events, while it has room.
-                if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, key)) {
+                if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, depth, key)) {
                     if (!cascade && park(r, s, event, key, near)) continue;
                     wait = true;
                 }
@@ -453,6 +453,8 @@ bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event,
     if (g.parked.size() >= kMostParked) return false;
     const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
                                      [](const EventKey& k, const Parked& p) { return k < p.key; });
+    const int depth = plan_.depth(cells_.key(slot));
+    g.parked_depth = g.parked.empty() ? depth : std::max(g.parked_depth, depth);
     g.parked.insert(at, {slot, event, key, near, cells_.key(slot)});
     Held entry;  // a neighbour's interface event may read its entry
     lock_cell(cells_.key(slot), entry);
@@ -569,9 +571,13 @@ void RegionLoop::join_cascade(std::uint32_t r, const Cascade& joining) {
     cascade.insert(at, joining);
 }
 
-bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const {
+bool RegionLoop::beside_parked(std::uint32_t r, std::uint32_t slot, int depth, const EventKey& key) const {
+    const Region& g = regions_[r];
+    // Depths differ by no more than the cells between: one deeper than every parked event's by
+    // more than kParkedReach is beside none.
+    if (g.parked.empty() || depth > g.parked_depth + kParkedReach) return false;
     const CellKey& cell = cells_.key(slot);
-    for (const Parked& p : regions_[r].parked) {
+    for (const Parked& p : g.parked) {
         if (!(p.key < key)) return false;  // by key
         if (cells_.distance(cell, p.cell) <= kParkedReach) return true;
     }

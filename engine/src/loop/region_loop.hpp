@@ -217,6 +217,7 @@ private:
         EventKey latest = EventKey::none();     // the latest event it processed this run
         EventKey unstamped = EventKey::none();  // and the latest that stamped nothing
         std::vector<Parked> parked;  // by key
+        int parked_depth = 0;        // while any are parked: their cells' depth, at most
         std::vector<Cascade> cascade;  // by root, then key
         std::uint32_t unchecked = 0;  // events since it looked at the parked ones
     };
@@ -293,8 +294,9 @@ private:
     // partner) touches? Its own cells and the partner's, and the cells around those.
     bool late(std::uint32_t r, const EventKey& key, const Pending& event, const Outcome& out, bool interface,
               int depth, bool far) const;
-    // Is ball `slot` within kParkedReach cells of an event region r parked before `key`?
-    bool beside_parked(std::uint32_t r, std::uint32_t slot, const EventKey& key) const;
+    // Is ball `slot`, `depth` cells from another region, within kParkedReach cells of an event
+    // region r parked before `key`?
+    bool beside_parked(std::uint32_t r, std::uint32_t slot, int depth, const EventKey& key) const;
     // When the earliest event region r parked may go on, puts them all back in its part; true if so.
     bool unpark_ready(std::uint32_t r);
     RegionSet everyone(std::uint32_t r) const {
