@@ -28,6 +28,7 @@ struct Outcome {
         std::uint64_t counter;
         std::uint32_t rest;
         Contact contact;
+        bool trajectory;  // position to rest were saved (a crossing keeps them: the contact only)
         bool quiet;  // the quiet history below was saved (Response::save())
         double quiet_since;
         std::uint32_t quiet_events, jam;

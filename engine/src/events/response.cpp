@@ -82,6 +82,7 @@ void Response::save(std::uint32_t s, Outcome& out) const {
     saved.counter = balls_.counter[s];
     saved.rest = balls_.rest[s];
     saved.contact = contacts_[s];
+    saved.trajectory = true;
     // Where no jam can stop a ball, only waking a sleeping one writes its quiet history: an
     // elastic world leaves three columns alone.
     saved.quiet = sleep_.jams() || balls_.asleep(s);
@@ -89,6 +90,13 @@ void Response::save(std::uint32_t s, Outcome& out) const {
     saved.quiet_since = balls_.quiet_since[s];
     saved.quiet_events = balls_.quiet_events[s];
     saved.jam = balls_.jam[s];
+}
+
+void Response::save_contact(std::uint32_t s, Outcome& out) const {
+    Outcome::Saved& saved = out.saved[static_cast<std::size_t>(out.n_saved++)];
+    saved.slot = s;
+    saved.contact = contacts_[s];
+    saved.trajectory = saved.quiet = false;
 }
 
 void Response::undo(const Outcome& out) {
@@ -100,12 +108,13 @@ void Response::undo(const Outcome& out) {
     }
     for (int k = out.n_saved; k-- > 0;) {
         const Outcome::Saved& old = out.saved[static_cast<std::size_t>(k)];
+        contacts_[old.slot] = old.contact;
+        if (!old.trajectory) continue;
         balls_.set_position(old.slot, old.position);
         balls_.set_velocity(old.slot, old.velocity);
         balls_.set_time(old.slot, old.t);
         balls_.set_counter(old.slot, old.counter);
         balls_.rest[old.slot] = old.rest;
-        contacts_[old.slot] = old.contact;
         if (!old.quiet) continue;
         balls_.quiet_since[old.slot] = old.quiet_since;
         balls_.quiet_events[old.slot] = old.quiet_events;
@@ -185,10 +194,11 @@ void Response::cross_cell(std::uint32_t i, std::uint32_t face, double now, Outco
     const bool counting = roaming();
     if (counting && roaming_->level(i) > 0) [[unlikely]]
         return roam_on(i, face, now, out);
-    save(i, out);
     Vec3 shift;
     out.old_key = cells_.key(i);
     out.new_key = cells_.across(out.old_key, static_cast<int>(face), shift);
+    if (shift == Vec3{}) save_contact(i, out);
+    else save(i, out);  // a periodic wrap moves it
     out.dense = cells_.dense(out.old_key) && cells_.dense(out.new_key);
     if (out.dense) out.before = cells_.move_dense(i, out.new_key);
     else cells_.move(i, out.new_key);  // as it was if it fails

@@ -110,6 +110,8 @@ private:
     void collide(std::uint32_t s, const Pending& event, double now, Outcome& out);
     void after_response(const Impacts& impacts, double now, Outcome& out);
     void save(std::uint32_t slot, Outcome& out) const;
+    // What a crossing changes of the ball that keeps its trajectory: its contact.
+    void save_contact(std::uint32_t slot, Outcome& out) const;
     // A collision's first touch of ball i: saved and brought to `now`; true if the collision is
     // part of a jam (Sleep::jammed()).
     bool meet(std::uint32_t i, double now, Outcome& out);
