@@ -374,7 +374,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 // an event waiting so. Meanwhile its region goes on with its later events farther
                 // away: it parks the waiting events, while it has room.
                 if ((near != 0 && !ready(r, near, key)) || beside_parked(r, s, depth, key)) {
-                    if (!cascade && park(r, s, event, key, near)) continue;
+                    if (!cascade && park(r, s, event, key, near, depth)) continue;
                     wait = true;
                 }
             }
@@ -448,12 +448,12 @@ bool RegionLoop::wait_once(std::uint32_t r, std::uint32_t& spin) {
     return true;
 }
 
-bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near) {
+bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near,
+                      int depth) {
     Region& g = regions_[r];
     if (g.parked.size() >= kMostParked) return false;
     const auto at = std::upper_bound(g.parked.begin(), g.parked.end(), key,
                                      [](const EventKey& k, const Parked& p) { return k < p.key; });
-    const int depth = plan_.depth(cells_.key(slot));
     g.parked_depth = g.parked.empty() ? depth : std::max(g.parked_depth, depth);
     g.parked.insert(at, {slot, event, key, near, cells_.key(slot)});
     Held entry;  // a neighbour's interface event may read its entry

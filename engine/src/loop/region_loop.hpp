@@ -233,9 +233,11 @@ private:
     // Region r has nothing to do but wait: one turn of waiting (`spin` counts them); false when its
     // task should end (the driver starts it again).
     bool wait_once(std::uint32_t r, std::uint32_t& spin);
-    // Sets aside the event of `slot`, which waits for the regions `near` (none: for an earlier
-    // parked one), its entry detached; false when region r has no room for it.
-    bool park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near);
+    // Sets aside the event of `slot` (`depth` cells from another region), which waits for the
+    // regions `near` (none: for an earlier parked one), its entry detached; false when region r
+    // has no room for it.
+    bool park(std::uint32_t r, std::uint32_t slot, const Pending& event, const EventKey& key, RegionSet near,
+              int depth);
     // Processes region r's event of ball s (its locks held when `interface`; `depth` cells from
     // another region), under `key` (its own, or its cascade's): computed, logged, stamped, its
     // balls' next events queued, held in the cascade or sent. False, with nothing changed, when it
