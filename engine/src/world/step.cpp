@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -244,20 +245,30 @@ std::size_t World::Impl::show_balls(double at) {
     const Shown shown_all = parallel.reduce(b.size(), Shown{}, [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance() for each run of
         // balls whose view is not current: a ball that fell asleep before the last showing was
-        // shown asleep then, and has not moved since.
+        // shown asleep then, and has not moved since. A block where no ball rests on anything
+        // (every block of an elastic world) is one run under g.
         thread_local std::vector<double> a[3];
         thread_local std::vector<std::uint8_t> shown;
         const std::size_t count = stop - begin;
         for (auto& column : a) column.resize(count);
-        shown.resize(count);
         std::size_t asleep = 0;
         const detail::RestTable::Rest& none = b.rests[detail::RestTable::kNone];  // most balls
-        for (std::size_t k = 0; k < count; ++k) {
-            const std::uint32_t r = b.rest[begin + k];
-            const detail::RestTable::Rest& rest = r == detail::RestTable::kNone ? none : b.rests[r];
-            a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
-            asleep += rest.asleep;
-            shown[k] = rest.asleep && b.t[begin + k] < shown_at;
+        const auto rests = std::span(b.rest).subspan(begin, count);
+        const bool plain = b.rests.size() == 1 ||
+                           std::all_of(rests.begin(), rests.end(), [](std::uint32_t r) { return r == detail::RestTable::kNone; });
+        if (plain) {
+            std::fill(a[0].begin(), a[0].end(), none.acceleration.x);
+            std::fill(a[1].begin(), a[1].end(), none.acceleration.y);
+            std::fill(a[2].begin(), a[2].end(), none.acceleration.z);
+        } else {
+            shown.resize(count);
+            for (std::size_t k = 0; k < count; ++k) {
+                const std::uint32_t r = rests[k];
+                const detail::RestTable::Rest& rest = r == detail::RestTable::kNone ? none : b.rests[r];
+                a[0][k] = rest.acceleration.x; a[1][k] = rest.acceleration.y; a[2][k] = rest.acceleration.z;
+                asleep += rest.asleep;
+                shown[k] = rest.asleep && b.t[begin + k] < shown_at;
+            }
         }
         auto part = [&](const std::vector<double>& column) { return std::span(column).subspan(begin, count); };
         auto out = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
@@ -270,12 +281,16 @@ std::size_t World::Impl::show_balls(double at) {
         double sum = 0.0;
         for (std::size_t piece = 0; piece < count; piece += kPiece) {
             const std::size_t end = std::min(count, piece + kPiece);
-            for (std::size_t k = piece; k < end;) {
-                if (shown[k]) { ++k; continue; }
-                std::size_t run = k + 1;
-                while (run < end && !shown[run]) ++run;
-                detail::state_at_batch_simd(lanes, at, k, run);
-                k = run;
+            if (plain) {
+                detail::state_at_batch_simd(lanes, at, piece, end);
+            } else {
+                for (std::size_t k = piece; k < end;) {
+                    if (shown[k]) { ++k; continue; }
+                    std::size_t run = k + 1;
+                    while (run < end && !shown[run]) ++run;
+                    detail::state_at_batch_simd(lanes, at, k, run);
+                    k = run;
+                }
             }
             if (speeds) sum = b.view_speeds_of(begin + piece, begin + end, sum);
         }
