@@ -62,7 +62,7 @@ struct Predicting {
     Balls balls;
     Cells cells;
     Statics statics;
-    std::vector<Contact> contacts;
+    Column<Contact> contacts;
     SleepRules rules{def};
     Predictor predictor{def, balls, cells, statics, contacts, rules};
     Parallel parallel{1};
@@ -299,7 +299,7 @@ TEST(Sleep, ASupportLeavingABallTheJamPutToSleepWakesItOnceItHasSleptWakeDelay) 
     next = w.predictor.predict(support, 0.5 * delay);
     EXPECT_EQ(next.kind, Kind::Wake);
     EXPECT_EQ(next.time, delay);
-    const std::vector<Contact> held = w.contacts;
+    const Column<Contact> held = w.contacts;
     w.predictor.forget_contacts(w.balls.size(), 0.5 * delay, false);
     EXPECT_NE(w.predictor.predict(support, 0.5 * delay).kind, Kind::Wake);  // asleep in the air
     w.contacts = held;

@@ -44,7 +44,7 @@ private:
 };
 
 // Same bits in every lane (so +0 and −0 differ, and NaN would need the same payload).
-::testing::AssertionResult same_bits(const std::vector<double>& simd, const std::vector<double>& scalar) {
+::testing::AssertionResult same_bits(std::span<const double> simd, std::span<const double> scalar) {
     if (simd.size() != scalar.size()) return ::testing::AssertionFailure() << "sizes differ";
     std::ostringstream bad;
     bad.precision(17);
@@ -809,11 +809,16 @@ TEST_P(Simd, StateAtIsWhatBallsAdvanceStores) {
         std::vector<double> a[3], unused[3];
         make(n, balls, a);
         make(n, expected, unused);
-        const std::vector<double> x0 = balls.x, vz0 = balls.vz, t0 = balls.t;
+        const std::vector<double> x0(balls.x.begin(), balls.x.end()), vz0(balls.vz.begin(), balls.vz.end()),
+            t0(balls.t.begin(), balls.t.end());
         const std::size_t begin = n / 5, end = n - n / 7;
         for (std::size_t s = begin; s < end; ++s) expected.advance(s, T);
         // Outside [begin, end) the `to` columns keep what they held: the balls' own state.
-        std::vector<double> to[6] = {balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz};
+        std::vector<double> to[6];
+        for (int d = 0; d < 6; ++d) {
+            const auto& column = *balls.double_columns()[static_cast<std::size_t>(d)];  // x … vz
+            to[d].assign(column.begin(), column.end());
+        }
         k().state_at({balls.x, balls.y, balls.z, balls.vx, balls.vy, balls.vz, a[0], a[1], a[2], balls.t, to[0], to[1],
                       to[2], to[3], to[4], to[5]},
                      T, begin, end);

@@ -1,6 +1,7 @@
 // What is where, on its own: handles, the statics' handles, the statics (their distances, the cells
 // that list capsules and blocks, the questions about a point) against closed forms.
 #include "base/byte_stream.hpp"
+#include "base/columns.hpp"
 #include "base/parallel.hpp"
 #include "space/balls.hpp"
 #include "space/cells.hpp"
@@ -20,6 +21,34 @@
 
 using namespace ballistic;
 using namespace ballistic::detail;
+
+// A column of 1 MiB or more lies on huge pages at its own offset (its colour): two columns
+// allocated one after the other put the same slot in different cache sets, one way of the
+// second-level cache (128 KiB) apart at most. Growing keeps the values; a small column is
+// allocated as any vector.
+TEST(Columns, LargeColumnsStartAtTheirOwnOffsetsAndKeepTheirValues) {
+    using Huge = HugePages<double>;
+    const std::size_t n = Huge::kLeast / sizeof(double);
+    auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Huge::kPage; };
+    Column<double> a(n), b(n), c(n);
+    for (const Column<double>* column : {&a, &b, &c}) {
+        EXPECT_EQ(offset(column->data()) % 64, 0u);
+        EXPECT_GE(offset(column->data()), Huge::kColourStep);
+    }
+    constexpr std::uintptr_t kWay = 128 << 10;
+    EXPECT_NE(offset(a.data()) % kWay, offset(b.data()) % kWay);
+    EXPECT_NE(offset(b.data()) % kWay, offset(c.data()) % kWay);
+    std::iota(a.begin(), a.end(), 0.0);
+    a.resize(3 * n + 7, -1.0);
+    for (std::size_t k = 0; k < n; ++k) ASSERT_EQ(a[k], static_cast<double>(k));
+    EXPECT_EQ(a.back(), -1.0);
+    EXPECT_GE(offset(a.data()), Huge::kColourStep);
+    Column<double> small(16, 2.5);
+    EXPECT_EQ(small[15], 2.5);
+    a.clear();
+    a.shrink_to_fit();
+    EXPECT_EQ(a.capacity(), 0u);
+}
 
 TEST(Handles, IssueReleaseAndReuseWithANewGeneration) {
     Handles<BallId> handles;

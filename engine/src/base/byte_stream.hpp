@@ -29,8 +29,8 @@ public:
         write(bytes, sizeof(T));
     }
     void put(Vec3 v) { put(v.x); put(v.y); put(v.z); }
-    template <class T>
-    void put_column(const std::vector<T>& column) {
+    template <class T, class A>
+    void put_column(const std::vector<T, A>& column) {
         static_assert(std::is_arithmetic_v<T>);
         write(reinterpret_cast<const char*>(column.data()), column.size() * sizeof(T));
     }
@@ -69,10 +69,10 @@ public:
     Vec3 finite_vec(const char* what);
     std::size_t count(const char* what, std::uint64_t limit);  // a count of at most `limit`
     // `count` values, read in chunks.
-    template <class T>
-    std::vector<T> get_column(std::size_t count, const char* what) {
+    template <class T, class A = std::allocator<T>>
+    std::vector<T, A> get_column(std::size_t count, const char* what) {
         static_assert(std::is_arithmetic_v<T>);
-        std::vector<T> column;
+        std::vector<T, A> column;
         constexpr std::size_t kChunk = 1 << 16;
         for (std::size_t done = 0; done < count;) {
             const std::size_t n = std::min(kChunk, count - done);

@@ -20,6 +20,7 @@
 // another entry's new, not yet placed key.
 #pragma once
 
+#include "base/columns.hpp"
 #include "base/parallel.hpp"
 #include "base/reserve.hpp"
 
@@ -204,7 +205,7 @@ private:
     static constexpr std::int64_t kFar = std::int64_t{1} << 52;
 
     struct Calendar {
-        std::vector<std::int32_t> head;  // per list: first slot, -1 when empty
+        Column<std::int32_t> head;       // per list: first slot, -1 when empty
         std::vector<Entry> front;        // binary heap of every entry whose bucket is <= current
         double origin = 0.0, inv_width = 1.0;
         std::int64_t current = -1;   // last bucket moved into the front
@@ -324,7 +325,7 @@ private:
 
     std::vector<Calendar> calendars_;
     // Per slot, shared by the parts (a slot belongs to one part at a time).
-    std::vector<Node> nodes_;
+    Column<Node> nodes_;
 };
 
 }  // namespace ballistic::detail

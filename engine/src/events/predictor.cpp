@@ -115,7 +115,7 @@ Pending Predictor::predict(std::uint32_t i, double now, const CellKey& key) {
 }
 
 void Predictor::forget_contacts(std::size_t balls, double now, bool keep_wakes) {
-    std::vector<Contact> kept(balls);  // allocated first: a failure changes nothing
+    Column<Contact> kept(balls);  // allocated first: a failure changes nothing
     if (keep_wakes)
         for (std::size_t s = 0; s < std::min(balls, contacts_.size()); ++s)
             if (const Contact& c = contacts_[s]; c.event.kind == Kind::Wake && c.event.time >= now &&

@@ -9,6 +9,7 @@
 
 #include <ballistic/types.hpp>
 
+#include "base/columns.hpp"
 #include "space/balls.hpp"
 #include "events/event_queue.hpp"
 #include "space/cells.hpp"
@@ -25,7 +26,7 @@ namespace ballistic::detail {
 class Predictor {
 public:
     Predictor(const WorldDef& def, const Balls& balls, const Cells& cells, const Statics& statics,
-              std::vector<Contact>& contacts, const SleepRules& rules)
+              Column<Contact>& contacts, const SleepRules& rules)
         : def_(def), balls_(balls), cells_(cells), statics_(statics), contacts_(contacts), rules_(rules) {}
 
     // A ball's new contact, stored, and its new pending event, returned.
@@ -88,7 +89,7 @@ private:
     const Balls& balls_;
     const Cells& cells_;
     const Statics& statics_;
-    std::vector<Contact>& contacts_;
+    Column<Contact>& contacts_;
     const SleepRules& rules_;
     const Roaming* roaming_ = nullptr;
 };

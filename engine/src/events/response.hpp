@@ -11,6 +11,7 @@
 // counters and the event record are left to the commit (event_loop.hpp).
 #pragma once
 
+#include "base/columns.hpp"
 #include "space/balls.hpp"
 #include "rules/collision_rules.hpp"
 #include "events/event_queue.hpp"
@@ -29,7 +30,7 @@ namespace ballistic::detail {
 
 class Response {
 public:
-    Response(const WorldDef& def, Balls& balls, Cells& cells, const Statics& statics, std::vector<Contact>& contacts,
+    Response(const WorldDef& def, Balls& balls, Cells& cells, const Statics& statics, Column<Contact>& contacts,
              Predictor& predictor, Sleep& sleep)
         : def_(def), balls_(balls), cells_(cells), statics_(statics), contacts_(contacts), predictor_(predictor),
           sleep_(sleep) {}
@@ -192,7 +193,7 @@ private:
     Balls& balls_;
     Cells& cells_;
     const Statics& statics_;
-    std::vector<Contact>& contacts_;
+    Column<Contact>& contacts_;
     Roaming* roaming_ = nullptr;
     Predictor& predictor_;
     Sleep& sleep_;

@@ -81,7 +81,7 @@ bool holds(Vec3 load, const Vec3* normals, std::size_t count, double friction) {
 }
 
 double Islands::leave(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                      const std::vector<double>& inv_mass, Vec3 gravity) {
+                      std::span<const double> inv_mass, Vec3 gravity) {
     Islands& at = slots();
     // Weighted least squares: each member's residual force counts relative to its weight, so
     // that a light ball under a heavy one is held to the same standard.
@@ -143,7 +143,7 @@ void Islands::sweep_once(std::span<const IslandContact> touching, double frictio
 }
 
 double Islands::move_on(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                        const std::vector<double>& inv_mass, Vec3 gravity, double friction, double stepped) {
+                        std::span<const double> inv_mass, Vec3 gravity, double friction, double stepped) {
     auto moved = [&](std::size_t k) {  // this sweep's step of contact k
         return std::pair{force[k] - last_force[k], holding[k] - last_holding[k]};
     };
@@ -178,7 +178,7 @@ double Islands::move_on(std::span<const std::uint32_t> members, std::span<const 
 }
 
 bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                       const std::vector<double>& inv_mass, Vec3 gravity, double friction, bool give_up) {
+                       std::span<const double> inv_mass, Vec3 gravity, double friction, bool give_up) {
     Islands& is = *this;
     leave(members, touching, inv_mass, gravity);
     // Given up on (stand()'s solves) over kAccelerated contacts or more, the sweeps are sped up
@@ -225,7 +225,7 @@ bool Islands::balanced(std::span<const std::uint32_t> members, std::span<const I
 }
 
 void Islands::carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                         const std::vector<double>& inv_mass, Vec3 gravity) {
+                         std::span<const double> inv_mass, Vec3 gravity) {
     Islands& at = slots();
     force.assign(touching.size(), 0.0);
     holding.assign(touching.size(), Vec3{});

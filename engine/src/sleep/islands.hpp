@@ -76,11 +76,11 @@ struct Islands {
     // unbalanced forces while some member is clearly unbalanced (clearly_unbalanced()); such a
     // solve over many contacts is sped up (islands.cpp).
     bool balanced(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                  const std::vector<double>& inv_mass, Vec3 gravity, double friction = 0.0, bool give_up = false);
+                  std::span<const double> inv_mass, Vec3 gravity, double friction = 0.0, bool give_up = false);
     // Sets `residual` (and `weight`) to what the forces in `force` and `holding` leave unbalanced
     // on each member; returns unbalance().
     double leave(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                 const std::vector<double>& inv_mass, Vec3 gravity);
+                 std::span<const double> inv_mass, Vec3 gravity);
     // The weighted sum of the squared residuals of the first m members.
     double unbalance(std::size_t m) const;
     // A first guess of the contact forces for balanced(): sets `force` and `holding` (one
@@ -91,7 +91,7 @@ struct Islands {
     // a regular pile is then balanced at once; projected Gauss–Seidel alone spreads a weight
     // down one contact per sweep, and a column of 12 balls was not balanced in 200 sweeps.
     void carry_down(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                    const std::vector<double>& inv_mass, Vec3 gravity);
+                    std::span<const double> inv_mass, Vec3 gravity);
     bool gave_up = false;
     std::uint64_t sweeps = 0;  // every sweep of every solve: the work of the balance
     // After balanced(): is member k's unbalanced force above 1 % of its weight? Above 10 %? A
@@ -105,7 +105,7 @@ struct Islands {
     // (islands.cpp, balanced()); `stepped` is the last sweep's squared step, and the new one is
     // returned (0: the direction starts over).
     double move_on(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-                   const std::vector<double>& inv_mass, Vec3 gravity, double friction, double stepped);
+                   std::span<const double> inv_mass, Vec3 gravity, double friction, double stepped);
     // Appends to `asleep_now` the members of a cluster that stand. The cluster is balanced
     // (balanced(), from carry_down()'s guess); when it is not, the members left unbalanced and
     // every member resting on them (on_moving()) stay awake and the balance is solved again for
@@ -124,7 +124,7 @@ struct Islands {
     static constexpr int kRounds = 16;
     template <class Above>
     void stand(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
-               const std::vector<double>& inv_mass, Vec3 gravity, double friction, Above&& above) {
+               std::span<const double> inv_mass, Vec3 gravity, double friction, Above&& above) {
         Islands& at = slots();
         kept.assign(members.begin(), members.end());
         kept_contacts.assign(touching.begin(), touching.end());

@@ -4,6 +4,7 @@
 
 #include <ballistic/types.hpp>
 
+#include "base/columns.hpp"
 #include "base/parallel.hpp"
 
 #include <tbb/concurrent_unordered_map.h>
@@ -93,27 +94,27 @@ private:
 // start every step rounded it each time, and a ball in flight for 10⁶ steps drifted 10⁻⁵ off the
 // path its next collision had been predicted on.
 struct Balls {
-    std::vector<double> x, y, z;       // centre at local time t (hot, 8 B each)
-    std::vector<double> vx, vy, vz;    // velocity at local time t (hot, 8 B each)
-    std::vector<double> t;             // local time (hot, 8 B)
-    std::vector<double> radius;        // (warm, 8 B)
-    std::vector<double> inv_mass;      // (warm, 8 B)
-    std::vector<std::uint64_t> counter;  // events so far; invalidates partners' predictions (8 B)
-    std::vector<std::uint32_t> rest;   // its entry in `rests`: supports, asleep, acceleration (4 B)
+    Column<double> x, y, z;            // centre at local time t (hot, 8 B each)
+    Column<double> vx, vy, vz;         // velocity at local time t (hot, 8 B each)
+    Column<double> t;                  // local time (hot, 8 B)
+    Column<double> radius;             // (warm, 8 B)
+    Column<double> inv_mass;           // (warm, 8 B)
+    Column<std::uint64_t> counter;     // events so far; invalidates partners' predictions (8 B)
+    Column<std::uint32_t> rest;        // its entry in `rests`: supports, asleep, acceleration (4 B)
     // Since when, and for how many of its events, the ball has been slow (sleeping; cold, 12 B).
-    std::vector<double> quiet_since;
-    std::vector<std::uint32_t> quiet_events;
+    Column<double> quiet_since;
+    Column<std::uint32_t> quiet_events;
     // Collisions in a row in a jam, each at the instant of the one before or after a travel
     // below rounding (sleep.cpp; cold, 4 B).
-    std::vector<std::uint32_t> jam;
+    Column<std::uint32_t> jam;
     // Where the ball was when last seen to move, and since when it has stayed within 1 % of its
     // radius of there, as seen at the tests of sleeping (sleep.cpp; cold, 32 B).
-    std::vector<double> still_x, still_y, still_z, still_since;
+    Column<double> still_x, still_y, still_z, still_since;
     // Position and velocity at the world's time (World::balls()), as of the end of the last step
     // or the last change between steps (cold, 48 B).
-    std::vector<double> view_x, view_y, view_z, view_vx, view_vy, view_vz;
-    std::vector<BallId> id;            // handle of the ball in this slot (cold, 8 B)
-    std::vector<std::uint64_t> user;   // the embedder's value (cold, 8 B)
+    Column<double> view_x, view_y, view_z, view_vx, view_vy, view_vz;
+    Column<BallId> id;                 // handle of the ball in this slot (cold, 8 B)
+    Column<std::uint64_t> user;        // the embedder's value (cold, 8 B)
     RestTable rests;
 
     std::size_t size() const { return x.size(); }

@@ -7,6 +7,7 @@
 // hashed into shared buckets, so an unbounded world costs memory only for occupied cells.
 #pragma once
 
+#include "base/columns.hpp"
 #include "base/axes.hpp"
 #include "base/parallel.hpp"
 
@@ -389,9 +390,9 @@ private:
     CellKey dense_lo_;                      // first dense cell
     std::array<std::int64_t, 3> dense_n_{}; // dense cells per axis
     std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
-    std::vector<std::int32_t> head_;        // per bucket: first slot, -1 when empty (cold)
-    std::vector<std::int32_t> next_;        // per slot: list link (4 B)
-    std::vector<CellKey> key_;              // per slot: cell (12 B)
+    Column<std::int32_t> head_;             // per bucket: first slot, -1 when empty (cold)
+    Column<std::int32_t> next_;             // per slot: list link (4 B)
+    Column<CellKey> key_;                   // per slot: cell (12 B)
     std::size_t mask_ = 0;                  // hashed buckets: count − 1
     std::size_t hashed_ = 0;                // balls in hashed buckets
     std::size_t left_ = 0;                  // moves out of the dense cells since assign()

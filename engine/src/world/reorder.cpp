@@ -77,7 +77,7 @@ void World::Impl::reorder(Resort resort) {
     auto renumber = [&](detail::Pending& e) {
         if (sort && detail::pairwise(e.kind)) e.other = slot_now[e.other];
     };
-    std::vector<detail::Contact> moved(order.size());
+    detail::Column<detail::Contact> moved(order.size());
     std::vector<detail::Pending> events(n);
     parallel.for_blocks(n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) {

@@ -181,7 +181,7 @@ std::vector<detail::CellKey> read_cell_keys(SnapshotReader& in, const detail::Ce
 
 // Every ball's contact, into `contacts`, and its pending event, returned.
 std::vector<detail::Pending> read_events(SnapshotReader& in, const detail::StaticCounts& statics,
-                                         std::vector<detail::Contact>& contacts) {
+                                         detail::Column<detail::Contact>& contacts) {
     const auto balls = static_cast<std::uint32_t>(contacts.size());
     std::vector<detail::Pending> events(balls);
     for (std::uint32_t s = 0; s < balls; ++s) {

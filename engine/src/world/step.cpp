@@ -270,8 +270,8 @@ std::size_t World::Impl::show_balls(double at) {
                 shown[k] = rest.asleep && b.t[begin + k] < shown_at;
             }
         }
-        auto part = [&](const std::vector<double>& column) { return std::span(column).subspan(begin, count); };
-        auto out = [&](std::vector<double>& column) { return std::span(column).subspan(begin, count); };
+        auto part = [&](std::span<const double> column) { return column.subspan(begin, count); };
+        auto out = [&](std::span<double> column) { return column.subspan(begin, count); };
         const detail::MotionLanes lanes{part(b.x),      part(b.y),      part(b.z),      part(b.vx),
                                         part(b.vy),     part(b.vz),     a[0],           a[1],
                                         a[2],           part(b.t),      out(b.view_x),  out(b.view_y),

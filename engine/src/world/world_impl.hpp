@@ -5,6 +5,7 @@
 
 #include <ballistic/world.hpp>
 
+#include "base/columns.hpp"
 #include "space/balls.hpp"
 #include "space/cell_widths.hpp"
 #include "loop/event_loop.hpp"
@@ -68,7 +69,7 @@ struct World::Impl {
     // pending event, the earlier of its next cell crossing and its contact, is kept only by the
     // queue (predictor.hpp); a ball–ball pending event is always the contact, which holds the
     // partner's counter.
-    std::vector<detail::Contact> contacts;
+    detail::Column<detail::Contact> contacts;
     detail::SleepRules rules{def};
     // Lone balls roaming in blocks of cells within a step (roaming.hpp).
     detail::Roaming roaming;
