@@ -82,6 +82,10 @@ public:
         }
         return column;
     }
+    template <class T, class A>  // the same into `column`, whatever its allocator
+    void get_column(std::vector<T, A>& column, std::size_t count, const char* what) {
+        column = get_column<T, A>(count, what);
+    }
     void read(char* bytes, std::size_t count, const char* what);
     void check_checksum();  // the checksum written after what was read matches it
     std::uint64_t offset() const { return offset_; }

@@ -166,7 +166,7 @@ void Balls::save(SnapshotWriter& out) const {
 void Balls::restore(SnapshotReader& in, std::size_t count, double max_radius, std::size_t rest_count,
                     std::uint32_t most_jammed) {
     for (auto* column : double_columns()) {
-        *column = in.get_column<double, HugePages<double>>(count, "ball state");
+        in.get_column(*column, count, "ball state");
         for (const double v : *column)
             if (!std::isfinite(v) || std::abs(v) > kMaxMagnitude) bad_snapshot("a ball's state holds " + detail::show(v));
     }
@@ -174,18 +174,18 @@ void Balls::restore(SnapshotReader& in, std::size_t count, double max_radius, st
         if (!(radius[s] > 0.0 && inv_mass[s] > 0.0 && radius[s] <= max_radius))
             bad_snapshot("ball slot " + std::to_string(s) + " has radius " + detail::show(radius[s]) + " and inverse mass " +
                          detail::show(inv_mass[s]));
-    counter = in.get_column<std::uint64_t, HugePages<std::uint64_t>>(count, "event counters");
-    rest = in.get_column<std::uint32_t, HugePages<std::uint32_t>>(count, "rests");
+    in.get_column(counter, count, "event counters");
+    in.get_column(rest, count, "rests");
     for (const std::uint32_t r : rest)
         if (r >= rest_count) bad_snapshot("a ball rests on entry " + std::to_string(r) + " of " + std::to_string(rest_count));
-    quiet_events = in.get_column<std::uint32_t, HugePages<std::uint32_t>>(count, "quiet events");
-    jam = in.get_column<std::uint32_t, HugePages<std::uint32_t>>(count, "collisions in a jam");
+    in.get_column(quiet_events, count, "quiet events");
+    in.get_column(jam, count, "collisions in a jam");
     for (const std::uint32_t n : jam)
         if (n > most_jammed) bad_snapshot("a ball counts " + std::to_string(n) + " collisions in a jam");
     const std::vector<std::uint64_t> handles = in.get_column<std::uint64_t>(count, "handles");
     id.resize(count);
     for (std::size_t s = 0; s < count; ++s) id[s] = BallId{handles[s]};
-    user = in.get_column<std::uint64_t, HugePages<std::uint64_t>>(count, "user data");
+    in.get_column(user, count, "user data");
     for (auto* column : view_columns()) column->resize(count);  // shown once the world is whole
     view_speeds.reset();
 }
