@@ -43,7 +43,9 @@ struct HugePages {
         const std::size_t bytes = (colour + n * sizeof(T) + kPage - 1) / kPage * kPage;
         void* base = std::aligned_alloc(kPage, bytes);
         if (!base) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE  // Linux
         madvise(base, bytes, MADV_HUGEPAGE);  // advice: declined, the column is as any other
+#endif
         char* column = static_cast<char*>(base) + colour;
         std::memcpy(column - sizeof(void*), &base, sizeof(void*));  // for deallocate()
         return reinterpret_cast<T*>(column);
