@@ -254,8 +254,8 @@ std::size_t World::Impl::show_balls(double at) {
         std::size_t asleep = 0;
         const detail::RestTable::Rest& none = b.rests[detail::RestTable::kNone];  // most balls
         const auto rests = std::span(b.rest).subspan(begin, count);
-        const bool plain = b.rests.size() == 1 ||
-                           std::all_of(rests.begin(), rests.end(), [](std::uint32_t r) { return r == detail::RestTable::kNone; });
+        auto on_nothing = [](std::uint32_t r) { return r == detail::RestTable::kNone; };
+        const bool plain = b.rests.size() == 1 || std::all_of(rests.begin(), rests.end(), on_nothing);
         if (plain) {
             std::fill(a[0].begin(), a[0].end(), none.acceleration.x);
             std::fill(a[1].begin(), a[1].end(), none.acceleration.y);
