@@ -18,6 +18,10 @@
 
 namespace ballistic::detail {
 
+// The colour of the next large column, counted over the columns of every type: a ball's counter
+// and its position are read together, and so is the same slot of every column.
+inline std::atomic<std::size_t> next_colour{1};
+
 template <class T>
 struct HugePages {
     using value_type = T;
@@ -37,7 +41,6 @@ struct HugePages {
     T* allocate(std::size_t n) {
         if (!huge(n)) return std::allocator<T>{}.allocate(n);
         if (n > (~std::size_t{0} - 2 * kPage) / sizeof(T)) throw std::bad_array_new_length();
-        static std::atomic<std::size_t> next_colour{1};
         const std::size_t colour =
             (next_colour.fetch_add(1, std::memory_order_relaxed) % kColours + 1) * kColourStep;
         const std::size_t bytes = (colour + n * sizeof(T) + kPage - 1) / kPage * kPage;
