@@ -290,14 +290,9 @@ bool RegionLoop::late(std::uint32_t r, const EventKey& key, const Pending& event
     return later;
 }
 
-void RegionLoop::stamp(Logged& logged) {
+void RegionLoop::stamp(const Logged& logged) {
     const Outcome& out = logged.out;
-    auto put = [&](const CellKey& cell) {
-        const std::size_t c = cells_.patch_of(cell, patches_);
-        logged.stamps[static_cast<std::size_t>(logged.n_stamps++)] = {c, stamps_[c]};
-        stamps_[c] = {logged.key, run_};
-    };
-    logged.n_stamps = 0;
+    auto put = [&](const CellKey& cell) { stamps_[cells_.patch_of(cell, patches_)] = {logged.key, run_}; };
     for (int k = 0; k < out.n_saved; ++k) put(cells_.key(out.saved[static_cast<std::size_t>(k)].slot));
     if (out.crossing) put(out.old_key);
 }
@@ -512,12 +507,8 @@ bool RegionLoop::process(std::uint32_t r, std::uint32_t s, const Pending& event,
     }
     // The cells an interface event reads are stamped by every event; deeper ones only while events
     // are parked, the time its region runs ahead of their keys.
-    if (depth <= kStamped || !g.parked.empty()) {
-        stamp(logged);
-    } else {
-        logged.n_stamps = 0;
-        g.unstamped = std::max(g.unstamped, key);
-    }
+    if (depth <= kStamped || !g.parked.empty()) stamp(logged);
+    else g.unstamped = std::max(g.unstamped, key);
     g.latest = std::max(g.latest, key);
     ++g.run_processed;
     ++g.counts.processed;
@@ -605,10 +596,6 @@ bool RegionLoop::unpark_ready(std::uint32_t r) {
 void RegionLoop::undo(Logged& logged, bool queue) {
     Outcome& out = logged.out;
     response_.undo(out);
-    for (int k = logged.n_stamps; k-- > 0;) {
-        const auto& [cell, before] = logged.stamps[static_cast<std::size_t>(k)];
-        stamps_[cell] = before;
-    }
     if (!queue) return;
     for (int k = out.n_requeue; k-- > 0;) {
         const auto i = static_cast<std::size_t>(k);

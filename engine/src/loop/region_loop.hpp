@@ -147,8 +147,6 @@ private:
         Outcome out;
         std::array<Pending, 2> previous;     // its balls' entries before
         std::array<std::uint32_t, 2> part;   // and their parts
-        std::array<std::pair<std::size_t, Stamp>, 3> stamps;  // the patches it stamped, and before
-        int n_stamps = 0;
     };
     // What other regions read of a region, a cache line each: its floor (a sequence lock: one
     // writer), whether its loop runs, its mailbox.
@@ -304,8 +302,9 @@ private:
     RegionSet everyone(std::uint32_t r) const {
         return (plan_.count() == 64 ? ~RegionSet{0} : (RegionSet{1} << plan_.count()) - 1) & ~(RegionSet{1} << r);
     }
-    // Stamps the cells of the balls `logged.out` wrote with its key.
-    void stamp(Logged& logged);
+    // Stamps the cells of the balls `logged.out` wrote with its key. Undoing it leaves the stamps:
+    // only a stop undoes, and the run ends there (the next one's stamps start afresh).
+    void stamp(const Logged& logged);
     void request_stop(const EventKey& key, End why);
     // Undoes every event at or after the earliest floor (every region parked): the world stands
     // at a prefix of the serial order.
