@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,14 +32,16 @@ using test_worlds::add_generated;
 
 namespace {
 
-// The serial task system, claiming four threads: the regions are planned for four and take turns
-// on the calling thread (a region that waits for a neighbour gives up its turn).
-class SerialClaimingFour final : public TaskSystem {
+// The serial task system, claiming `threads` threads: the regions are planned for that many and
+// take turns on the calling thread (a region that waits for a neighbour gives up its turn).
+class SerialClaiming final : public TaskSystem {
 public:
-    int concurrency() const override { return 4; }
+    explicit SerialClaiming(int threads) : threads_(threads) {}
+    int concurrency() const override { return threads_; }
     void run(std::size_t count, TaskFunction task) override { serial_->run(count, task); }
 
 private:
+    int threads_;
     std::shared_ptr<TaskSystem> serial_ = make_serial_task_system();
 };
 
@@ -71,7 +74,7 @@ std::vector<Runner> every_runner() {
             {"8 threads", 8, nullptr},
             {"the serial task system", 0, make_serial_task_system()},
             {"4 threads on the serial task system", 4, make_serial_task_system()},
-            {"the serial task system claiming 4 threads", 0, std::make_shared<SerialClaimingFour>()}};
+            {"the serial task system claiming 4 threads", 0, std::make_shared<SerialClaiming>(4)}};
 }
 
 // One thread first, then two and four threads, and four regions taking turns on one thread (the
@@ -80,7 +83,7 @@ std::vector<Runner> few_runners() {
     return {one_thread(),
             {"2 threads", 2, nullptr},
             {"4 threads", 4, nullptr},
-            {"the serial task system claiming 4 threads", 0, std::make_shared<SerialClaimingFour>()}};
+            {"the serial task system claiming 4 threads", 0, std::make_shared<SerialClaiming>(4)}};
 }
 
 constexpr std::uint64_t kFnvBasis = 0xcbf29ce484222325ull;  // test_worlds::events_hash() starts here
@@ -616,3 +619,45 @@ TEST(RegionBoundaries, APileAsleepAcrossTheCutWokenFromTheOtherSide) {
     EXPECT_GT(moved_left, 0u) << "the drop should wake balls left of the middle";
 }
 
+// A budget that stops the regions after one of them ran its share of it while the other had not
+// begun. Two clouds in a periodic box 60 × 20 × 20, one in each region: the first fast (speed
+// 10), the second slow but for two balls 10⁻⁹ apart, approaching. Taking turns, the first region
+// runs its half of the budget, all after the second's first event, and the stop undoes it all:
+// the regions ran again and again, undoing as much each time. Each step stops at its budget at
+// the same event for every runner, and the next one goes on from there.
+TEST(RegionBoundaries, ABudgetStopAfterOneRegionRanAheadGoesOn) {
+    auto make = [](const Runner& runner) {
+        WorldDef def;
+        def.periodic = Box{{0, 0, 0}, {60, 20, 20}};
+        def.parallel_events_min_balls = 0;
+        def.step_event_budget = 1000;
+        runner.apply(def);
+        World world(def);
+        add_generated(world, 3000, 0.5, {{8, 0, 0}, {24, 20, 20}}, 10.0, 3);
+        world.add_balls(std::vector<BallDef>{{{46.3, 10.1, 10.2}, {1, 0, 0}}, {{47.3 + 1e-9, 10.1, 10.2}, {-1, 0, 0}}});
+        add_generated(world, 3000, 0.5, {{38, 0, 0}, {54, 20, 20}}, 0.1, 4);
+        return world;
+    };
+    // After each step: whether it stopped at the budget, the time, the events so far, the state.
+    using Stop = std::tuple<bool, double, std::uint64_t, std::uint64_t>;
+    std::vector<Stop> reference;
+    for (const Runner& runner : {one_thread(), Runner{"2 threads", 2, nullptr},
+                                 Runner{"the serial task system claiming 2 threads", 0, std::make_shared<SerialClaiming>(2)}}) {
+        World world = make(runner);
+        std::vector<Stop> stops;
+        for (int k = 0; k < 6; ++k) {
+            bool stopped = false;
+            try {
+                world.step(0.01);
+            } catch (const BudgetExceeded&) {
+                stopped = true;
+            }
+            stops.emplace_back(stopped, world.time(), world.events_processed(), world.state_hash());
+        }
+        EXPECT_LT(world.max_overlap(), 1e-9) << runner.name;
+        if (reference.empty()) reference = stops;
+        else EXPECT_EQ(stops, reference) << runner.name;
+    }
+    EXPECT_GE(std::count_if(reference.begin(), reference.end(), [](const Stop& s) { return std::get<0>(s); }), 4)
+        << "most steps should stop at the budget";
+}
