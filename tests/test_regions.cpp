@@ -22,8 +22,8 @@
 #include <functional>
 #include <memory>
 #include <sstream>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -622,9 +622,9 @@ TEST(RegionBoundaries, APileAsleepAcrossTheCutWokenFromTheOtherSide) {
 // A budget that stops the regions after one of them ran its share of it while the other had not
 // begun. Two clouds in a periodic box 60 × 20 × 20, one in each region: the first fast (speed
 // 10), the second slow but for two balls 10⁻⁹ apart, approaching. Taking turns, the first region
-// runs its half of the budget, all after the second's first event, and the stop undoes it all:
-// the regions ran again and again, undoing as much each time. Each step stops at its budget at
-// the same event for every runner, and the next one goes on from there.
+// runs its half of the budget, all after the second's first event, and the stop undoes it all;
+// the events then go serially (the same run again would undo the same). Each step stops at its
+// budget at the same event for every runner, and the next one goes on from there.
 TEST(RegionBoundaries, ABudgetStopAfterOneRegionRanAheadGoesOn) {
     auto make = [](const Runner& runner) {
         WorldDef def;
@@ -641,8 +641,11 @@ TEST(RegionBoundaries, ABudgetStopAfterOneRegionRanAheadGoesOn) {
     // After each step: whether it stopped at the budget, the time, the events so far, the state.
     using Stop = std::tuple<bool, double, std::uint64_t, std::uint64_t>;
     std::vector<Stop> reference;
-    for (const Runner& runner : {one_thread(), Runner{"2 threads", 2, nullptr},
-                                 Runner{"the serial task system claiming 2 threads", 0, std::make_shared<SerialClaiming>(2)}}) {
+    const std::vector<Runner> runners = {
+        one_thread(),
+        {"2 threads", 2, nullptr},
+        {"the serial task system claiming 2 threads", 0, std::make_shared<SerialClaiming>(2)}};
+    for (const Runner& runner : runners) {
         World world = make(runner);
         std::vector<Stop> stops;
         for (int k = 0; k < 6; ++k) {

@@ -72,8 +72,8 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
             if (why == RegionLoop::End::Serial) serial_left_ = kSerialRun;
             // A stop undoes every event past the earliest one a region has left. When that is more
             // than the run kept (at the budget: a region ran its share while another had not
-            // begun), as many events go serially: the work stays within twice the events kept, and a run
-            // that kept nothing cannot repeat.
+            // begun), as many events go serially: the work stays within twice the events kept,
+            // and a run that kept nothing cannot repeat.
             if (counts.undone > counts.processed) serial_left_ = std::max(kSerialRun, counts.undone);
             continue;  // what is left of the budget, or past the event regions cannot process, serially
         }
