@@ -10,4 +10,5 @@ scripts/install-deps.sh
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} ${WERROR:+-DBALLISTIC_WERROR=$WERROR} "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)"
-ctest --test-dir "$build" -j "$(nproc)" --output-on-failure ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}
+# A test that hangs fails after 10 minutes: the longest take seconds, a minute or two under ASan.
+ctest --test-dir "$build" -j "$(nproc)" --output-on-failure --timeout 600 ${CTEST_EXCLUDE:+-E "$CTEST_EXCLUDE"}
