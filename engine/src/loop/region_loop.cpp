@@ -25,7 +25,7 @@ constexpr int kStamped = kReach + 3;
 // of one (whatever they touch lies beyond what it touches, by a cell).
 constexpr std::size_t kMostParked = 32;
 constexpr std::int64_t kParkedReach = 4;
-// A region publishes a rising floor after this many events (or when a neighbour waits for it).
+// A region publishes a rising floor after this many events (or once it passes what a neighbour waits for).
 constexpr std::uint32_t kPublishEvery = 16;
 constexpr std::uint32_t kCheckParkedEvery = 1;
 // A region that waits spins this many times before it leaves its task (the driver starts it again).
@@ -104,15 +104,17 @@ void RegionLoop::publish(std::uint32_t r, bool now) {
         });
         for (const Outstanding& o : g.outstanding) floor = std::min(floor, o.key);
     }
-    // A floor that drops is out at once; one that rises now and then, or when a neighbour waits
-    // for it (each publication takes its cache line from the neighbours that read it).
-    std::atomic<bool>& wanted = mail_[r].wanted;
-    if (!now && !(floor < g.published) && ++g.unpublished < kPublishEvery && !wanted.load(std::memory_order_relaxed))
-        return;
+    // A floor that drops is out at once; one that rises now and then, or once it has passed the
+    // time a neighbour waits for (each publication takes its cache line from the neighbours that
+    // read it, and a neighbour that waits reads it again).
+    std::atomic<std::uint64_t>& wanted = mail_[r].wanted;
+    const std::uint64_t awaited = wanted.load(std::memory_order_relaxed);
+    const bool passed = awaited != kNever && floor.time >= awaited;
+    if (!now && !(floor < g.published) && ++g.unpublished < kPublishEvery && !passed) return;
     publish_key(r, floor);
     g.published = floor;
     g.unpublished = 0;
-    if (wanted.load(std::memory_order_relaxed)) wanted.store(false, std::memory_order_relaxed);
+    if (passed) wanted.store(kNever, std::memory_order_relaxed);
 }
 
 bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) {
@@ -124,8 +126,11 @@ bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) 
     for (RegionSet left = regions; left != 0; left &= left - 1) {
         const auto q = static_cast<std::uint32_t>(std::countr_zero(left));
         if (key < floor_of(q)) continue;
-        std::atomic<bool>& wanted = mail_[q].wanted;  // its floor, please, as it rises
-        if (!wanted.load(std::memory_order_relaxed)) wanted.store(true, std::memory_order_relaxed);
+        // Its floor, please, once past this time (the earliest any neighbour waits for).
+        std::atomic<std::uint64_t>& wanted = mail_[q].wanted;
+        std::uint64_t awaited = wanted.load(std::memory_order_relaxed);
+        while (key.time < awaited && !wanted.compare_exchange_weak(awaited, key.time, std::memory_order_relaxed)) {
+        }
         return false;
     }
     return true;

@@ -157,7 +157,7 @@ private:
     struct alignas(128) Mailbox {
         std::atomic<bool> mail{false};
         std::atomic<bool> active{false};
-        std::atomic<bool> wanted{false};  // a neighbour waits for its floor to rise
+        std::atomic<std::uint64_t> wanted{~std::uint64_t{0}};  // the time a neighbour waits for its floor to pass
         std::mutex lock;
         std::vector<Message> messages;
     };
