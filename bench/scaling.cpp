@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 using namespace ballistic;
 
@@ -86,6 +88,39 @@ Run measure(const scenes::Scene& scene, int threads, int steps, bool claimed = f
     run.collisions = world.event_counts().collisions();
     run.hash = world.state_hash();
     return run;
+}
+
+// The time a cache line takes from one thread to another and back, in ns: what every exchange
+// between two regions on different cores pays. Two spinning threads, which the system puts on
+// two cores when it has them; at most 0.2 s.
+double round_trip_ns() {
+    constexpr int kTrips = 100000;
+    alignas(64) std::atomic<int> turn{0};
+    std::atomic<bool> quit{false};
+    std::thread other([&] {
+        for (int k = 1; k < 2 * kTrips && !quit.load(std::memory_order_relaxed); k += 2) {
+            while (turn.load(std::memory_order_acquire) != k)
+                if (quit.load(std::memory_order_relaxed)) return;
+            turn.store(k + 1, std::memory_order_release);
+        }
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(200);
+    auto answered = [&](int k) {  // false once past the deadline (the clock read now and then)
+        for (unsigned spin = 1; turn.load(std::memory_order_acquire) != k; ++spin)
+            if (spin % 1024 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+        return true;
+    };
+    int trips = 0;
+    while (trips < kTrips) {
+        turn.store(2 * trips + 1, std::memory_order_release);
+        if (!answered(2 * trips + 2)) break;
+        ++trips;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    quit.store(true, std::memory_order_relaxed);
+    other.join();
+    return trips > 0 ? 1e9 * seconds / trips : 0.0;  // 0: no answer (a single core)
 }
 
 }  // namespace
@@ -182,6 +217,9 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
+    if (const double trip = max_threads > 1 ? round_trip_ns() : 0.0; trip > 0.0)
+        std::printf("a cache line between two threads and back: %.0f ns (each region's exchange with a neighbour "
+                    "pays it)\n", trip);
     if (!projected.empty())
         std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, "
                     "times %.2f per event in a region (measured at %d threads): a projection, not a measurement\n",
