@@ -57,11 +57,11 @@ TEST(Determinism, WorldBuiltAtOnceOrBallByBallSameBits) {
     EXPECT_EQ(run(3, {600, 400}), at_once);                          // the second batch inserted
 }
 
-// The issue's box scene: six walls, no gravity, speed 5, packing 0.1, 8000 balls (cells two
-// diameters wide, 17 along an axis: two regions, also for more threads). The regions process nearly
-// every event; the few that are not are a ball–ball event whose partner is more than a cell away
-// and not stale, and those after it, serially (docs/architecture.md, "Parallel event processing:
-// regions").
+// The issue's box scene: six walls, no gravity, speed 5, packing 0.1, 8000 balls (cells a
+// diameter wide, 34 along an axis: two regions on two threads, three on three). The regions
+// process nearly every event; the few that are not are a ball–ball event whose partner is more
+// than a cell away and not stale, and those after it, serially (docs/architecture.md, "Parallel
+// event processing: regions").
 TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     std::uint64_t reference = 0, collisions = 0;
     for (const int threads : {1, 2, 3}) {
@@ -69,11 +69,14 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
         def.threads = threads;
         def.parallel_events_min_balls = 0;
         World world = boxed_balls(def, 34.7, 8000, 5, 3);
-        std::uint64_t in_regions = 0, events = 0;
+        std::uint64_t in_regions = 0, events = 0, near_cut = 0, span = 0, span_near_cut = 0;
         for (int k = 0; k < 240; ++k) {
             const StepResult step = world.step(1.0 / 60.0);
             in_regions += step.in_regions;
             events += step.events;
+            near_cut += step.region_interface;
+            span += step.region_span;
+            span_near_cut += step.region_span_interface;
         }
         EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
         EXPECT_EQ(world.escaped_count(), 0u);
@@ -82,8 +85,18 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
             collisions = world.event_counts().collisions();
             EXPECT_GT(collisions, 50000u);
             EXPECT_EQ(in_regions, 0u);
+            EXPECT_EQ(near_cut, 0u);
         } else {
             EXPECT_GT(in_regions, events * 9 / 10) << threads << " threads";
+            EXPECT_LE(span_near_cut, std::min(span, near_cut)) << threads << " threads";
+        }
+        if (threads == 2) {
+            // One cut: the events within three cells of it, on either side, are near the other
+            // region; about 6 of the box's cells across.
+            const double expected = 6.0 * world.cell_width() / 34.7;
+            const double share = double(near_cut) / double(in_regions);
+            EXPECT_GT(share, 0.5 * expected);
+            EXPECT_LT(share, 1.5 * expected);
         }
         EXPECT_EQ(world.state_hash(), reference) << threads << " threads";
         EXPECT_EQ(world.event_counts().collisions(), collisions) << threads << " threads";

@@ -314,6 +314,11 @@ struct StepResult {
     std::uint64_t region_runs = 0;
     std::uint64_t region_span = 0;
     std::uint64_t undone = 0;
+    // Of the regions' events (undone ones too), those within reach of another region's cells:
+    // each locks cells it shares with that region and waits until that region has passed its
+    // time. In all, and of the busiest region's in each run (a part of region_span).
+    std::uint64_t region_interface = 0;
+    std::uint64_t region_span_interface = 0;
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };

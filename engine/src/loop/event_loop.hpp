@@ -57,9 +57,9 @@ public:
     const std::atomic<bool>* interrupt = nullptr;  // World::set_interrupt()
     std::uint64_t processed = 0;   // events processed since the world was created
     std::uint64_t in_regions = 0;  // of which processed by regions at once
-    // The regions' runs, the busiest region's events per run summed, the events undone at stops
-    // (StepResult).
-    std::uint64_t region_runs = 0, region_span = 0, undone = 0;
+    // The regions' runs, the busiest region's events per run summed, the events undone at stops,
+    // the events near another region, in all and of the busiest region (StepResult).
+    std::uint64_t region_runs = 0, region_span = 0, undone = 0, region_interface = 0, region_span_interface = 0;
     std::size_t regions() const { return regions_.count(); }
     std::size_t bytes() const { return region_loop_.bytes(); }  // beside the queue's nodes
     double last_processed = 0.0;   // the time of the last of them

@@ -405,6 +405,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 return Step::Parked;
             }
             unlock(held);
+            if (near != 0) ++g.run_interface;
             queue_.warm(r);
             if (++since_forget == kForgetEvery) {
                 since_forget = 0;
@@ -714,7 +715,7 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
     error_ = nullptr;
     for (std::uint32_t r = 0; r < n; ++r) {
         Region& g = regions_[r];
-        g.run_processed = 0;
+        g.run_processed = g.run_interface = 0;
         g.counts = {};
         g.latest = EventKey::none();
         g.unstamped = EventKey::none();
@@ -744,7 +745,11 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         counts.processed += g.counts.processed;
         counts.crossings += g.counts.crossings;
         counts.undone += g.counts.undone;
-        counts.span = std::max(counts.span, g.run_processed);
+        counts.interface += g.run_interface;
+        if (g.run_processed > counts.span) {
+            counts.span = g.run_processed;
+            counts.span_interface = g.run_interface;
+        }
         counts.last = std::max(counts.last, g.counts.last);
         for (std::size_t k = 0; k < g.log.size(); ++k) counts.last = std::max(counts.last, g.log[k].out.time);
         g.log.clear();

@@ -64,6 +64,8 @@ public:
     struct Counts {
         std::uint64_t processed = 0, crossings = 0;
         std::uint64_t span = 0, undone = 0;  // the busiest region's events (undone ones too); those undone
+        // The events near another region (undone ones too): in all, and of the busiest region.
+        std::uint64_t interface = 0, span_interface = 0;
         double last = -std::numeric_limits<double>::infinity();
     };
 
@@ -208,7 +210,7 @@ private:
         std::vector<Outstanding> outstanding;
         std::vector<std::uint64_t> sent;  // per region: messages sent there
         Counts counts;
-        std::uint64_t run_processed = 0;  // this run
+        std::uint64_t run_processed = 0, run_interface = 0;  // this run: events, and those near another region
         EventKey top;                     // its earliest event, as last seen
         EventKey published;               // its floor, as last published
         std::uint32_t unpublished = 0;    // publications skipped since

@@ -60,6 +60,8 @@ StepResult World::Impl::counted(std::size_t sleeping) const {
     r.region_runs = loop.region_runs;
     r.region_span = loop.region_span;
     r.undone = loop.undone;
+    r.region_interface = loop.region_interface;
+    r.region_span_interface = loop.region_span_interface;
     r.sleeping = sleeping;
     r.awake = balls.size() - sleeping;
     return r;
@@ -115,6 +117,8 @@ StepResult since(StepResult after, const StepResult& before) {
     after.region_runs -= before.region_runs;
     after.region_span -= before.region_span;
     after.undone -= before.undone;
+    after.region_interface -= before.region_interface;
+    after.region_span_interface -= before.region_span_interface;
     return after;
 }
 
