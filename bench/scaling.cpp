@@ -10,10 +10,13 @@
 //
 // The projection. A step's events split into those processed serially and those the regions
 // processed in runs; a run lasts as long as its busiest region (StepResult::region_span). With
-// P regions the step costs (serial + span) events of one region's time each, times the overhead
-// a region pays per event against the serial loop, measured at the largest thread count run.
-// The regions for P cores are planned and run for real (on the cores there are), so the split of
-// the work, the serial events and the undone ones are measured; only the time is modelled.
+// P regions the step costs (serial + span) events of one thread's time each, plus what the
+// largest thread count measured took beyond its own path of such events, charged two ways: to
+// every event on the path alike (the speed-up column), or to the events on the path near another
+// region alone (StepResult::region_span_interface; the low end), whose share grows with P. The
+// regions for P cores are planned and run for real (on the cores there are), so the split of the
+// work, the events near cuts, the serial events and the undone ones are measured; only the time
+// is modelled.
 #include <ballistic/scene/builders.hpp>
 #include <ballistic/task_system.hpp>
 
@@ -61,6 +64,7 @@ struct Run {
     std::uint64_t collisions;
     std::uint64_t hash;
     std::uint64_t events = 0, in_regions = 0, span = 0, undone = 0, runs = 0;
+    std::uint64_t interface = 0, span_interface = 0;  // of in_regions and span: the events near a cut
     std::uint32_t regions = 1;
     bool repeatable = true;  // every repetition ended in the same state
     // The critical path in events: those processed serially, and per run the busiest region's.
@@ -82,6 +86,8 @@ Run measure(const scenes::Scene& scene, int threads, int steps, bool claimed = f
         run.span += step.region_span;
         run.undone += step.undone;
         run.runs += step.region_runs;
+        run.interface += step.region_interface;
+        run.span_interface += step.region_span_interface;
         run.regions = step.regions;
     }
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -131,9 +137,9 @@ int main(int argc, char** argv) {
     app.footer(
         "Columns: threads; measured, or projected (a work-span model from the work the regions did, "
         "not a measurement); ms per step; speed-up and efficiency against one thread; regions, the "
-        "regions of the last step; in reg., the share of events the regions processed at once; serial, "
-        "the events processed serially; undone, events the regions processed and undid at a stop; the "
-        "state hash, the same for every thread count.");
+        "regions of the last step; in reg., the share of events the regions processed at once; at cuts, "
+        "the share of those near another region; serial, the events processed serially; undone, events "
+        "the regions processed and undid at a stop; the state hash, the same for every thread count.");
     std::string scene_name = "box", csv_path, png_path;
     std::size_t count = 100000;
     double packing = 0.1;
@@ -175,35 +181,45 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    // A region's time per event against the serial loop's, at the largest count measured (its
-    // own path's events): what the projection charges every event on a path.
+    // One thread's time per event, and the time the largest count measured took beyond its path
+    // of such events: per event on the path (`overhead`), or per event on it near a cut (`surcharge`).
     const Run& serial = runs.front();
     const Run& widest = runs.back();
     const double per_event = serial.seconds / double(serial.events);
-    const double overhead = widest.threads > 1 ? widest.seconds / (per_event * widest.path()) : 1.0;
+    const double beyond = widest.threads > 1 ? std::max(0.0, widest.seconds / per_event - widest.path()) : 0.0;
+    const double overhead = 1.0 + beyond / widest.path();
+    const double surcharge = widest.span_interface > 0 ? beyond / double(widest.span_interface) : 0.0;
+    auto at_cuts_seconds = [&](const Run& r) { return per_event * (r.path() + surcharge * double(r.span_interface)); };
 
     std::ostringstream csv;
-    csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,serial_events,span_events,"
-           "undone_events,runs,state_hash\n";
+    csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,at_cuts_share,serial_events,"
+           "span_events,span_at_cuts,undone_events,runs,state_hash,low_end_speedup\n";
     std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
-    std::printf("%8s %10s %12s %10s %11s %8s %9s %9s %8s  %s\n", "threads", "", "ms/step", "speed-up", "efficiency",
-                "regions", "in reg.", "serial", "undone", "state hash");
+    std::printf("%8s %10s %12s %10s %11s %8s %9s %8s %9s %8s  %-16s  %s\n", "threads", "", "ms/step", "speed-up",
+                "efficiency", "regions", "in reg.", "at cuts", "serial", "undone", "state hash", "low end");
     bool same = true;
-    auto row = [&](const Run& r, const char* kind, double seconds) {
+    auto row = [&](const Run& r, const char* kind, double seconds, double low_end) {
         const double speedup = serial.seconds / seconds;
         const double efficiency = speedup / r.threads;
         const double share = r.events > 0 ? double(r.in_regions) / double(r.events) : 0.0;
+        const double at_cuts = r.in_regions > 0 ? double(r.interface) / double(r.in_regions) : 0.0;
         same = same && r.repeatable && r.hash == serial.hash;
-        std::printf("%8d %10s %12.3f %10.3f %11.3f %8u %8.1f%% %9llu %8llu  %016llx\n", r.threads, kind,
-                    1e3 * seconds / steps, speedup, efficiency, r.regions, 100.0 * share,
+        std::printf("%8d %10s %12.3f %10.3f %11.3f %8u %8.1f%% %7.1f%% %9llu %8llu  %016llx", r.threads, kind,
+                    1e3 * seconds / steps, speedup, efficiency, r.regions, 100.0 * share, 100.0 * at_cuts,
                     static_cast<unsigned long long>(r.events - r.in_regions), static_cast<unsigned long long>(r.undone),
                     static_cast<unsigned long long>(r.hash));
+        if (low_end > 0.0) std::printf("  %7.3f", low_end);
+        std::printf("\n");
         csv << r.threads << ',' << kind << ',' << seconds << ',' << 1e3 * seconds / steps << ',' << speedup << ','
-            << efficiency << ',' << r.regions << ',' << share << ',' << r.events - r.in_regions << ',' << r.span << ','
-            << r.undone << ',' << r.runs << ",0x" << std::hex << r.hash << std::dec << '\n';
+            << efficiency << ',' << r.regions << ',' << share << ',' << at_cuts << ',' << r.events - r.in_regions << ','
+            << r.span << ',' << r.span_interface << ',' << r.undone << ',' << r.runs << ",0x" << std::hex << r.hash
+            << std::dec << ',';
+        if (low_end > 0.0) csv << low_end;
+        csv << '\n';
     };
-    for (const Run& r : runs) row(r, "measured", r.seconds);
-    for (const Run& r : projected) row(r, "projected", per_event * overhead * r.path());
+    for (const Run& r : runs) row(r, "measured", r.seconds, 0.0);
+    for (const Run& r : projected)
+        row(r, "projected", per_event * overhead * r.path(), serial.seconds / at_cuts_seconds(r));
     // The plot reads the table from a file: the one asked for, or one of its own, removed after.
     const bool own_csv = csv_path.empty() && !png_path.empty();
     if (own_csv) csv_path = (std::filesystem::temp_directory_path() / ("ballistic-scaling-" + std::to_string(::getpid()) + ".csv")).string();
@@ -221,9 +237,11 @@ int main(int argc, char** argv) {
         std::printf("a cache line between two threads and back: %.0f ns (each region's exchange with a neighbour "
                     "pays it)\n", trip);
     if (!projected.empty())
-        std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, "
-                    "times %.2f per event in a region (measured at %d threads): a projection, not a measurement\n",
-                    1e6 * per_event, overhead, widest.threads);
+        std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, times %.2f "
+                    "per event in a region (measured at %d threads); low end: the extra time all in the events near "
+                    "a cut, each %.2f times one thread's (its share grows with the count). A projection, not a "
+                    "measurement\n",
+                    1e6 * per_event, overhead, widest.threads, 1.0 + surcharge);
 
     if (!png_path.empty()) {
         const std::string command =
@@ -234,6 +252,7 @@ int main(int argc, char** argv) {
             "' using 1:(strcol(2) eq 'measured' ? \\$5 : 1/0) with linespoints pointtype 7 title 'measured',"
             " '' using 1:(strcol(2) eq 'projected' || \\$1 == " + std::to_string(widest.threads) +
             " ? \\$5 : 1/0) with linespoints dashtype 2 title 'projected (work-span model)',"
+            " '' using 1:(strcol(2) eq 'projected' ? \\$16 : 1/0) with linespoints dashtype 3 title 'projected, low end',"
             " '' using 1:1 with lines linecolor 'gray' title 'ideal'\"";
         const bool plotted = std::system(command.c_str()) == 0;
         if (own_csv) std::filesystem::remove(csv_path);
