@@ -204,7 +204,9 @@ private:
     static constexpr std::int32_t kInFront = -1;  // where: in the front heap (next is its heap index)
     static constexpr std::int64_t kFar = std::int64_t{1} << 52;
 
-    struct Calendar {
+    // A part's calendar, on cache lines of its own: each region's task changes its part's at
+    // every event, and reads no other's.
+    struct alignas(128) Calendar {
         Column<std::int32_t> head;       // per list: first slot, -1 when empty
         std::vector<Entry> front;        // binary heap of every entry whose bucket is <= current
         double origin = 0.0, inv_width = 1.0;

@@ -138,7 +138,7 @@ bool RegionLoop::ready(std::uint32_t r, RegionSet regions, const EventKey& key) 
 
 bool RegionLoop::running(RegionSet regions) const {
     for (; regions != 0; regions &= regions - 1)
-        if (!mail_[static_cast<std::size_t>(std::countr_zero(regions))].active.load(std::memory_order_seq_cst))
+        if (!floors_[static_cast<std::size_t>(std::countr_zero(regions))].active.load(std::memory_order_seq_cst))
             return false;
     return true;
 }
@@ -334,11 +334,12 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                                         const std::atomic<bool>* interrupt) {
     Region& g = regions_[r];
     Mailbox& box = mail_[r];
-    box.active.store(true, std::memory_order_seq_cst);
+    Floor& floor = floors_[r];
+    floor.active.store(true, std::memory_order_seq_cst);
     struct Leave {
-        Mailbox& box;
-        ~Leave() { box.active.store(false, std::memory_order_seq_cst); }
-    } leave{box};
+        Floor& floor;
+        ~Leave() { floor.active.store(false, std::memory_order_seq_cst); }
+    } leave{floor};
     std::uint64_t since_forget = 0;
     Held held;  // the locks it holds
     std::uint32_t spin = 0;

@@ -151,14 +151,15 @@ private:
         std::array<std::uint32_t, 2> part;   // and their parts
     };
     // What other regions read of a region, a cache line each: its floor (a sequence lock: one
-    // writer), whether its loop runs, its mailbox.
+    // writer) and whether its loop runs, which a neighbour that waits reads again and again; its
+    // mailbox, which the region reads at every event.
     struct alignas(128) Floor {
         std::atomic<std::uint32_t> seq{0};
         std::atomic<std::uint64_t> time{0}, rest{0};
+        std::atomic<bool> active{false};
     };
     struct alignas(128) Mailbox {
         std::atomic<bool> mail{false};
-        std::atomic<bool> active{false};
         std::atomic<std::uint64_t> wanted{~std::uint64_t{0}};  // the time a neighbour waits for its floor to pass
         std::mutex lock;
         std::vector<Message> messages;
