@@ -162,23 +162,31 @@ public:
     // Patches of 2^shift[d] dense cells along each axis d (the last along an axis may be
     // thinner), numbered 0 … count − 1, x fastest: patches() for these cells, then the patch of a
     // dense cell without a division.
+    // Numbered with the axes of the least shift varying slowest: the patches one cell wide along
+    // an axis lie in planes of their own.
     struct Patches {
         std::array<int, 3> shift{};
-        std::array<std::int64_t, 3> along{};  // patches per axis
+        std::array<std::int64_t, 3> along{};   // patches per axis
+        std::array<std::int64_t, 3> stride{};  // per axis: from a patch to the next along it
         std::size_t count = 0;
     };
     Patches patches(const std::array<int, 3>& shift) const {
-        Patches p{shift, {}, dense_count_ > 0 ? std::size_t{1} : std::size_t{0}};
-        for (std::size_t d = 0; d < 3; ++d) {
+        Patches p{shift, {}, {}, dense_count_ > 0 ? std::size_t{1} : std::size_t{0}};
+        std::array<std::size_t, 3> order{0, 1, 2};  // fastest first
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return shift[a] > shift[b]; });
+        std::int64_t stride = 1;
+        for (const std::size_t d : order) {
             p.along[d] = (dense_n_[d] + (std::int64_t{1} << shift[d]) - 1) >> shift[d];
+            p.stride[d] = stride;
+            stride *= p.along[d];
             p.count *= static_cast<std::size_t>(p.along[d]);
         }
         return p;
     }
     std::size_t patch_of(const CellKey& key, const Patches& p) const {
-        return static_cast<std::size_t>(((key.x - dense_lo_.x) >> p.shift[0]) +
-                                        p.along[0] * (((key.y - dense_lo_.y) >> p.shift[1]) +
-                                                      p.along[1] * ((key.z - dense_lo_.z) >> p.shift[2])));
+        return static_cast<std::size_t>(((key.x - dense_lo_.x) >> p.shift[0]) * p.stride[0] +
+                                        ((key.y - dense_lo_.y) >> p.shift[1]) * p.stride[1] +
+                                        ((key.z - dense_lo_.z) >> p.shift[2]) * p.stride[2]);
     }
     // fn(number) for every patch holding a dense cell among the 27 around `key` (across the faces
     // of a periodic box that wrap), each once.
@@ -193,16 +201,15 @@ public:
                 if (periodic_ && wraps(d)) c += c < 0 ? cells_[axis_d] : c >= cells_[axis_d] ? -cells_[axis_d] : 0;
                 const std::int64_t i = c - dense_lo_[d];
                 if (i < 0 || i >= dense_n_[axis_d]) continue;
-                const std::int64_t patch = i >> patches.shift[axis_d];
+                const std::int64_t patch = (i >> patches.shift[axis_d]) * patches.stride[axis_d];
                 bool seen = false;  // neighbours may share a patch; so may the cells across a wrap
                 for (int m = 0; m < n[d]; ++m) seen = seen || k[d][m] == patch;
                 if (!seen) k[d][n[d]++] = patch;
             }
         }
-        const std::int64_t px = patches.along[0], py = patches.along[1];
         for (int z = 0; z < n[2]; ++z)
             for (int y = 0; y < n[1]; ++y)
-                for (int x = 0; x < n[0]; ++x) fn(static_cast<std::size_t>(k[0][x] + px * (k[1][y] + py * k[2][z])));
+                for (int x = 0; x < n[0]; ++x) fn(static_cast<std::size_t>(k[0][x] + k[1][y] + k[2][z]));
     }
     // Cells per axis of the dense block (of the box, when periodic); 0 without dense cells.
     std::int64_t dense_cells(int d) const { return dense_count_ > 0 ? dense_n_[static_cast<std::size_t>(d)] : 0; }
