@@ -252,7 +252,8 @@ int main(int argc, char** argv) {
             "' using 1:(strcol(2) eq 'measured' ? \\$5 : 1/0) with linespoints pointtype 7 title 'measured',"
             " '' using 1:(strcol(2) eq 'projected' || \\$1 == " + std::to_string(widest.threads) +
             " ? \\$5 : 1/0) with linespoints dashtype 2 title 'projected (work-span model)',"
-            " '' using 1:(strcol(2) eq 'projected' ? \\$16 : 1/0) with linespoints dashtype 3 title 'projected, low end',"
+            " '' using 1:(strcol(2) eq 'projected' ? \\$16 : \\$1 == " + std::to_string(widest.threads) +
+            " ? \\$5 : 1/0) with linespoints dashtype 3 title 'projected, low end',"
             " '' using 1:1 with lines linecolor 'gray' title 'ideal'\"";
         const bool plotted = std::system(command.c_str()) == 0;
         if (own_csv) std::filesystem::remove(csv_path);
