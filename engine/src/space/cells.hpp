@@ -160,10 +160,9 @@ public:
     // The dense cells, numbered 0 … dense_count() − 1.
     std::size_t dense_count() const { return dense_count_; }
     // Patches of 2^shift[d] dense cells along each axis d (the last along an axis may be
-    // thinner), numbered 0 … count − 1, x fastest: patches() for these cells, then the patch of a
-    // dense cell without a division.
-    // Numbered with the axes of the least shift varying slowest: the patches one cell wide along
-    // an axis lie in planes of their own.
+    // thinner), numbered 0 … count − 1 with the axes of the least shift varying slowest (so the
+    // patches one cell wide along an axis lie in planes of their own): patches() for these cells,
+    // then the patch of a dense cell without a division.
     struct Patches {
         std::array<int, 3> shift{};
         std::array<std::int64_t, 3> along{};   // patches per axis
