@@ -165,21 +165,19 @@ public:
     // then the patch of a dense cell without a division.
     struct Patches {
         std::array<int, 3> shift{};
-        std::array<std::int64_t, 3> along{};   // patches per axis
         std::array<std::int64_t, 3> stride{};  // per axis: from a patch to the next along it
         std::size_t count = 0;
     };
     Patches patches(const std::array<int, 3>& shift) const {
-        Patches p{shift, {}, {}, dense_count_ > 0 ? std::size_t{1} : std::size_t{0}};
+        Patches p{shift, {}, 0};
         std::array<std::size_t, 3> order{0, 1, 2};  // fastest first
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return shift[a] > shift[b]; });
         std::int64_t stride = 1;
         for (const std::size_t d : order) {
-            p.along[d] = (dense_n_[d] + (std::int64_t{1} << shift[d]) - 1) >> shift[d];
             p.stride[d] = stride;
-            stride *= p.along[d];
-            p.count *= static_cast<std::size_t>(p.along[d]);
+            stride *= (dense_n_[d] + (std::int64_t{1} << shift[d]) - 1) >> shift[d];  // patches along d
         }
+        if (dense_count_ > 0) p.count = static_cast<std::size_t>(stride);
         return p;
     }
     std::size_t patch_of(const CellKey& key, const Patches& p) const {
