@@ -45,15 +45,23 @@ cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test
 export LD_LIBRARY_PATH=$tbb/lib TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66
 # Not grep -q: quitting at the first match can end ldd with SIGPIPE, which pipefail counts.
 ldd "$build/tests/test_physics" | grep "$tbb/lib/libtbb" >/dev/null || { echo "tsan.sh: not linked to $tbb/lib/libtbb" >&2; exit 1; }
-"$build/tests/test_queue"
-"$build/tests/test_cells"
-"$build/tests/test_validation"
-"$build/tests/test_task_system"
-"$build/tests/test_simd"
+# The test programs as many at a time as the machine has cores, the longest first. Each one's
+# output shows when it ends; the script fails when any of them failed.
+run_one() {
+  local log status=0
+  log=$(mktemp)
+  "$build/tests/$1" "${@:2}" >"$log" 2>&1 || status=$?
+  if [ "$status" -eq 0 ]; then tail -n 3 "$log"; else cat "$log"; echo "tsan.sh: $* failed ($status)" >&2; fi
+  rm -f "$log"
+  return $(( status != 0 ))
+}
+export -f run_one
+export build
 # The regions at every thread count. The million-ball pour, the landing pile and every example
 # scene take one to two minutes each here; the shorter pours, piles and scenes exercise the same
 # code, and all three run in the Release suite.
-"$build/tests/test_regions" --gtest_filter='-RegionScenes.TheMillionBallPourSameBitsAtOneTwoAndFourThreads:RegionBoundaries.ALandingPileStaysInTheRegions:RegionScenes.EveryExampleSceneSameBitsForAnyThreadCount'
-for world_test in test_physics test_free_flight test_determinism test_queries; do
-  "$build/tests/$world_test" --gtest_filter="$filter"
-done
+regions='-RegionScenes.TheMillionBallPourSameBitsAtOneTwoAndFourThreads:RegionBoundaries.ALandingPileStaysInTheRegions:RegionScenes.EveryExampleSceneSameBitsForAnyThreadCount'
+printf '%s\n' "test_regions --gtest_filter=$regions" test_task_system "test_determinism --gtest_filter=$filter" \
+  "test_free_flight --gtest_filter=$filter" "test_physics --gtest_filter=$filter" test_validation \
+  "test_queries --gtest_filter=$filter" test_cells test_simd test_queue |
+  xargs -P "$(nproc)" -L 1 bash -c 'run_one "$@"' _
