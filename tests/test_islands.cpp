@@ -96,6 +96,26 @@ TEST(Islands, WhatStandsOfAClusterFallsAsleepWithoutWhatCannot) {
     EXPECT_TRUE(standing(2, {{0, 1, Vec3{1, 0, 0}}}).empty());
 }
 
+TEST(Islands, AClusterAllOnAMovingBallIsNotSolved) {
+    // A column of three on a floor, 0 at the bottom. Whatever rests, through the others, on a
+    // moving ball stays awake, whatever the balance: with 0 on one, the whole column does, and no
+    // sweep runs. With 1 on one, 0 under it still stands, and the balance is solved as before.
+    const Vec3 up{0, 1, 0};
+    const std::vector<IslandContact> column{{0, kFixed, up}, {0, 1, up}, {1, 2, up}};
+    const std::vector<double> heights{0.0, 1.0, 2.0};
+    const auto [none, no_sweeps] = stand_all(3, column, heights, {1, 0, 0});
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(no_sweeps, 0u);
+    const auto [bottom, sweeps] = stand_all(3, column, heights, {0, 1, 0});
+    EXPECT_EQ(bottom, std::vector<std::uint32_t>{0});
+    EXPECT_GT(sweeps, 0u);
+    // Not solved is not balanced: the same column tilted off its floor, which no force holds,
+    // stands in no part either way.
+    const std::vector<IslandContact> sliding{{0, kFixed, normalize(Vec3{0.3, 1, 0})}, {0, 1, up}, {1, 2, up}};
+    EXPECT_TRUE(stand_all(3, sliding, heights, {1, 0, 0}).first.empty());
+    EXPECT_TRUE(stand_all(3, sliding, heights).first.empty());
+}
+
 TEST(Islands, ASpedUpSolveBalancesAWalledBedAndKeepsEveryForceInItsCone) {
     // A bed 20 balls wide and 20 rows high between two walls, each ball resting on two below
     // (normals 30° off vertical) and touching its neighbours in the row: 1200 contacts, from no

@@ -119,13 +119,20 @@ struct Islands {
     // solve starts once kStandSweeps sweeps have run (a sped-up sweep counts as one), nor after
     // kRounds solves; then nothing of the cluster stands. Of a balanced part, the members on a
     // moving ball and those resting on them stay awake (on_moving()); the rest stands. Contacts
-    // with a member that stays awake carry nothing.
+    // with a member that stays awake carry nothing. A cluster of which on_moving() lifts every
+    // member is not solved: nothing of it stands.
     static constexpr std::uint64_t kStandSweeps = 1000;
     static constexpr int kRounds = 16;
     template <class Above>
     void stand(std::span<const std::uint32_t> members, std::span<const IslandContact> touching,
                std::span<const double> inv_mass, Vec3 gravity, double friction, Above&& above) {
         Islands& at = slots();
+        // Every member on a moving ball, or resting on one through the others: none stands,
+        // whatever the balance (on_moving() lifts them at the end of every round), so no solve.
+        if (std::any_of(members.begin(), members.end(), [&](std::uint32_t s) { return at.disturbed[s] != 0; })) {
+            on_moving(members, touching, above);
+            if (std::all_of(lifted.begin(), lifted.end(), [](char up) { return up != 0; })) return;
+        }
         kept.assign(members.begin(), members.end());
         kept_contacts.assign(touching.begin(), touching.end());
         const std::uint64_t start = sweeps;
