@@ -45,8 +45,8 @@ cmake --build "$build" -j "$(nproc)" --target test_physics test_free_flight test
 export LD_LIBRARY_PATH=$tbb/lib TSAN_OPTIONS=halt_on_error=1:abort_on_error=0:exitcode=66
 # Not grep -q: quitting at the first match can end ldd with SIGPIPE, which pipefail counts.
 ldd "$build/tests/test_physics" | grep "$tbb/lib/libtbb" >/dev/null || { echo "tsan.sh: not linked to $tbb/lib/libtbb" >&2; exit 1; }
-# The test programs as many at a time as the machine has cores, the longest first. Each one's
-# output shows when it ends; the script fails when any of them failed.
+# The test programs as many at a time as the machine has cores, the longest first. When one ends,
+# the last lines of its output show, or all of it when it failed; the script fails when any did.
 run_one() {
   local log status=0
   log=$(mktemp)
