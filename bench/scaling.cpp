@@ -158,6 +158,10 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--parallel-min-balls", parallel_min_balls,
                    "WorldDef::parallel_events_min_balls: smaller worlds process events serially");
+    bool when_faster = false;
+    app.add_flag("--when-faster", when_faster,
+                 "WorldDef::regions_when_faster: each count runs its regions only while they are faster than "
+                 "the serial loop (without it, always); no projection then");
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
@@ -167,6 +171,8 @@ int main(int argc, char** argv) {
     try {  // a scene the engine rejects: more balls than fit, a box narrower than three cells...
         scene = build(scene_name, count, packing);
         scene.world.parallel_events_min_balls = parallel_min_balls;
+        scene.world.regions_when_faster = when_faster;
+        if (when_faster) project = 1;  // the model needs the regions' work at the widest count
         for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
         for (int r = 1; r < repeat; ++r)
             for (Run& best : runs) {

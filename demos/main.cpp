@@ -66,6 +66,7 @@ struct RunOptions {
     bool quiet = false;        // no progress line
     double memory_limit_gib = double(ballistic::WorldDef{}.memory_limit) / double(1u << 30);
     std::uint64_t event_budget = 0;
+    bool always_regions = false;  // WorldDef::regions_when_faster off
 };
 
 // Bad input: reported by the caller with exit status 2.
@@ -353,8 +354,8 @@ scene::Scene restore(const std::string& path, const ballistic::RestoreOptions& r
 scene::Scene load(const RunOptions& options) {
     const auto memory_limit = static_cast<std::size_t>(options.memory_limit_gib * double(1u << 30));
     try {
-        if (options.resume) return restore(options.scene_path, {options.threads, nullptr, memory_limit});
-        return scene::load_scene_file(options.scene_path, {options.threads, memory_limit});
+        if (options.resume) return restore(options.scene_path, {options.threads, nullptr, memory_limit, !options.always_regions});
+        return scene::load_scene_file(options.scene_path, {options.threads, memory_limit, !options.always_regions});
     } catch (const ballistic::InvalidArgument& error) {
         throw BadInput(options.resume ? options.scene_path + ": " + error.what() : error.what());
     }
@@ -513,6 +514,9 @@ int main(int argc, char** argv) {
     for (CLI::App* command : {run, resume}) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");
         command->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
+        command->add_flag("--always-regions", options.always_regions,
+                          "Process events in regions whenever the world can, not only while they measure faster "
+                          "than the serial loop (the same results either way)");
         // An output asked for by an empty name (an unset shell variable) is an error, not skipped.
         auto file = [](const std::string& text) -> std::string {
             return text.empty() ? "must name a file, got an empty path" : std::string();

@@ -24,7 +24,8 @@ class World:
     World(**settings) takes WorldDef's fields as keywords: gravity, restitution, friction,
     time, periodic ((2, 3): min and max corners), periodic_axes, rest_speed, sleep_speed,
     sleep_time, sleep_events, sleep_friction, wake_lift, sleep_interval, memory_limit,
-    step_event_budget, event_record_limit, threads, parallel_events_min_balls.
+    step_event_budget, event_record_limit, threads, parallel_events_min_balls,
+    regions_when_faster.
 
     Arrays read from a world are read-only copies taken at the call.
     """

@@ -183,6 +183,7 @@ void set_setting(WorldDef& def, const std::string& name, py::handle value) {
     else if (name == "event_record_limit") def.event_record_limit = static_cast<std::size_t>(count());
     else if (name == "threads") def.threads = value.cast<int>();
     else if (name == "parallel_events_min_balls") def.parallel_events_min_balls = static_cast<std::size_t>(count());
+    else if (name == "regions_when_faster") def.regions_when_faster = value.cast<bool>();
     else throw py::type_error("World(): unknown setting '" + name + "' (the settings are WorldDef's fields)");
 }
 

@@ -334,6 +334,21 @@ TEST_F(Cli, ThreadCountDoesNotChangeTheResult) {
     EXPECT_EQ(read_file(path("one.json")), read_file(path("two.json")));
 }
 
+TEST_F(Cli, RegionsAlwaysOrWhenFasterGiveTheSameResult) {
+    // 12 000 balls: above WorldDef::parallel_events_min_balls, so two threads cut it into regions.
+    const fs::path scene = write("many.json", R"({"box": {"min": [0, 0, 0], "max": [40, 40, 40]},
+      "generate": [{"count": 12000, "radius": 0.5, "min": [0, 0, 0], "max": [40, 40, 40], "speed": 5, "seed": 9}]})");
+    const json one = run_ok(scene, "--duration 0.2 --threads 1");
+    const json always = run_ok(scene, "--duration 0.2 --threads 2 --always-regions");
+    const json faster = run_ok(scene, "--duration 0.2 --threads 2");
+    EXPECT_EQ(always["regions"]["count"].get<int>(), 2);
+    EXPECT_GT(always["regions"]["share"].get<double>(), 0.9) << always["regions"];
+    for (const json& two : {always, faster}) {
+        EXPECT_EQ(two["state_hash"], one["state_hash"]);
+        EXPECT_EQ(two["events"], one["events"]);
+    }
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------

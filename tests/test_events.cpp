@@ -1,10 +1,12 @@
 // A ball's events, on their own: the measurements, the predictor, the response, the serial event
-// loop, and the sleep decisions between them, each against its invariants and closed forms.
+// loop, and the sleep decisions between them, each against its invariants and closed forms; and
+// the choice between the regions and the serial loop, on given timings.
 #include "base/byte_stream.hpp"
 #include "events/measurements.hpp"
 #include "events/predictor.hpp"
 #include "events/response.hpp"
 #include "loop/event_loop.hpp"
+#include "loop/region_choice.hpp"
 #include "rules/sleep_rules.hpp"
 #include "sleep/sleep.hpp"
 #include "space/balls.hpp"
@@ -391,4 +393,70 @@ TEST(Measurements, ASnapshotKeepsTheWindowAndThePerStaticCounters) {
     EXPECT_EQ(back.event_overlap, 1e-14);
     EXPECT_EQ(back.collisions_before_reset, 5u);
     EXPECT_TRUE(back.step_events.empty());
+}
+
+// The choice between the regions and the serial loop, fed windows of kWindow events at the given
+// seconds per event each way: the ways of the windows, in order ('r': regions, 's': serially).
+std::string choices(RegionChoice& choice, int windows, double regions_cost, double serial_cost) {
+    std::string ways;
+    for (int k = 0; k < windows; ++k) {
+        const bool regions = choice.regions();
+        ways += regions ? 'r' : 's';
+        const double cost = regions ? regions_cost : serial_cost;
+        // In two calls, as the loop's runs come: a window ends once it holds kWindow events.
+        choice.measured(RegionChoice::kWindow / 2, cost * double(RegionChoice::kWindow / 2));
+        choice.measured(RegionChoice::kWindow - RegionChoice::kWindow / 2,
+                        cost * double(RegionChoice::kWindow - RegionChoice::kWindow / 2));
+    }
+    return ways;
+}
+
+TEST(RegionChoice, TheRegionsGoOnWhileFasterLookingAtTheSerialLoopLessAndLessOften) {
+    RegionChoice choice;
+    // A look at the serial loop between two windows of regions; then the regions, with looks after
+    // twice kFirstLook windows, and twice as many each time, up to kLongestLook.
+    constexpr std::uint32_t first = RegionChoice::kFirstLook, most = RegionChoice::kLongestLook;
+    static_assert(8 * first == most);
+    const std::string expected = "rsr" + std::string(2 * first, 'r') + "sr" + std::string(4 * first, 'r') + "sr" +
+                                 std::string(most, 'r') + "sr" + std::string(most, 'r') + "s";
+    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 1e-6, 2e-6), expected);
+}
+
+TEST(RegionChoice, WhereTheSerialLoopIsFasterItGoesOnAndTheRegionsAreTriedAgain) {
+    RegionChoice choice;
+    constexpr std::uint32_t first = RegionChoice::kFirstLook;
+    const std::string expected = "rsr" + std::string(first, 's') + "rs" + std::string(2 * first, 's') + "r";
+    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 3e-6, 1e-6), expected);
+}
+
+TEST(RegionChoice, AWayThatBecomesFasterIsTakenAtTheNextLook) {
+    RegionChoice choice;
+    constexpr std::uint32_t first = RegionChoice::kFirstLook;
+    EXPECT_EQ(choices(choice, 3 + 2 * first, 1e-6, 2e-6), "rsr" + std::string(2 * first, 'r'));
+    // The machine changes: now the serial loop is faster. The next look finds it (against the mean
+    // of the windows either side, one from before the change) and keeps it, then looks at the
+    // regions again after kFirstLook windows.
+    const std::string expected = "sr" + std::string(first, 's') + "rs" + std::string(2 * first, 's');
+    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 4e-6, 0.5e-6), expected);
+}
+
+TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
+    RegionChoice choice;
+    // Every window 1 % slower than the one before, whichever way: the look (the serial loop) is
+    // faster than the window after it but slower than the mean of the two either side.
+    std::string ways;
+    double cost = 1e-6;
+    for (std::uint32_t k = 0; k < 3 + 2 * RegionChoice::kFirstLook; ++k, cost *= 1.01) {
+        ways += choice.regions() ? 'r' : 's';
+        choice.measured(RegionChoice::kWindow, cost * double(RegionChoice::kWindow));
+    }
+    EXPECT_EQ(ways, "rsr" + std::string(2 * RegionChoice::kFirstLook, 'r'));
+}
+
+TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {
+    RegionChoice choice;
+    for (int k = 0; k < 1000; ++k) choice.measured(RegionChoice::kWindow / 1000 - 1, 1.0);
+    EXPECT_TRUE(choice.regions());
+    choice.measured(RegionChoice::kWindow, 0.0);
+    EXPECT_FALSE(choice.regions());  // the first window done: a look at the serial loop
 }

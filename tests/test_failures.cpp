@@ -271,6 +271,7 @@ std::string gas() {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {12, 12, 12}};
     def.parallel_events_min_balls = 0;
+    def.regions_when_faster = false;
     def.threads = 2;
     World world(def);
     std::vector<BallDef> balls;

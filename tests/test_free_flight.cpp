@@ -209,6 +209,7 @@ TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
         WorldDef def = test_worlds::granular(0.5, threads);
         def.gravity = {0, -1000, 0};
         def.parallel_events_min_balls = 0;
+        def.regions_when_faster = false;
         World world(def);
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
         world.add_plane({{10, 0, 0}, {-1, 0, 0}});
@@ -252,6 +253,7 @@ World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravit
     def.threads = threads;
     if (batches) {
         def.parallel_events_min_balls = 0;
+        def.regions_when_faster = false;
     }
     def.gravity = gravity;
     World world(def);

@@ -54,11 +54,13 @@ struct Runner {
     void apply(WorldDef& def) const {
         def.threads = threads;
         def.task_system = tasks;
+        def.regions_when_faster = false;
     }
     RestoreOptions restore_options() const {
         RestoreOptions options;
         options.threads = threads;
         options.task_system = tasks;
+        options.regions_when_faster = false;
         return options;
     }
 };
@@ -212,9 +214,13 @@ std::vector<std::filesystem::path> scene_files() {
 // WorldDef::parallel_events_min_balls, and LoadOptions no task system: a scene with fewer balls
 // than the default threshold, or run on a task system, is built again from what was loaded (its
 // settings, statics, balls and spouts, in their order), the small ones with regions from any
-// size, so that they cut into regions where they can.
+// size, so that they cut into regions where they can. Every world here runs its regions whenever
+// it can (Runner::apply()), so that the tests go through them.
 scene::Scene load(const std::filesystem::path& path, const Runner& runner) {
-    scene::Scene loaded = scene::load_scene_file(path, runner.tasks ? 1 : runner.threads);
+    scene::LoadOptions options;
+    options.threads = runner.tasks ? 1 : runner.threads;
+    options.regions_when_faster = false;
+    scene::Scene loaded = scene::load_scene_file(path, options);
     const World& from = loaded.world;
     const bool large = from.ball_count() >= from.def().parallel_events_min_balls;
     if (large && !runner.tasks) return loaded;

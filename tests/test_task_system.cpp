@@ -76,6 +76,7 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
     def.periodic = Box{{0, 0, 0}, {50, 50, 50}};
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
+    def.regions_when_faster = false;
     def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
@@ -111,6 +112,7 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     def.restitution = 0.6;
     def.task_system = std::move(tasks);
     def.parallel_events_min_balls = 1000;
+    def.regions_when_faster = false;
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{-12, 0, 0}, {1, 0, 0}});

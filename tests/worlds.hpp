@@ -56,6 +56,7 @@ inline World periodic_gas(std::size_t n, double packing, double kT, int threads,
     def.periodic = Box{{0, 0, 0}, {side, side, side}};
     def.threads = threads;
     def.parallel_events_min_balls = 0;  // small worlds take the parallel batches too
+    def.regions_when_faster = false;
     World world(def);
     GenerateDef gen;
     gen.count = n;
@@ -140,6 +141,7 @@ inline World barometric_column(int threads) {
     def.periodic_axes = {true, false, true};
     def.threads = threads;
     def.parallel_events_min_balls = 0;
+    def.regions_when_faster = false;
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{0, 40, 0}, {0, -1, 0}});
@@ -174,6 +176,7 @@ inline World restore(const std::string& bytes, int threads = 1) {
     std::istringstream in(bytes);
     RestoreOptions options;
     options.threads = threads;
+    options.regions_when_faster = false;  // regions whenever they can run, as the worlds above
     return World::restore(in, options);
 }
 

@@ -31,9 +31,9 @@ def lattice(n, spacing=2.1, origin=1.0):
     return g * spacing + origin
 
 
-def gas(n=2000, threads=1, seed=1):
+def gas(n=2000, threads=1, seed=1, **settings):
     side = 2.1 * int(np.ceil(n ** (1 / 3))) + 2.0
-    w = ballistic.World(periodic=((0, 0, 0), (side, side, side)), threads=threads)
+    w = ballistic.World(periodic=((0, 0, 0), (side, side, side)), threads=threads, **settings)
     w.add_balls(lattice(n), np.random.default_rng(seed).normal(0, 1, (n, 3)), 0.5)
     return w
 
@@ -48,6 +48,16 @@ def test_run_gives_the_programs_state_hash(name, duration):
     assert stats["state_hash"] == cli["state_hash"]
     assert stats["events"] == cli["events"]
     assert stats["balls"] == cli["balls"]
+
+
+def test_regions_always_or_when_faster_give_the_same_bits():
+    worlds = [gas(threads=1), gas(threads=2, parallel_events_min_balls=0, regions_when_faster=False),
+              gas(threads=2, parallel_events_min_balls=0, regions_when_faster=True)]
+    for w in worlds:
+        for _ in range(20):
+            w.step(1 / 60)
+    assert worlds[1].state_hash() == worlds[0].state_hash()
+    assert worlds[2].state_hash() == worlds[0].state_hash()
 
 
 def test_load_scene_takes_a_dict():

@@ -363,6 +363,7 @@ World make_world(const json& root, const LoadOptions& options) {
     }
     def.threads = options.threads;
     def.memory_limit = options.memory_limit;
+    def.regions_when_faster = options.regions_when_faster;
     try {
         return World(def);
     } catch (const InvalidArgument& error) {

@@ -237,6 +237,10 @@ struct WorldDef {
     // (end of step, measurements, ray batches) run at any size. Results are bit-identical for every
     // value.
     std::size_t parallel_events_min_balls = 10000;
+    // Such worlds time their events now in regions, now serially, and keep the faster way (a
+    // region's waits cost more on some machines than on others). False: regions always. Snapshots
+    // do not keep it (RestoreOptions). Results are bit-identical either way.
+    bool regions_when_faster = true;
 };
 
 // How World::restore() builds the world it reads: the machine's settings, which a snapshot does
@@ -245,6 +249,7 @@ struct RestoreOptions {
     int threads = 0;                                     // WorldDef::threads
     std::shared_ptr<TaskSystem> task_system;             // WorldDef::task_system
     std::size_t memory_limit = std::size_t{16} << 30;    // WorldDef::memory_limit, checked first
+    bool regions_when_faster = true;                     // WorldDef::regions_when_faster
 };
 
 // The snapshot format World::save() writes; restore() reads this version only.

@@ -15,6 +15,7 @@
 #include "events/measurements.hpp"
 #include "events/outcome.hpp"
 #include "base/parallel.hpp"
+#include "loop/region_choice.hpp"
 #include "loop/region_loop.hpp"
 #include "loop/regions.hpp"
 #include "events/response.hpp"
@@ -68,6 +69,8 @@ public:
 private:
     // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.
     void record(const Outcome& out);
+    // run_until(), in regions when `allowed` (and the budget leaves each enough).
+    End run_events(double end, std::uint64_t budget, bool allowed);
     // The events up to `end` one at a time, at most `budget` (0: none) and at most `most` of them.
     End run_serially(double end, std::uint64_t budget, std::uint64_t most);
     // After a run of the regions stopped before an event too far apart for them, this many events
@@ -84,6 +87,7 @@ private:
     EventQueue queue_;
     RegionPlan regions_;
     RegionLoop region_loop_;
+    RegionChoice choice_;  // whether the regions run, by measurement
     std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
 };
 

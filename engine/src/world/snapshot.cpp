@@ -38,7 +38,8 @@ void put_pending(SnapshotWriter& out, const detail::Pending& e) {
     out.put(static_cast<std::uint32_t>(e.kind));
 }
 
-// The settings; the machine's own (threads, task system and memory limit) are the restorer's.
+// The settings; the machine's own (threads, task system, memory limit, regions_when_faster) are
+// the restorer's.
 void write_settings(SnapshotWriter& out, const WorldDef& d) {
     out.put(d.gravity);
     out.put(d.restitution);
@@ -134,7 +135,8 @@ detail::Pending get_pending(SnapshotReader& in, std::size_t balls, const detail:
 }
 
 
-// The settings a snapshot keeps; the threads, task system and memory limit are the restorer's.
+// The settings a snapshot keeps; the threads, task system, memory limit and regions_when_faster are
+// the restorer's.
 WorldDef read_settings(SnapshotReader& in, const RestoreOptions& options) {
     WorldDef d;
     d.gravity = in.get_vec("gravity");
@@ -157,6 +159,7 @@ WorldDef read_settings(SnapshotReader& in, const RestoreOptions& options) {
     d.event_record_limit = static_cast<std::size_t>(in.get<std::uint64_t>("event_record_limit"));
     d.parallel_events_min_balls = static_cast<std::size_t>(in.get<std::uint64_t>("parallel_events_min_balls"));
     d.threads = options.threads;
+    d.regions_when_faster = options.regions_when_faster;
     d.task_system = options.task_system;
     d.memory_limit = options.memory_limit;
     return d;

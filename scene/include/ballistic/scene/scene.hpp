@@ -65,6 +65,7 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 struct LoadOptions {
     int threads = 0;                                   // WorldDef::threads (0 = all hardware threads)
     std::size_t memory_limit = WorldDef{}.memory_limit;  // WorldDef::memory_limit (bytes)
+    bool regions_when_faster = true;                   // WorldDef::regions_when_faster
 };
 
 Scene load_scene_text(std::string_view text, const LoadOptions& options);
