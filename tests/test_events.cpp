@@ -442,15 +442,25 @@ TEST(RegionChoice, AWayThatBecomesFasterIsTakenAtTheNextLook) {
 
 TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
     RegionChoice choice;
-    // Every window 1 % slower than the one before, whichever way: the look (the serial loop) is
+    // Every window 0.5 % slower than the one before, whichever way: the look (the serial loop) is
     // faster than the window after it but slower than the mean of the two either side.
     std::string ways;
     double cost = 1e-6;
-    for (std::uint32_t k = 0; k < 3 + 2 * RegionChoice::kFirstLook; ++k, cost *= 1.01) {
+    for (std::uint32_t k = 0; k < 3 + 2 * RegionChoice::kFirstLook; ++k, cost *= 1.005) {
         ways += choice.regions() ? 'r' : 's';
         choice.measured(RegionChoice::kWindow, cost * double(RegionChoice::kWindow));
     }
     EXPECT_EQ(ways, "rsr" + std::string(2 * RegionChoice::kFirstLook, 'r'));
+}
+
+TEST(RegionChoice, AWayChosenThatSlowsDownIsLookedAtAgainAtOnce) {
+    RegionChoice choice;
+    EXPECT_EQ(choices(choice, 3 + 5, 1e-6, 2e-6), "rsrrrrrr");
+    // The regions now take 1.5 times as long (a pile forms): the next window looks at the serial
+    // loop, still slower, and the regions go on.
+    EXPECT_EQ(choices(choice, 6, 1.5e-6, 2e-6), "rsrrrr");
+    // Slower again, but by less than kSlower since they were last chosen: no look.
+    EXPECT_EQ(choices(choice, 4, 1.8e-6, 2e-6), "rrrr");
 }
 
 TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {

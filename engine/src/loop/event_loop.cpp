@@ -3,7 +3,6 @@
 #include "loop/event_loop.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 namespace ballistic::detail {
@@ -42,22 +41,20 @@ void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
     serial_left_ = 0;
 }
 
+void EventLoop::took(std::uint64_t events, double seconds) {
+    if (chose_ && regions_.count() > 1 && def_.regions_when_faster) choice_.measured(events, seconds);
+    chose_ = true;
+}
+
 EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
     // While balls roam, every crossing reads and writes the counts of blocks: serially.
     const bool may = regions_.count() > 1 && !response_.roaming();
-    if (!may || !def_.regions_when_faster) return run_events(end, budget, may);
-    const std::uint64_t before = processed;
-    const auto start = std::chrono::steady_clock::now();
-    const End ended = run_events(end, budget, choice_.regions());
-    choice_.measured(processed - before, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return ended;
-}
-
-EventLoop::End EventLoop::run_events(double end, std::uint64_t budget, bool allowed) {
+    chose_ = chose_ && may;
     const std::uint64_t first = processed;
     for (;;) {
         const std::uint64_t left = budget == 0 ? 0 : budget - (processed - first);
-        const bool regions = allowed && (budget == 0 || left >= kLeastRegionShare * regions_.count());
+        const bool regions = may && (choice_.regions() || !def_.regions_when_faster) &&
+                             (budget == 0 || left >= kLeastRegionShare * regions_.count());
         if (regions && serial_left_ == 0) {
             RegionLoop::Counts counts;
             auto take = [&] {

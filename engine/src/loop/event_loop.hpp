@@ -41,6 +41,9 @@ public:
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
     enum class End { Reached, Budget, Interrupted };
     End run_until(double end, std::uint64_t budget);
+    // A whole step took `seconds` for its `events` (WorldDef::regions_when_faster): timed for the
+    // choice of the way its events went when every run_until() since the last could choose.
+    void took(std::uint64_t events, double seconds);
     // Queues the new pending event of a ball (in the part of its region).
     void requeue(std::uint32_t slot, const Pending& event);
     // A ball added at the next slot (`slot` == the slots queued) with its first event, in the
@@ -69,8 +72,6 @@ public:
 private:
     // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.
     void record(const Outcome& out);
-    // run_until(), in regions when `allowed` (and the budget leaves each enough).
-    End run_events(double end, std::uint64_t budget, bool allowed);
     // The events up to `end` one at a time, at most `budget` (0: none) and at most `most` of them.
     End run_serially(double end, std::uint64_t budget, std::uint64_t most);
     // After a run of the regions stopped before an event too far apart for them, this many events
@@ -88,6 +89,7 @@ private:
     RegionPlan regions_;
     RegionLoop region_loop_;
     RegionChoice choice_;  // whether the regions run, by measurement
+    bool chose_ = true;    // every run_until() since the last took() could choose
     std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
 };
 

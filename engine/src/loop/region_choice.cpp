@@ -18,7 +18,7 @@ void RegionChoice::end_window() {
     switch (phase_) {
     case Phase::Chosen:
         before_ = cost;
-        if (until_look_ == 0 || --until_look_ == 0) {
+        if (until_look_ == 0 || --until_look_ == 0 || cost > kSlower * decided_) {
             phase_ = Phase::Look;
             regions_ = !regions_;
         }
@@ -29,9 +29,11 @@ void RegionChoice::end_window() {
         regions_ = !regions_;
         return;
     case Phase::Back: {  // the way looked at against the windows either side, taken at their mean
-        const bool switch_ways = look_ < kGain * 0.5 * (before_ + cost);
+        const double chosen = 0.5 * (before_ + cost);
+        const bool switch_ways = look_ < kGain * chosen;
         look_every_ = switch_ways ? kFirstLook : std::min(2 * look_every_, kLongestLook);
         if (switch_ways) regions_ = !regions_;
+        decided_ = switch_ways ? look_ : chosen;
         phase_ = Phase::Chosen;
         until_look_ = look_every_;
         return;

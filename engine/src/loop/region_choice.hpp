@@ -3,13 +3,16 @@
 // machine can tell: a region's exchanges with its neighbours cost a round trip between cores, from
 // 0.1 to 0.6 µs on the VMs measured, and small or dense worlds pay it more often.
 //
-// The event loop times its events in windows of kWindow events or more, one way at a time. A
+// The world times its steps whole, in windows of kWindow events or more, each step one way: the
+// way the events go also decides where the balls' data lies for the rest of the step. A
 // window the other way (a look) between two windows of the way chosen decides. The look wins when
 // it took less than kGain times the mean time per event of the two either side: a machine whose
 // speed drifts then favours neither way, and a tie keeps the way chosen. After a look that changes
 // the way, the next comes after kFirstLook windows; after one that keeps it, after twice as many
-// as the last time, at most kLongestLook. So a pile that settles or a neighbour on the machine
-// that comes and goes is found, and once the choice holds one window in 131 goes the other way.
+// as the last time, at most kLongestLook; and at once when a window of the way chosen took kSlower
+// times as long per event as that way did when it was chosen. So a pile that forms or settles, or a
+// neighbour on the machine that comes and goes, is found, and while the world and the machine stay
+// as they are one window in 131 goes the other way.
 //
 // Invariants: a choice never changes what is computed; `regions()` is the way of the next window.
 #pragma once
@@ -22,7 +25,7 @@ class RegionChoice {
 public:
     static constexpr std::uint64_t kWindow = 32768;
     static constexpr std::uint32_t kFirstLook = 16, kLongestLook = 128;
-    static constexpr double kGain = 0.98;
+    static constexpr double kGain = 0.98, kSlower = 1.25;
 
     bool regions() const { return regions_; }
     // Events processed the way regions() says, and the seconds they took.
@@ -36,7 +39,8 @@ private:
     bool regions_ = true;
     std::uint64_t events_ = 0;  // of the window under way
     double seconds_ = 0.0;
-    double before_ = 0.0, look_ = 0.0;        // seconds per event: the window before a look, the look
+    // Seconds per event: the window before a look, the look, the way chosen when it was chosen.
+    double before_ = 0.0, look_ = 0.0, decided_ = 0.0;
     std::uint32_t look_every_ = kFirstLook;  // windows of the way chosen between looks
     std::uint32_t until_look_ = 0;
 };

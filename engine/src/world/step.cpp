@@ -7,6 +7,7 @@
 #include "world/world_impl.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -134,6 +135,7 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
     if (!(end > w.time)) reject("dt", "is too small to advance the world time " + show(w.time) + ", got " + show(dt));
     if (pause && !(pause_at > w.time))
         reject("pause_at", "must be after the world's time " + show(w.time) + " (+inf: no pause), got " + show(pause_at));
+    const auto start = std::chrono::steady_clock::now();
     const StepResult before = w.counted(0);
     const std::uint64_t events_before = before.events;
     auto stopped = detail::EventLoop::End::Budget;
@@ -188,6 +190,9 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
         }
         w.stop_roaming(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         if (all_done) sleeping = w.finish_step(end);
+        if (all_done)
+            w.loop.took(w.loop.processed - events_before,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     } catch (...) {
         w.fail_step(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         throw;
