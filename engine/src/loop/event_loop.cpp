@@ -141,6 +141,18 @@ void EventLoop::append(std::uint32_t s, const Pending& event) {
     queue_.append(s, event, regions_.count() == 1 ? 0 : regions_.region_of(cells_.key(s)));
 }
 
+void EventLoop::repredict(std::span<const std::uint32_t> slots, double now, Predictor& predictor) {
+    predicted_.resize(slots.size());
+    const std::size_t count = slots.size();
+    const std::size_t shares =
+        std::min<std::size_t>(static_cast<std::size_t>(parallel_.concurrency()), count / kPredictionsPerShare + 1);
+    parallel_.for_each(shares, [&](std::size_t share) {
+        for (std::size_t k = share * count / shares; k < (share + 1) * count / shares; ++k)
+            predicted_[k] = predictor.predict(slots[k], now);
+    });
+    for (std::size_t k = 0; k < count; ++k) requeue(slots[k], predicted_[k]);
+}
+
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {
     if (regions_.count() == 1) return queue_.update(s, event);
     const std::uint32_t region = regions_.region_of(cells_.key(s));

@@ -14,6 +14,7 @@
 #include "space/cells.hpp"
 #include "events/measurements.hpp"
 #include "events/outcome.hpp"
+#include "events/predictor.hpp"
 #include "base/parallel.hpp"
 #include "loop/region_choice.hpp"
 #include "loop/region_loop.hpp"
@@ -23,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace ballistic::detail {
@@ -46,6 +48,9 @@ public:
     void took(std::uint64_t events, double seconds);
     // Queues the new pending event of a ball (in the part of its region).
     void requeue(std::uint32_t slot, const Pending& event);
+    // The balls of `slots` predicted afresh at `now`, in parallel shares (a prediction writes only
+    // its ball's contact), then queued in their order.
+    void repredict(std::span<const std::uint32_t> slots, double now, Predictor& predictor);
     // A ball added at the next slot (`slot` == the slots queued) with its first event, in the
     // region of its cell; reserve() first makes room for the entries up to `slots`.
     void append(std::uint32_t slot, const Pending& event);
@@ -91,6 +96,8 @@ private:
     RegionChoice choice_;  // whether the regions run, by measurement
     bool chose_ = true;    // every run_until() since the last took() could choose
     std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
+    static constexpr std::size_t kPredictionsPerShare = 16;  // repredict()
+    std::vector<Pending> predicted_;
 };
 
 }  // namespace ballistic::detail

@@ -249,29 +249,45 @@ void Sleep::list_candidates(double now, std::span<const std::uint32_t> among) {
 
 void Sleep::link_candidates(double now, Within within) {
     Islands& is = islands_;
-    is.contacts.clear();
-    for (const std::uint32_t s : is.candidates) {
-        bool supported = false;  // something under it within the gap: only then can collisions hold it still
-        for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
-            supported = supported || rules_.above(normal);
-            if (j == kFixed || balls_.asleep(j)) {
-                is.contacts.push_back({s, kFixed, normal});
-            } else if (is.parent[j] == kFixed) {
-                if (rules_.above(normal)) {  // on a moving ball (one on top is carried)
-                    is.contacts.push_back({s, kFixed, normal});
-                    is.disturbed[s] = 1;
+    // The candidates' contacts in shares of about kCandidatesPerShare, one task each, each share
+    // writing only its candidates' marks and its own list (the first share's the world's); then
+    // the lists joined in candidate order, and the clusters joined along them in that order.
+    const std::size_t count = is.candidates.size();
+    const std::size_t shares =
+        std::min<std::size_t>(static_cast<std::size_t>(parallel_.concurrency()), count / kCandidatesPerShare + 1);
+    while (solvers_.size() + 1 < shares) solvers_.emplace_back().owner = &is;
+    parallel_.for_each(shares, [&](std::size_t share) {
+        std::vector<IslandContact>& contacts = share == 0 ? is.contacts : solvers_[share - 1].contacts;
+        contacts.clear();
+        for (std::size_t k = share * count / shares; k < (share + 1) * count / shares; ++k) {
+            const std::uint32_t s = is.candidates[k];
+            bool supported = false;  // something under it within the gap: only then can collisions hold it still
+            for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
+                supported = supported || rules_.above(normal);
+                if (j == kFixed || balls_.asleep(j)) {
+                    contacts.push_back({s, kFixed, normal});
+                } else if (is.parent[j] == kFixed) {
+                    if (rules_.above(normal)) {  // on a moving ball (one on top is carried)
+                        contacts.push_back({s, kFixed, normal});
+                        is.disturbed[s] = 1;
+                    }
+                } else if (j > s) {
+                    contacts.push_back({s, j, -normal});
                 }
-            } else if (j > s) {
-                is.contacts.push_back({s, j, -normal});
-                const std::uint32_t a = is.root(s), b = is.root(j);
-                is.parent[std::max(a, b)] = std::min(a, b);
-            }
-        }, within);
-        if (within != Within::TouchGap) supported = touched_from_below(s, now);
-        is.still[s] = supported && still(s, now);
-        // Held only from farther than the touching gap, it would fall onto what holds it: its
-        // weight counts, but it and the balls resting on it stay awake.
-        if (!supported && within != Within::TouchGap) is.disturbed[s] = 1;
+            }, within);
+            if (within != Within::TouchGap) supported = touched_from_below(s, now);
+            is.still[s] = supported && still(s, now);
+            // Held only from farther than the touching gap, it would fall onto what holds it: its
+            // weight counts, but it and the balls resting on it stay awake.
+            if (!supported && within != Within::TouchGap) is.disturbed[s] = 1;
+        }
+    });
+    for (std::size_t share = 1; share < shares; ++share)
+        is.contacts.insert(is.contacts.end(), solvers_[share - 1].contacts.begin(), solvers_[share - 1].contacts.end());
+    for (const IslandContact& c : is.contacts) {
+        if (c.b == kFixed) continue;
+        const std::uint32_t a = is.root(c.a), b = is.root(c.b);
+        is.parent[std::max(a, b)] = std::min(a, b);
     }
 }
 

@@ -199,11 +199,13 @@ private:
     const Parallel& parallel_;
     Islands islands_;  // sleep_clusters()'s scratch, kept between steps
     // stand_clusters(): each cluster's members (in islands_.candidates) and contacts (in
-    // islands_.sorted); the solvers of the shares after the first, and where each share ends.
+    // islands_.sorted); the solvers of the shares after the first (link_candidates() lists those
+    // shares' contacts in theirs), and where each share ends.
     struct Cluster {
         std::size_t first, last, begin, end;
     };
     static constexpr std::size_t kMembersPerShare = 64;
+    static constexpr std::size_t kCandidatesPerShare = 64;  // link_candidates()
     std::vector<Cluster> clusters_;
     std::vector<Islands> solvers_;
     std::vector<std::size_t> share_end_;

@@ -137,8 +137,7 @@ std::size_t World::Impl::sleep_clusters(double now, detail::Sleep::Within within
     std::size_t fell = 0;
     sleep.sleep_clusters(now, [&](std::span<const std::uint32_t> members) {
         fell += members.size();
-        if (events_valid)
-            for (const std::uint32_t s : members) loop.requeue(s, predictor.predict(s, now));
+        if (events_valid) loop.repredict(members, now, predictor);
     }, within);
     return fell;
 }
