@@ -16,6 +16,9 @@ void RegionChoice::end_window() {
     events_ = 0;
     seconds_ = 0.0;
     switch (phase_) {
+    case Phase::Warm:  // a world's first steps touch its memory for the first time: not timed
+        phase_ = Phase::Chosen;
+        return;
     case Phase::Chosen:
         before_ = cost;
         if (until_look_ == 0 || --until_look_ == 0 || cost > kSlower * decided_) {

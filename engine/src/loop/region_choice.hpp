@@ -4,7 +4,9 @@
 // 0.1 to 0.6 µs on the VMs measured, and small or dense worlds pay it more often.
 //
 // The world times its steps whole, in windows of kWindow events or more, each step one way: the
-// way the events go also decides where the balls' data lies for the rest of the step. A
+// way the events go also decides where the balls' data lies for the rest of the step. The first
+// window, in regions, is not timed: the first steps touch the world's memory for the first time
+// (two to five times a later step's time per event in the box of 10⁵ balls). Then a
 // window the other way (a look) between two windows of the way chosen decides. The look wins when
 // it took less than kGain times the mean time per event of the two either side: a machine whose
 // speed drifts then favours neither way, and a tie keeps the way chosen. After a look that changes
@@ -34,8 +36,9 @@ public:
 private:
     void end_window();
 
-    enum class Phase { Chosen, Look, Back };  // the window under way: of the way chosen, a look, the one after it
-    Phase phase_ = Phase::Chosen;
+    // The window under way: the world's first, of the way chosen, a look, the one after it.
+    enum class Phase { Warm, Chosen, Look, Back };
+    Phase phase_ = Phase::Warm;
     bool regions_ = true;
     std::uint64_t events_ = 0;  // of the window under way
     double seconds_ = 0.0;
