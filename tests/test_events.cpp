@@ -395,81 +395,97 @@ TEST(Measurements, ASnapshotKeepsTheWindowAndThePerStaticCounters) {
     EXPECT_TRUE(back.step_events.empty());
 }
 
-// The choice between the regions and the serial loop, fed windows of kWindow events at the given
-// seconds per event each way: the ways of the windows, in order ('r': regions, 's': serially).
-std::string choices(RegionChoice& choice, int windows, double regions_cost, double serial_cost) {
-    std::string ways;
-    for (int k = 0; k < windows; ++k) {
-        const bool regions = choice.regions();
-        ways += regions ? 'r' : 's';
-        const double cost = regions ? regions_cost : serial_cost;
-        // In two calls, as the loop's runs come: a window ends once it holds kWindow events.
-        choice.measured(RegionChoice::kWindow / 2, cost * double(RegionChoice::kWindow / 2));
-        choice.measured(RegionChoice::kWindow - RegionChoice::kWindow / 2,
-                        cost * double(RegionChoice::kWindow - RegionChoice::kWindow / 2));
+// The choice between the regions and the serial loop, fed `calls` steps of kSettle events at the
+// given seconds per event each way, the first step after a change of way at `moving` more: the
+// ways of the steps, run-length coded ("r8 s5": eight steps in regions, then five serially).
+std::string ways(RegionChoice& choice, int calls, double regions_cost, double serial_cost, double moving = 0.0) {
+    std::string runs;
+    char last = 0;
+    int length = 0;
+    for (int k = 0; k < calls; ++k) {
+        const char way = choice.regions() ? 'r' : 's';
+        const double cost = (way == 'r' ? regions_cost : serial_cost) + (last != 0 && way != last ? moving : 0.0);
+        if (way != last && length > 0) runs += std::string(runs.empty() ? "" : " ") + last + std::to_string(length), length = 0;
+        last = way;
+        ++length;
+        choice.measured(RegionChoice::kSettle, cost * double(RegionChoice::kSettle));
     }
-    return ways;
+    return runs + (runs.empty() ? "" : " ") + last + std::to_string(length);
 }
+
+// Steps of kSettle events: four make a window; the world's first window and the first step after
+// each change of way are not timed.
+constexpr int kSteps = static_cast<int>(RegionChoice::kWindow / RegionChoice::kSettle);
+constexpr int kFirst = static_cast<int>(RegionChoice::kFirstLook), kMost = static_cast<int>(RegionChoice::kLongestLook);
+std::string run_of(char way, int steps) { return way + std::to_string(steps); }
 
 TEST(RegionChoice, TheRegionsGoOnWhileFasterLookingAtTheSerialLoopLessAndLessOften) {
     RegionChoice choice;
-    // The first window, then a look at the serial loop between two windows of regions; then the
-    // regions, with looks after twice kFirstLook windows, and twice as many each time, up to
-    // kLongestLook.
-    constexpr std::uint32_t first = RegionChoice::kFirstLook, most = RegionChoice::kLongestLook;
-    static_assert(8 * first == most);
-    const std::string expected = "rrsr" + std::string(2 * first, 'r') + "sr" + std::string(4 * first, 'r') + "sr" +
-                                 std::string(most, 'r') + "sr" + std::string(most, 'r') + "s";
-    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 1e-6, 2e-6), expected);
+    static_assert(kSteps == 4 && 8 * kFirst == kMost);
+    // The first window and one timed, a look at the serial loop (a step moving the data, then a
+    // window) and one back; then the regions, with looks after twice kFirstLook windows, and twice
+    // as many each time, up to kLongestLook.
+    const std::string expected = "r8 s5 " + run_of('r', 5 + 2 * kFirst * kSteps) + " s5 " +
+                                 run_of('r', 5 + 4 * kFirst * kSteps) + " s5 " + run_of('r', 5 + kMost * kSteps) +
+                                 " s5 " + run_of('r', 5 + kMost * kSteps) + " s5";
+    const int steps = 8 + 5 + (5 + 2 * kFirst * kSteps) + 5 + (5 + 4 * kFirst * kSteps) + 5 + 2 * (5 + kMost * kSteps + 5);
+    EXPECT_EQ(ways(choice, steps, 1e-6, 2e-6), expected);
 }
 
 TEST(RegionChoice, WhereTheSerialLoopIsFasterItGoesOnAndTheRegionsAreTriedAgain) {
     RegionChoice choice;
-    constexpr std::uint32_t first = RegionChoice::kFirstLook;
-    const std::string expected = "rrsr" + std::string(first, 's') + "rs" + std::string(2 * first, 's') + "r";
-    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 3e-6, 1e-6), expected);
+    const std::string expected = "r8 s5 r5 " + run_of('s', 1 + kFirst * kSteps) + " r5 " +
+                                 run_of('s', 5 + 2 * kFirst * kSteps) + " r5";
+    const int steps = 8 + 5 + 5 + (1 + kFirst * kSteps) + 5 + (5 + 2 * kFirst * kSteps) + 5;
+    EXPECT_EQ(ways(choice, steps, 3e-6, 1e-6), expected);
 }
 
 TEST(RegionChoice, AWayThatBecomesFasterIsTakenAtTheNextLook) {
     RegionChoice choice;
-    constexpr std::uint32_t first = RegionChoice::kFirstLook;
-    EXPECT_EQ(choices(choice, 4 + 2 * first, 1e-6, 2e-6), "rrsr" + std::string(2 * first, 'r'));
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 2 * kFirst * kSteps, 1e-6, 2e-6), "r8 s5 " + run_of('r', 5 + 2 * kFirst * kSteps));
     // The machine changes: now the serial loop is faster. The next look finds it (against the mean
     // of the windows either side, one from before the change) and keeps it, then looks at the
     // regions again after kFirstLook windows.
-    const std::string expected = "sr" + std::string(first, 's') + "rs" + std::string(2 * first, 's');
-    EXPECT_EQ(choices(choice, static_cast<int>(expected.size()), 4e-6, 0.5e-6), expected);
+    const std::string expected = "s5 r5 " + run_of('s', 1 + kFirst * kSteps) + " r5 " + run_of('s', 5 + 2 * kFirst * kSteps);
+    EXPECT_EQ(ways(choice, 5 + 5 + (1 + kFirst * kSteps) + 5 + (5 + 2 * kFirst * kSteps), 4e-6, 0.5e-6), expected);
 }
 
 TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
     RegionChoice choice;
-    // Every window 0.5 % slower than the one before, whichever way: the look (the serial loop) is
+    // Every step 0.125 % slower than the one before, whichever way: the look (the serial loop) is
     // faster than the window after it but slower than the mean of the two either side.
-    std::string ways;
+    std::string seen;
     double cost = 1e-6;
-    for (std::uint32_t k = 0; k < 4 + 2 * RegionChoice::kFirstLook; ++k, cost *= 1.005) {
-        ways += choice.regions() ? 'r' : 's';
-        choice.measured(RegionChoice::kWindow, cost * double(RegionChoice::kWindow));
+    for (int k = 0; k < 8 + 5 + 5 + 40; ++k, cost *= 1.00125) {
+        seen += choice.regions() ? 'r' : 's';
+        choice.measured(RegionChoice::kSettle, cost * double(RegionChoice::kSettle));
     }
-    EXPECT_EQ(ways, "rrsr" + std::string(2 * RegionChoice::kFirstLook, 'r'));
+    EXPECT_EQ(seen, std::string(8, 'r') + std::string(5, 's') + std::string(45, 'r'));
 }
 
 TEST(RegionChoice, AWayChosenThatSlowsDownIsLookedAtAgainAtOnce) {
     RegionChoice choice;
-    EXPECT_EQ(choices(choice, 4 + 5, 1e-6, 2e-6), "rrsrrrrrr");
-    // The regions now take 1.5 times as long (a pile forms): the next window looks at the serial
-    // loop, still slower, and the regions go on.
-    EXPECT_EQ(choices(choice, 6, 1.5e-6, 2e-6), "rsrrrr");
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 20, 1e-6, 2e-6), "r8 s5 r25");
+    // The regions now take 1.6 times as long (a pile forms): after the next window a look at the
+    // serial loop, still slower, and the regions go on.
+    EXPECT_EQ(ways(choice, 4 + 5 + 5 + 8, 1.6e-6, 2e-6), "r4 s5 r13");
     // Slower again, but by less than kSlower since they were last chosen: no look.
-    EXPECT_EQ(choices(choice, 4, 1.8e-6, 2e-6), "rrrr");
+    EXPECT_EQ(ways(choice, 16, 2.2e-6, 2.5e-6), "r16");
 }
 
 TEST(RegionChoice, TheFirstWindowIsNotTimed) {
     RegionChoice choice;
-    // The world's first steps take five times as long (first touches of its memory): counted,
-    // they would make the serial loop's look win against the regions, which are faster.
-    choice.measured(RegionChoice::kWindow, 5e-6 * double(RegionChoice::kWindow));
-    EXPECT_EQ(choices(choice, 3 + 4, 1e-6, 1.5e-6), "rsrrrrr");
+    // The world's first steps take five times as long (first touches of its memory): timed, they
+    // would make the serial loop's look win against the regions, which are faster.
+    for (int k = 0; k < kSteps; ++k) choice.measured(RegionChoice::kSettle, 5e-6 * double(RegionChoice::kSettle));
+    EXPECT_EQ(ways(choice, 4 + 5 + 5 + 8, 1e-6, 1.5e-6), "r4 s5 r13");
+}
+
+TEST(RegionChoice, TheStepAfterASwitchIsNotTimed) {
+    // The serial loop is 10 % faster, but the first step after each change of way takes three
+    // times as long while the data moves: timed, it would make the look lose.
+    RegionChoice choice;
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1e-6, 0.9e-6, 2e-6), "r8 s5 r5 s8");
 }
 
 TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {

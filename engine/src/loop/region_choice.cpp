@@ -6,9 +6,18 @@
 namespace ballistic::detail {
 
 void RegionChoice::measured(std::uint64_t events, double seconds) {
+    if (settle_ > 0) {  // the world's first steps, or the data moving to the cores of the other way
+        settle_ -= std::min(settle_, events);
+        return;
+    }
     events_ += events;
     seconds_ += std::max(seconds, 0.0);
     if (events_ >= kWindow) end_window();
+}
+
+void RegionChoice::switch_ways() {
+    regions_ = !regions_;
+    settle_ = kSettle;
 }
 
 void RegionChoice::end_window() {
@@ -16,27 +25,24 @@ void RegionChoice::end_window() {
     events_ = 0;
     seconds_ = 0.0;
     switch (phase_) {
-    case Phase::Warm:  // a world's first steps touch its memory for the first time: not timed
-        phase_ = Phase::Chosen;
-        return;
     case Phase::Chosen:
         before_ = cost;
         if (until_look_ == 0 || --until_look_ == 0 || cost > kSlower * decided_) {
             phase_ = Phase::Look;
-            regions_ = !regions_;
+            switch_ways();
         }
         return;
     case Phase::Look:
         look_ = cost;
         phase_ = Phase::Back;
-        regions_ = !regions_;
+        switch_ways();
         return;
     case Phase::Back: {  // the way looked at against the windows either side, taken at their mean
         const double chosen = 0.5 * (before_ + cost);
-        const bool switch_ways = look_ < kGain * chosen;
-        look_every_ = switch_ways ? kFirstLook : std::min(2 * look_every_, kLongestLook);
-        if (switch_ways) regions_ = !regions_;
-        decided_ = switch_ways ? look_ : chosen;
+        const bool look_wins = look_ < kGain * chosen;
+        look_every_ = look_wins ? kFirstLook : std::min(2 * look_every_, kLongestLook);
+        if (look_wins) switch_ways();
+        decided_ = look_wins ? look_ : chosen;
         phase_ = Phase::Chosen;
         until_look_ = look_every_;
         return;

@@ -4,17 +4,20 @@
 // 0.1 to 0.6 µs on the VMs measured, and small or dense worlds pay it more often.
 //
 // The world times its steps whole, in windows of kWindow events or more, each step one way: the
-// way the events go also decides where the balls' data lies for the rest of the step. The first
-// window, in regions, is not timed: the first steps touch the world's memory for the first time
-// (two to five times a later step's time per event in the box of 10⁵ balls). Then a
-// window the other way (a look) between two windows of the way chosen decides. The look wins when
-// it took less than kGain times the mean time per event of the two either side: a machine whose
-// speed drifts then favours neither way, and a tie keeps the way chosen. After a look that changes
-// the way, the next comes after kFirstLook windows; after one that keeps it, after twice as many
-// as the last time, at most kLongestLook; and at once when a window of the way chosen took kSlower
-// times as long per event as that way did when it was chosen. So a pile that forms or settles, or a
-// neighbour on the machine that comes and goes, is found, and while the world and the machine stay
-// as they are one window in 131 goes the other way.
+// way the events go also decides where the balls' data lies for the rest of the step. What is not
+// the way's own cost is not timed: the world's first kWindow events, whose steps touch its memory
+// for the first time (two to five times a later step's time per event in the box of 10⁵ balls),
+// and the first kSettle events after a switch, while the balls' data moves to the cores of the
+// other way (up to 1.6 times a later step's in the box of 10⁴).
+//
+// A window the other way (a look) between two windows of the way chosen decides. The look wins
+// when it took less than kGain times the mean time per event of the two either side: a machine
+// whose speed drifts then favours neither way, and a tie keeps the way chosen. After a look that
+// changes the way, the next comes after kFirstLook windows; after one that keeps it, after twice as
+// many as the last time, at most kLongestLook; and at once when a window of the way chosen took
+// kSlower times as long per event as that way did when it was chosen. So a pile that forms or
+// settles, or a neighbour on the machine that comes and goes, is found, and while the world and
+// the machine stay as they are one window in 131 goes the other way.
 //
 // Invariants: a choice never changes what is computed; `regions()` is the way of the next window.
 #pragma once
@@ -25,9 +28,9 @@ namespace ballistic::detail {
 
 class RegionChoice {
 public:
-    static constexpr std::uint64_t kWindow = 32768;
+    static constexpr std::uint64_t kWindow = 32768, kSettle = kWindow / 4;
     static constexpr std::uint32_t kFirstLook = 16, kLongestLook = 128;
-    static constexpr double kGain = 0.98, kSlower = 1.25;
+    static constexpr double kGain = 0.98, kSlower = 1.5;
 
     bool regions() const { return regions_; }
     // Events processed the way regions() says, and the seconds they took.
@@ -35,12 +38,13 @@ public:
 
 private:
     void end_window();
+    void switch_ways();
 
-    // The window under way: the world's first, of the way chosen, a look, the one after it.
-    enum class Phase { Warm, Chosen, Look, Back };
-    Phase phase_ = Phase::Warm;
+    enum class Phase { Chosen, Look, Back };  // the window under way: of the way chosen, a look, the one after it
+    Phase phase_ = Phase::Chosen;
     bool regions_ = true;
-    std::uint64_t events_ = 0;  // of the window under way
+    std::uint64_t settle_ = kWindow;  // events still to come before the next window
+    std::uint64_t events_ = 0;        // of the window under way
     double seconds_ = 0.0;
     // Seconds per event: the window before a look, the look, the way chosen when it was chosen.
     double before_ = 0.0, look_ = 0.0, decided_ = 0.0;
