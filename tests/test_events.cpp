@@ -482,10 +482,10 @@ TEST(RegionChoice, TheFirstWindowIsNotTimed) {
 }
 
 TEST(RegionChoice, TheStepAfterASwitchIsNotTimed) {
-    // The serial loop is 10 % faster, but the first step after each change of way takes three
+    // The serial loop is 20 % faster, but the first step after each change of way takes three
     // times as long while the data moves: timed, it would make the look lose.
     RegionChoice choice;
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1e-6, 0.9e-6, 2e-6), "r8 s5 r5 s8");
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1e-6, 0.8e-6, 2e-6), "r8 s5 r5 s8");
 }
 
 TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {

@@ -12,7 +12,8 @@
 //
 // A window the other way (a look) between two windows of the way chosen decides. The look wins
 // when it took less than kGain times the mean time per event of the two either side: a machine
-// whose speed drifts then favours neither way, and a tie keeps the way chosen. After a look that
+// whose speed drifts then favours neither way, and a near tie or a noisy window keeps the way
+// chosen. After a look that
 // changes the way, the next comes after kFirstLook windows; after one that keeps it, after twice as
 // many as the last time, at most kLongestLook; and at once when a window of the way chosen took
 // kSlower times as long per event as that way did when it was chosen. So a pile that forms or
@@ -30,7 +31,7 @@ class RegionChoice {
 public:
     static constexpr std::uint64_t kWindow = 32768, kSettle = kWindow / 4;
     static constexpr std::uint32_t kFirstLook = 16, kLongestLook = 128;
-    static constexpr double kGain = 0.98, kSlower = 1.5;
+    static constexpr double kGain = 0.9, kSlower = 1.5;
 
     bool regions() const { return regions_; }
     // Events processed the way regions() says, and the seconds they took.
