@@ -399,18 +399,21 @@ TEST(Measurements, ASnapshotKeepsTheWindowAndThePerStaticCounters) {
 // given seconds per event each way, the first step after a change of way at `moving` more: the
 // ways of the steps, run-length coded ("r8 s5": eight steps in regions, then five serially).
 std::string ways(RegionChoice& choice, int calls, double regions_cost, double serial_cost, double moving = 0.0) {
-    std::string runs;
-    char last = 0;
-    int length = 0;
+    std::string seen;  // the way of each step
     for (int k = 0; k < calls; ++k) {
         const char way = choice.regions() ? 'r' : 's';
-        const double cost = (way == 'r' ? regions_cost : serial_cost) + (last != 0 && way != last ? moving : 0.0);
-        if (way != last && length > 0) runs += std::string(runs.empty() ? "" : " ") + last + std::to_string(length), length = 0;
-        last = way;
-        ++length;
+        const bool changed = k > 0 && way != seen.back();
+        seen += way;
+        const double cost = (way == 'r' ? regions_cost : serial_cost) + (changed ? moving : 0.0);
         choice.measured(RegionChoice::kSettle, cost * double(RegionChoice::kSettle));
     }
-    return runs + (runs.empty() ? "" : " ") + last + std::to_string(length);
+    std::string runs;
+    for (std::size_t first = 0, next = 0; first < seen.size(); first = next) {
+        next = seen.find_first_not_of(seen[first], first);
+        if (next == std::string::npos) next = seen.size();
+        runs += (runs.empty() ? "" : " ") + std::string(1, seen[first]) + std::to_string(next - first);
+    }
+    return runs;
 }
 
 // Steps of kSettle events: four make a window; the world's first window and the first step after

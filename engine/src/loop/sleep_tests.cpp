@@ -45,7 +45,8 @@ void SleepTests::test_listed(double at) {
         std::inplace_merge(listed.begin(), listed.begin() + before, listed.end());
         listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
     }
-    sleep_.sleep_clusters(at, listed, [&](std::span<const std::uint32_t> members) { loop_.repredict(members, at, predictor_); });
+    sleep_.sleep_clusters(at, listed,
+                          [&](std::span<const std::uint32_t> members) { loop_.repredict(members, at, predictor_); });
     std::erase_if(listed, [&](std::uint32_t s) { return balls_.asleep(s); });
 }
 

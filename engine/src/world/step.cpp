@@ -189,10 +189,11 @@ StepResult World::step(double dt, double pause_at, const std::function<double(Wo
             }
         }
         w.stop_roaming(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
-        if (all_done) sleeping = w.finish_step(end);
-        if (all_done)
+        if (all_done) {
+            sleeping = w.finish_step(end);
             w.loop.took(w.loop.processed - events_before,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
     } catch (...) {
         w.fail_step(all_done ? end : std::max({w.time, w.loop.last_processed, tested}));
         throw;
