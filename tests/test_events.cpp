@@ -491,6 +491,18 @@ TEST(RegionChoice, TheStepAfterASwitchIsNotTimed) {
     EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1e-6, 0.8e-6, 2e-6), "r8 s5 r5 s8");
 }
 
+TEST(RegionChoice, AStepAsLongAsAWindowIsTimedWholeAfterASwitch) {
+    // A world of 10⁶ balls: each step a window. The first is not timed; a look and the step back
+    // are timed whole, so that a look costs one step the other way.
+    RegionChoice choice;
+    std::string seen;
+    for (int k = 0; k < 6; ++k) {
+        seen += choice.regions() ? 'r' : 's';
+        choice.measured(4 * RegionChoice::kWindow, (choice.regions() ? 1.0 : 2.0) * double(4 * RegionChoice::kWindow));
+    }
+    EXPECT_EQ(seen, "rrsrrr");
+}
+
 TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {
     RegionChoice choice;
     for (int k = 0; k < 2000; ++k) choice.measured(RegionChoice::kWindow / 1000 - 1, 1.0);

@@ -6,9 +6,15 @@
 namespace ballistic::detail {
 
 void RegionChoice::measured(std::uint64_t events, double seconds) {
-    if (settle_ > 0) {  // the world's first steps, or the data moving to the cores of the other way
-        settle_ -= std::min(settle_, events);
-        return;
+    if (settle_ > 0) {
+        // The world's first steps, or the data moving to the cores of the other way; but a step
+        // as long as a window after a switch holds its own settling, a small part of it.
+        if (warming_ || events < kWindow) {
+            settle_ -= std::min(settle_, events);
+            warming_ = warming_ && settle_ > 0;
+            return;
+        }
+        settle_ = 0;
     }
     events_ += events;
     seconds_ += std::max(seconds, 0.0);

@@ -8,7 +8,8 @@
 // the way's own cost is not timed: the world's first kWindow events, whose steps touch its memory
 // for the first time (two to five times a later step's time per event in the box of 10⁵ balls),
 // and the first kSettle events after a switch, while the balls' data moves to the cores of the
-// other way (up to 1.6 times a later step's in the box of 10⁴).
+// other way (up to 1.6 times a later step's in the box of 10⁴), unless they come in a step of a
+// window or more (a world of 10⁶ balls), which is timed whole.
 //
 // A window the other way (a look) between two windows of the way chosen decides. The look wins
 // when it took less than kGain times the mean time per event of the two either side: a machine
@@ -45,6 +46,7 @@ private:
     Phase phase_ = Phase::Chosen;
     bool regions_ = true;
     std::uint64_t settle_ = kWindow;  // events still to come before the next window
+    bool warming_ = true;             // the world's first window
     std::uint64_t events_ = 0;        // of the window under way
     double seconds_ = 0.0;
     // Seconds per event: the window before a look, the look, the way chosen when it was chosen.
