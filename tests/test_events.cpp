@@ -469,11 +469,23 @@ TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
 TEST(RegionChoice, AWayChosenThatSlowsDownIsLookedAtAgainAtOnce) {
     RegionChoice choice;
     EXPECT_EQ(ways(choice, 8 + 5 + 5 + 20, 1e-6, 2e-6), "r8 s5 r25");
-    // The regions now take 1.6 times as long (a pile forms): after the next window a look at the
+    // The regions now take 1.6 times as long (a pile forms): after two windows a look at the
     // serial loop, still slower, and the regions go on.
-    EXPECT_EQ(ways(choice, 4 + 5 + 5 + 8, 1.6e-6, 2e-6), "r4 s5 r13");
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1.6e-6, 2e-6), "r8 s5 r13");
     // Slower again, but by less than kSlower since they were last chosen: no look.
     EXPECT_EQ(ways(choice, 16, 2.2e-6, 2.5e-6), "r16");
+}
+
+TEST(RegionChoice, AOneOffSlowWindowNeitherBringsALookNorLetsOneWin) {
+    // The regions at 1 µs per event, the serial loop at 1.2, and windows of the regions with a
+    // re-sort of the balls in them at 5: alone, one brings no look, and the look that comes
+    // after one is held against the faster window either side.
+    RegionChoice choice;
+    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 4, 1e-6, 1.2e-6), "r8 s5 r9");
+    EXPECT_EQ(ways(choice, kSteps, 5e-6, 1.2e-6), "r4");
+    EXPECT_EQ(ways(choice, (2 * kFirst - 3) * kSteps, 1e-6, 1.2e-6), run_of('r', (2 * kFirst - 3) * kSteps));
+    EXPECT_EQ(ways(choice, kSteps, 5e-6, 1.2e-6), "r4");  // the last window before the look
+    EXPECT_EQ(ways(choice, 5 + 5 + 8, 1e-6, 1.2e-6), "s5 r13");
 }
 
 TEST(RegionChoice, TheFirstWindowIsNotTimed) {

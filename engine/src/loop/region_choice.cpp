@@ -33,7 +33,8 @@ void RegionChoice::end_window() {
     switch (phase_) {
     case Phase::Chosen:
         before_ = cost;
-        if (until_look_ == 0 || --until_look_ == 0 || cost > kSlower * decided_) {
+        slow_ = cost > kSlower * decided_ ? slow_ + 1 : 0;
+        if (until_look_ == 0 || --until_look_ == 0 || slow_ == 2) {
             phase_ = Phase::Look;
             switch_ways();
         }
@@ -43,14 +44,15 @@ void RegionChoice::end_window() {
         phase_ = Phase::Back;
         switch_ways();
         return;
-    case Phase::Back: {  // the way looked at against the windows either side, taken at their mean
-        const double chosen = 0.5 * (before_ + cost);
+    case Phase::Back: {  // the way looked at against the faster of the windows either side
+        const double chosen = std::min(before_, cost);
         const bool look_wins = look_ < kGain * chosen;
         look_every_ = look_wins ? kFirstLook : std::min(2 * look_every_, kLongestLook);
         if (look_wins) switch_ways();
         decided_ = look_wins ? look_ : chosen;
         phase_ = Phase::Chosen;
         until_look_ = look_every_;
+        slow_ = 0;
         return;
     }
     }

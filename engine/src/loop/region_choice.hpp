@@ -12,12 +12,12 @@
 // window or more (a world of 10⁶ balls), which is timed whole.
 //
 // A window the other way (a look) between two windows of the way chosen decides. The look wins
-// when it took less than kGain times the mean time per event of the two either side: a machine
-// whose speed drifts then favours neither way, and a near tie or a noisy window keeps the way
-// chosen. After a look that
-// changes the way, the next comes after kFirstLook windows; after one that keeps it, after twice as
-// many as the last time, at most kLongestLook; and at once when a window of the way chosen took
-// kSlower times as long per event as that way did when it was chosen. So a pile that forms or
+// when it took less than kGain times the time per event of the faster of the two either side: a
+// window with a cost of its own (a re-sort of the balls takes a window of the box of 10⁵ to four
+// times its time), a near tie or a noisy window keeps the way chosen. After a look that changes
+// the way, the next comes after kFirstLook windows; after one that keeps it, after twice as many
+// as the last time, at most kLongestLook; and at once when two windows of the way chosen in a row
+// took kSlower times as long per event as that way did when it was chosen. So a pile that forms or
 // settles, or a neighbour on the machine that comes and goes, is found, and while the world and
 // the machine stay as they are one window in 131 goes the other way.
 //
@@ -53,6 +53,7 @@ private:
     double before_ = 0.0, look_ = 0.0, decided_ = 0.0;
     std::uint32_t look_every_ = kFirstLook;  // windows of the way chosen between looks
     std::uint32_t until_look_ = 0;
+    std::uint32_t slow_ = 0;  // windows in a row of the way chosen, kSlower times as slow
 };
 
 }  // namespace ballistic::detail
