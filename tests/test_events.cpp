@@ -479,7 +479,7 @@ TEST(RegionChoice, AWayChosenThatSlowsDownIsLookedAtAgainAtOnce) {
 TEST(RegionChoice, AOneOffSlowWindowNeitherBringsALookNorLetsOneWin) {
     // The regions at 1 µs per event, the serial loop at 1.2, and windows of the regions with a
     // re-sort of the balls in them at 5: alone, one brings no look, and the look that comes
-    // after one is held against the faster window either side.
+    // after one is held against the faster window either side (the mean would be 3).
     RegionChoice choice;
     EXPECT_EQ(ways(choice, 8 + 5 + 5 + 4, 1e-6, 1.2e-6), "r8 s5 r9");
     EXPECT_EQ(ways(choice, kSteps, 5e-6, 1.2e-6), "r4");

@@ -44,8 +44,9 @@ void RegionChoice::end_window() {
         phase_ = Phase::Back;
         switch_ways();
         return;
-    case Phase::Back: {  // the way looked at against the faster of the windows either side
-        const double chosen = std::min(before_, cost);
+    case Phase::Back: {  // the way looked at against the windows either side
+        const double low = std::min(before_, cost), high = std::max(before_, cost);
+        const double chosen = high > kSlower * low ? low : 0.5 * (low + high);
         const bool look_wins = look_ < kGain * chosen;
         look_every_ = look_wins ? kFirstLook : std::min(2 * look_every_, kLongestLook);
         if (look_wins) switch_ways();
