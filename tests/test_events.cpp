@@ -446,9 +446,9 @@ TEST(RegionChoice, WhereTheSerialLoopIsFasterItGoesOnAndTheRegionsAreTriedAgain)
 TEST(RegionChoice, AWayThatBecomesFasterIsTakenAtTheNextLook) {
     RegionChoice choice;
     EXPECT_EQ(ways(choice, 8 + 5 + 5 + 2 * kFirst * kSteps, 1e-6, 2e-6), "r8 s5 " + run_of('r', 5 + 2 * kFirst * kSteps));
-    // The machine changes: now the serial loop is faster. The next look finds it (against the mean
-    // of the windows either side, one from before the change) and keeps it, then looks at the
-    // regions again after kFirstLook windows.
+    // The machine changes: now the serial loop is faster. The next look finds it (against the
+    // windows either side, one from before the change) and keeps it, then looks at the regions
+    // again after kFirstLook windows.
     const std::string expected = "s5 r5 " + run_of('s', 1 + kFirst * kSteps) + " r5 " + run_of('s', 5 + 2 * kFirst * kSteps);
     EXPECT_EQ(ways(choice, 5 + 5 + (1 + kFirst * kSteps) + 5 + (5 + 2 * kFirst * kSteps), 4e-6, 0.5e-6), expected);
 }
