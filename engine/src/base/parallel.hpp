@@ -48,6 +48,15 @@ public:
         tasks_->run(count, fn);
     }
 
+    // fn(share, begin, end) over [0, count) cut into count / per_share + 1 shares, at most
+    // concurrency(), one task each; returns the count of shares. The cut depends on the
+    // concurrency: only for work whose result does not depend on it.
+    template <class Fn>
+    std::size_t for_shares(std::size_t count, std::size_t per_share, Fn&& fn) const {
+        const std::size_t shares = std::min<std::size_t>(static_cast<std::size_t>(concurrency_), count / per_share + 1);
+        for_each(shares, [&](std::size_t share) { fn(share, share * count / shares, (share + 1) * count / shares); });
+        return shares;
+    }
     // Deterministic reduction: block(begin, end) -> T per block, then combine(acc, part) in
     // block order.
     template <class T, class Block, class Combine>

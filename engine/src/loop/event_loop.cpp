@@ -143,14 +143,10 @@ void EventLoop::append(std::uint32_t s, const Pending& event) {
 
 void EventLoop::repredict(std::span<const std::uint32_t> slots, double now, Predictor& predictor) {
     predicted_.resize(slots.size());
-    const std::size_t count = slots.size();
-    const std::size_t shares =
-        std::min<std::size_t>(static_cast<std::size_t>(parallel_.concurrency()), count / kPredictionsPerShare + 1);
-    parallel_.for_each(shares, [&](std::size_t share) {
-        for (std::size_t k = share * count / shares; k < (share + 1) * count / shares; ++k)
-            predicted_[k] = predictor.predict(slots[k], now);
+    parallel_.for_shares(slots.size(), kPredictionsPerShare, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < end; ++k) predicted_[k] = predictor.predict(slots[k], now);
     });
-    for (std::size_t k = 0; k < count; ++k) requeue(slots[k], predicted_[k]);
+    for (std::size_t k = 0; k < slots.size(); ++k) requeue(slots[k], predicted_[k]);
 }
 
 void EventLoop::requeue(std::uint32_t s, const Pending& event) {

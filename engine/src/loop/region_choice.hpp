@@ -15,12 +15,12 @@
 // when it took less than kGain times the mean time per event of the two either side, so that a
 // machine or a world whose speed drifts favours neither way; or of the faster of the two, when
 // the other took kSlower times as long (a re-sort of the balls takes a window of the box of 10⁵
-// to four times its time). A near tie or a noisy window keeps the way chosen. After a look that changes
-// the way, the next comes after kFirstLook windows; after one that keeps it, after twice as many
-// as the last time, at most kLongestLook; and at once when two windows of the way chosen in a row
-// took kSlower times as long per event as that way did when it was chosen. So a pile that forms or
-// settles, or a neighbour on the machine that comes and goes, is found, and while the world and
-// the machine stay as they are one window in 131 goes the other way.
+// to four times its time). A near tie or a noisy window keeps the way chosen. After a look that
+// changes the way, the next comes after kFirstLook windows; after one that keeps it, after twice
+// as many as the last time, at most kLongestLook; and at once when two windows of the way chosen in
+// a row took kSlower times as long per event as that way did when it was chosen. So a pile that
+// forms or settles, or a neighbour on the machine that comes and goes, is found, and while the
+// world and the machine stay as they are one window in 131 goes the other way.
 //
 // Invariants: a choice never changes what is computed; `regions()` is the way of the next window.
 #pragma once

@@ -252,14 +252,12 @@ void Sleep::link_candidates(double now, Within within) {
     // The candidates' contacts in shares of about kCandidatesPerShare, one task each, each share
     // writing only its candidates' marks and its own list (the first share's the world's); then
     // the lists joined in candidate order, and the clusters joined along them in that order.
-    const std::size_t count = is.candidates.size();
-    const std::size_t shares =
-        std::min<std::size_t>(static_cast<std::size_t>(parallel_.concurrency()), count / kCandidatesPerShare + 1);
-    while (solvers_.size() + 1 < shares) solvers_.emplace_back().owner = &is;
-    parallel_.for_each(shares, [&](std::size_t share) {
+    const auto most = static_cast<std::size_t>(parallel_.concurrency());
+    while (solvers_.size() + 1 < most) solvers_.emplace_back().owner = &is;
+    auto link = [&](std::size_t share, std::size_t begin, std::size_t end) {
         std::vector<IslandContact>& contacts = share == 0 ? is.contacts : solvers_[share - 1].contacts;
         contacts.clear();
-        for (std::size_t k = share * count / shares; k < (share + 1) * count / shares; ++k) {
+        for (std::size_t k = begin; k < end; ++k) {
             const std::uint32_t s = is.candidates[k];
             bool supported = false;  // something under it within the gap: only then can collisions hold it still
             for_each_touching(s, now, [&](std::uint32_t j, Vec3 normal) {
@@ -281,7 +279,8 @@ void Sleep::link_candidates(double now, Within within) {
             // weight counts, but it and the balls resting on it stay awake.
             if (!supported && within != Within::TouchGap) is.disturbed[s] = 1;
         }
-    });
+    };
+    const std::size_t shares = parallel_.for_shares(is.candidates.size(), kCandidatesPerShare, link);
     for (std::size_t share = 1; share < shares; ++share)
         is.contacts.insert(is.contacts.end(), solvers_[share - 1].contacts.begin(), solvers_[share - 1].contacts.end());
     for (const IslandContact& c : is.contacts) {
