@@ -67,8 +67,7 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
     for (const int threads : {1, 2, 3}) {
         WorldDef def;
         def.threads = threads;
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
         World world = boxed_balls(def, 34.7, 8000, 5, 3);
         std::uint64_t in_regions = 0, events = 0, near_cut = 0, span = 0, span_near_cut = 0;
         for (int k = 0; k < 240; ++k) {
@@ -113,8 +112,7 @@ TEST(Determinism, PolydisperseRoomUnderGravitySameForAnyThreadCount) {
     for (int threads : {1, 2, 3, 4, 8}) {
         WorldDef def = with_gravity(9.81, 0.8);
         def.threads = threads;
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
         World world(def);
         const double length = 96, width = 12, height = 24;
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
@@ -159,8 +157,7 @@ TEST(Determinism, AStepStoppedByItsBudgetGoesOnWithTheSameBits) {
         auto room = [&] {
             WorldDef def = with_gravity(9.81, 0.8);
             def.threads = threads;
-            def.parallel_events_min_balls = 0;
-            def.regions_when_faster = false;
+            test_worlds::regions_from(def);
             World world(def);
             for (const auto& [point, normal] : std::initializer_list<std::pair<Vec3, Vec3>>{
                      {{0, 0, 0}, {1, 0, 0}}, {{24, 0, 0}, {-1, 0, 0}}, {{0, 0, 0}, {0, 1, 0}},
@@ -202,8 +199,7 @@ TEST(Determinism, ExpandingCloudSameForAnyThreadCount) {
     for (int threads : {1, 2, 4}) {
         WorldDef def;
         def.threads = threads;
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
         World world(def);
         GenerateDef gen;
         gen.count = 4000;

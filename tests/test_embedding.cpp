@@ -206,8 +206,7 @@ TEST(Embedding, StepResultCountsTheSleepingOfAPile) {
     for (const int threads : {1, 2}) {
         WorldDef def = granular();
         def.threads = threads;
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
         World world = test_worlds::pour_into_well(def);
         std::size_t most = 0;
         for (int k = 0; k < 300; ++k) {
@@ -278,8 +277,7 @@ namespace {
 World lattice(int threads = 1) {
     WorldDef def;
     def.threads = threads;
-    def.parallel_events_min_balls = 0;
-    def.regions_when_faster = false;
+    test_worlds::regions_from(def);
     World world(def);
     for (const Vec3 n : {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}}) {
         world.add_plane({{0, 0, 0}, n});
@@ -454,8 +452,7 @@ TEST(Embedding, PausesThatAddNothingChangeNoBit) {
     // millisecond: the same bits, on one and two threads.
     auto run = [](int threads, bool pauses) {
         WorldDef def = test_worlds::granular(0.5, threads);
-        def.parallel_events_min_balls = 0;  // two threads: parallel batches
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);  // two threads: parallel batches
         World world = test_worlds::pour_into_well(def);
         std::uint64_t count = 0;
         for (int frame = 0; frame < 420; ++frame) {

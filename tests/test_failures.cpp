@@ -270,8 +270,7 @@ int stands(const std::string& bytes, double dt, int threads) {
 std::string gas() {
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {12, 12, 12}};
-    def.parallel_events_min_balls = 0;
-    def.regions_when_faster = false;
+    test_worlds::regions_from(def);
     def.threads = 2;
     World world(def);
     std::vector<BallDef> balls;

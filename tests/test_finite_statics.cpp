@@ -291,8 +291,7 @@ TEST(Capsule, RaysAmongManyStaticsMeetTheNearestAsEachAloneWould) {
 TEST(Capsule, PegBoardConservesEnergyKeepsBallsOutAndIsDeterministic) {
     auto build = [](int threads) {
         WorldDef def = with_gravity(1.0, threads);
-        def.parallel_events_min_balls = 0;  // batches allowed (its hashed cells give none)
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);  // batches allowed (its hashed cells give none)
         World world(def);
         world.add_plane({{0, 0, 0}, {0, 1, 0}});
         world.add_plane({{-8, 0, 0}, {1, 0, 0}});
@@ -392,8 +391,7 @@ TEST(Block, APourOnABlockSettlesLikeOneOnAFloor) {
     auto pour = [](bool block, int threads = 1) {
         WorldDef def = with_gravity(0.5, threads);
         def.friction = 0.5;                 // they stop sliding, and sleep
-        def.parallel_events_min_balls = 0;  // two threads take the parallel batches
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);  // two threads take the parallel batches
         World world(def);
         world.add_plane({{-3, 0, 0}, {1, 0, 0}});
         world.add_plane({{3, 0, 0}, {-1, 0, 0}});

@@ -208,8 +208,7 @@ TEST(FreeFlight, CellsWidenedForFarApartBallsNarrowWhenTheyGather) {
     auto run = [](int threads, double snapshot_at, double& widest) {
         WorldDef def = test_worlds::granular(0.5, threads);
         def.gravity = {0, -1000, 0};
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
         World world(def);
         world.add_plane({{0, 0, 0}, {1, 0, 0}});
         world.add_plane({{10, 0, 0}, {-1, 0, 0}});
@@ -252,8 +251,7 @@ World crowd_and_loners(int threads, std::span<const BallDef> loners, Vec3 gravit
     WorldDef def;
     def.threads = threads;
     if (batches) {
-        def.parallel_events_min_balls = 0;
-        def.regions_when_faster = false;
+        test_worlds::regions_from(def);
     }
     def.gravity = gravity;
     World world(def);

@@ -400,8 +400,7 @@ TEST(Sleep, PourSameBitsForAnyThreadCountEnergyNeverGrows) {
             WorldDef def = granular(0.5);
             def.friction = friction;
             def.threads = run.threads;
-            def.parallel_events_min_balls = run.regions_from;
-            def.regions_when_faster = false;
+            test_worlds::regions_from(def, run.regions_from);
             World world = test_worlds::pour_into_well(def);
             const double slack = 24 * 0.5 * def.rest_speed * def.rest_speed;  // pressed contacts leave at rest_speed
             double highest = test_worlds::total_energy(world);

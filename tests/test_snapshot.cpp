@@ -38,8 +38,7 @@ World box_world(double e, int threads, std::size_t batches_from = WorldDef{}.par
     def.restitution = e;
     def.friction = friction;
     def.threads = threads;
-    def.parallel_events_min_balls = batches_from;
-    def.regions_when_faster = false;
+    test_worlds::regions_from(def, batches_from);
     World world(def);
     const Vec3 lo{0, 0, 0}, hi{8, 30, 8};
     world.add_plane({lo, {1, 0, 0}});

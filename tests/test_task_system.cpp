@@ -2,6 +2,7 @@
 // every one: oneTBB at any thread count, serial, tasks run backwards, and an embedder's own pool
 // of std::threads.
 #include "base/parallel.hpp"
+#include "worlds.hpp"
 
 #include <ballistic/generate.hpp>
 #include <ballistic/task_system.hpp>
@@ -75,8 +76,7 @@ World gas(std::shared_ptr<TaskSystem> tasks, std::uint64_t step_event_budget = W
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {50, 50, 50}};
     def.task_system = std::move(tasks);
-    def.parallel_events_min_balls = 1000;
-    def.regions_when_faster = false;
+    test_worlds::regions_from(def, 1000);
     def.step_event_budget = step_event_budget;
     World world(def);
     GenerateDef gen;
@@ -111,8 +111,7 @@ std::uint64_t pour_hash(std::shared_ptr<TaskSystem> tasks) {
     def.gravity = {0, -9.81, 0};
     def.restitution = 0.6;
     def.task_system = std::move(tasks);
-    def.parallel_events_min_balls = 1000;
-    def.regions_when_faster = false;
+    test_worlds::regions_from(def, 1000);
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{-12, 0, 0}, {1, 0, 0}});

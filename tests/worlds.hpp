@@ -14,6 +14,13 @@
 
 namespace ballistic::test_worlds {
 
+// Worlds of `from` balls or more cut into regions on several threads, and run them whenever they
+// can (not only while they measure faster), so that a test goes through them.
+inline void regions_from(WorldDef& def, std::size_t from = 0) {
+    def.parallel_events_min_balls = from;
+    def.regions_when_faster = false;
+}
+
 // Gravity g down and restitution e.
 inline WorldDef with_gravity(double g, double e = 1.0) {
     WorldDef def;
@@ -55,8 +62,7 @@ inline World periodic_gas(std::size_t n, double packing, double kT, int threads,
     WorldDef def;
     def.periodic = Box{{0, 0, 0}, {side, side, side}};
     def.threads = threads;
-    def.parallel_events_min_balls = 0;  // small worlds take the parallel batches too
-    def.regions_when_faster = false;
+    regions_from(def);  // small worlds take the parallel batches too
     World world(def);
     GenerateDef gen;
     gen.count = n;
@@ -140,8 +146,7 @@ inline World barometric_column(int threads) {
     def.periodic = Box{{0, 0, 0}, {10, 40, 10}};
     def.periodic_axes = {true, false, true};
     def.threads = threads;
-    def.parallel_events_min_balls = 0;
-    def.regions_when_faster = false;
+    regions_from(def);
     World world(def);
     world.add_plane({{0, 0, 0}, {0, 1, 0}});
     world.add_plane({{0, 40, 0}, {0, -1, 0}});
