@@ -148,3 +148,26 @@ TEST(RegionPlan, ABlockOfMoreThanEightCellsPerBallIsCutAlongTwoAxesAtMost) {
         EXPECT_EQ(cut, balls == 20'000 ? 2 : 3) << balls << " balls";
     }
 }
+
+// Two regions of a row of dense cells 96 long, 100 balls in each cell: weights of 1 and 3 give the
+// first a quarter of them, up to a cell; weights of a plan cut into other pieces leave halves.
+TEST(RegionPlan, WeightsShareTheBallsAlongTheCut) {
+    Cells cells;
+    cells.configure(1.0, std::nullopt, {}, 9600);
+    ASSERT_TRUE(cells.fit_dense({0, 0, 0}, {95, 9, 9}));
+    std::vector<CellKey> keys;
+    for (std::int32_t x = 0; x < 96; ++x)
+        for (std::int32_t k = 0; k < 100; ++k) keys.push_back({x, k % 10, k / 10});
+    auto first_share = [&](const RegionWeights& weights) {
+        RegionPlan plan;
+        plan.plan(cells, keys, keys.size(), Vec3{}, 2, 0, weights);
+        EXPECT_EQ(plan.count(), 2u);
+        EXPECT_EQ(plan.pieces(0), 2u);
+        return std::count_if(keys.begin(), keys.end(), [&](const CellKey& key) { return plan.region_of(key) == 0; });
+    };
+    EXPECT_EQ(first_share({}), 4800);
+    EXPECT_NEAR(double(first_share({{2, 1, 1}, {1.0, 3.0}})), 2400.0, 100.0);
+    EXPECT_NEAR(double(first_share({{2, 1, 1}, {3.0, 1.0}})), 7200.0, 100.0);
+    EXPECT_EQ(first_share({{1, 2, 1}, {1.0, 3.0}}), 4800);
+    EXPECT_EQ(first_share({{2, 1, 1}, {1.0, 3.0, 1.0}}), 4800);
+}

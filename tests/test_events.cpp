@@ -7,6 +7,7 @@
 #include "events/response.hpp"
 #include "loop/event_loop.hpp"
 #include "loop/region_choice.hpp"
+#include "loop/region_shares.hpp"
 #include "rules/sleep_rules.hpp"
 #include "sleep/sleep.hpp"
 #include "space/balls.hpp"
@@ -521,4 +522,84 @@ TEST(RegionChoice, AWindowEndsOnlyOnceItHoldsEnoughEvents) {
     EXPECT_TRUE(choice.regions());  // 62 000 events: the first window (not timed) and part of the next
     choice.measured(RegionChoice::kWindow, 0.0);
     EXPECT_FALSE(choice.regions());  // the second window done: a look at the serial loop
+}
+
+// Two regions of a box 96 cells long: the plan the shares are tested on.
+RegionPlan two_regions() {
+    Cells cells;
+    cells.configure(1.0, std::nullopt, {}, 9600);
+    EXPECT_TRUE(cells.fit_dense({0, 0, 0}, {95, 9, 9}));
+    std::vector<CellKey> keys;
+    for (std::int32_t x = 0; x < 96; ++x) keys.push_back({x, 0, 0});
+    RegionPlan plan;
+    plan.plan(cells, keys, 9600, Vec3{}, 2, 0);
+    EXPECT_EQ(plan.count(), 2u);
+    return plan;
+}
+
+TEST(RegionShares, ARegionThatTookLongerGetsFewerBalls) {
+    RegionShares shares;
+    shares.planned(two_regions());
+    EXPECT_EQ(shares.weights().of, (std::vector<double>{1.0, 1.0}));
+    const std::vector<double> seconds{1.3, 1.0};
+    shares.ran(seconds, RegionShares::kLeastEvents);
+    ASSERT_TRUE(shares.uneven(0));
+    shares.rebalance();
+    // Each weight divided by its time, so that the next plan takes as long in each; their mean 1.
+    const std::vector<double>& of = shares.weights().of;
+    EXPECT_NEAR(of[0] / of[1], 1.0 / 1.3, 1e-12);
+    EXPECT_NEAR(of[0] + of[1], 2.0, 1e-12);
+    // Measured afresh: nothing yet calls for another plan; a plan cut as before keeps them.
+    EXPECT_FALSE(shares.uneven(0));
+    shares.planned(two_regions());
+    EXPECT_NEAR(shares.weights().of[0] / shares.weights().of[1], 1.0 / 1.3, 1e-12);
+}
+
+TEST(RegionShares, ANearTieOrTooFewEventsKeepsThePlan) {
+    const std::vector<double> close{1.09, 1.0}, apart{2.0, 1.0}, three{1.0, 1.0, 5.0};
+    RegionShares tie;
+    tie.planned(two_regions());
+    tie.ran(close, 10 * RegionShares::kLeastEvents);
+    EXPECT_FALSE(tie.uneven(0));
+    RegionShares few;
+    few.planned(two_regions());
+    few.ran(apart, RegionShares::kLeastEvents - 1);
+    EXPECT_FALSE(few.uneven(0));
+    few.planned(two_regions());  // a plan cut as before (a re-sort): the time measured counts on
+    few.ran(apart, 1);
+    EXPECT_TRUE(few.uneven(0));
+    EXPECT_FALSE(few.uneven(RegionShares::kLeastEvents + 1));  // a large world waits for more
+    // A run of another plan's regions counts for nothing.
+    RegionShares other;
+    other.planned(two_regions());
+    other.ran(three, 10 * RegionShares::kLeastEvents);
+    EXPECT_FALSE(other.uneven(0));
+}
+
+TEST(RegionShares, AWeightMovesByTwiceAtMostAndStaysWithinFourOfTheOthers) {
+    RegionShares shares;
+    shares.planned(two_regions());
+    const std::vector<double> idle{10.0, 0.0};  // the second region had nothing to do
+    shares.ran(idle, RegionShares::kLeastEvents);
+    ASSERT_TRUE(shares.uneven(0));
+    shares.rebalance();
+    EXPECT_NEAR(shares.weights().of[1] / shares.weights().of[0], 4.0, 1e-12);  // halved and doubled
+    for (int k = 0; k < 3; ++k) {
+        shares.ran(idle, RegionShares::kLeastEvents);
+        shares.rebalance();
+    }
+    EXPECT_NEAR(shares.weights().of[1] / shares.weights().of[0], RegionShares::kWidest, 1e-12);
+}
+
+TEST(RegionShares, APlanCutIntoOtherPiecesStartsFromEqualShares) {
+    RegionShares shares;
+    shares.planned(two_regions());
+    const std::vector<double> seconds{1.0, 2.0};
+    shares.ran(seconds, RegionShares::kLeastEvents);
+    shares.rebalance();
+    EXPECT_GT(shares.weights().of[0], shares.weights().of[1]);
+    shares.planned(RegionPlan{});  // one region: the serial loop
+    EXPECT_TRUE(shares.weights().of.empty());
+    shares.planned(two_regions());
+    EXPECT_EQ(shares.weights().of, (std::vector<double>{1.0, 1.0}));
 }

@@ -351,6 +351,25 @@ TEST(RegionWorlds, ClosedBoxSameBitsForAnyThreadCount) {
     expect_same_for_every_runner("closed box", make, 6, 1.0 / 30.0, every_runner());
 }
 
+// A world that plans its regions again by their measured speeds (WorldDef::regions_when_faster,
+// RegionShares): a closed box whose left half is twenty times as hot as its right, so that the
+// left region works longer and the shares move once its events add up. The same bits as one
+// thread, whatever the plans.
+TEST(RegionWorlds, RegionsPlannedAgainByTheirSpeedsSameBitsAsOneThread) {
+    auto make = [](const Runner& runner) {
+        WorldDef def;
+        def.parallel_events_min_balls = 0;
+        runner.apply(def);
+        def.regions_when_faster = true;
+        World world = boxed(def, {0, 0, 0}, {60, 20, 20});
+        add_generated(world, 3000, 0.5, {{0, 0, 0}, {30, 20, 20}}, 20.0, 41);
+        add_generated(world, 3000, 0.5, {{30, 0, 0}, {60, 20, 20}}, 1.0, 42);
+        return world;
+    };
+    const Trace trace = expect_same_for_every_runner("hot and cold halves", make, 60, 1.0 / 30.0, few_runners());
+    EXPECT_GT(trace.events, 4u << 15);  // four times RegionShares::kLeastEvents: room for new plans
+}
+
 // A pour with friction that settles and sleeps; then a sleeping ball is kicked along the floor
 // and a heavy ball dropped onto the pile, which wakes part of it, and it settles again. The
 // balls asleep after every step are the same too.

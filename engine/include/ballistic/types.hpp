@@ -238,8 +238,10 @@ struct WorldDef {
     // value.
     std::size_t parallel_events_min_balls = 10000;
     // Such worlds time their events now in regions, now serially, and keep the faster way (a
-    // region's waits cost more on some machines than on others). False: regions always. Snapshots
-    // do not keep it (RestoreOptions). Results are bit-identical either way.
+    // region's waits cost more on some machines than on others); and they time each region's own
+    // work and plan the regions again when one takes longer than another (cores need not be
+    // equally fast). False: regions always, in equal shares. Snapshots do not keep it
+    // (RestoreOptions). Results are bit-identical either way.
     bool regions_when_faster = true;
 };
 

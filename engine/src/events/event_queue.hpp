@@ -118,6 +118,7 @@ public:
                Parallel& parallel);
     bool empty() const { return nodes_.empty(); }
     std::size_t parts() const { return calendars_.size(); }
+    std::size_t slots() const { return nodes_.size(); }
     std::uint32_t part_of(std::uint32_t slot) const { return nodes_[slot].part; }
     // The same, read while the part's own user may move the entry to another (regions).
     std::uint32_t part_of_now(std::uint32_t slot) const {

@@ -23,9 +23,10 @@ void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
     std::vector<CellKey> busy;
     for (std::size_t s = 0; s < events.size(); ++s)
         if (std::isfinite(events[s].time)) busy.push_back(keys[s]);
+    if (def_.regions_when_faster && shares_.uneven(events.size())) shares_.rebalance();
     RegionPlan plan;
     plan.plan(cells, busy.empty() ? keys : busy, keys.size(), def_.gravity, parallel_.concurrency(),
-              def_.parallel_events_min_balls);
+              def_.parallel_events_min_balls, shares_.weights());
     std::vector<std::uint32_t> region_of;  // the queue has one part per region
     if (plan.count() > 1) {
         region_of.resize(events.size());
@@ -36,9 +37,20 @@ void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
     EventQueue queue;
     queue.build(events, region_of, plan.count(), parallel_);
     region_loop_.prepare(plan, cells);
+    shares_.planned(plan);
     regions_ = std::move(plan);
     queue_ = std::move(queue);
     serial_left_ = 0;
+}
+
+bool EventLoop::balance(const Cells& cells) {
+    if (!def_.regions_when_faster || !shares_.uneven(queue_.slots())) return false;
+    std::vector<Pending> events(queue_.slots());
+    parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) events[s] = queue_.event(static_cast<std::uint32_t>(s));
+    });
+    build(events, cells);
+    return true;
 }
 
 void EventLoop::took(std::uint64_t events, double seconds) {
@@ -76,6 +88,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
                 throw;
             }
             take();
+            if (def_.regions_when_faster) shares_.ran(region_loop_.work(), counts.processed);
             if (why == RegionLoop::End::Reached) return End::Reached;
             if (why == RegionLoop::End::Interrupted) return End::Interrupted;
             if (why == RegionLoop::End::Serial) serial_left_ = kSerialRun;

@@ -18,6 +18,7 @@
 #include "base/parallel.hpp"
 #include "loop/region_choice.hpp"
 #include "loop/region_loop.hpp"
+#include "loop/region_shares.hpp"
 #include "loop/regions.hpp"
 #include "events/response.hpp"
 
@@ -39,6 +40,9 @@ public:
     // Plans the regions over `cells` (the world's, or the ones about to become them) and builds the
     // queue from every ball's pending event: aside, so that a failure leaves both as they were.
     void build(const std::vector<Pending>& events, const Cells& cells);
+    // With WorldDef::regions_when_faster, plans the regions again over the world's `cells` once
+    // their measured speeds call for other shares (RegionShares); true if so. Between steps.
+    bool balance(const Cells& cells);
     // Processes the events up to `end`, unless it stops first, after the event at
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
     enum class End { Reached, Budget, Interrupted };
@@ -94,6 +98,7 @@ private:
     RegionPlan regions_;
     RegionLoop region_loop_;
     RegionChoice choice_;  // whether the regions run, by measurement
+    RegionShares shares_;  // and their shares of the balls
     bool chose_ = true;    // every run_until() since the last took() could choose
     std::uint64_t serial_left_ = 0;  // events to go serially before the regions run again
     static constexpr std::size_t kPredictionsPerShare = 16;  // repredict()

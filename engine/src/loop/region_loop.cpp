@@ -6,6 +6,7 @@
 #include "events/response.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <immintrin.h>
 
 namespace ballistic::detail {
@@ -44,6 +45,7 @@ void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
         floors_ = std::vector<Floor>(n);
         mail_ = std::vector<Mailbox>(n);
         regions_ = std::vector<Region>(n);
+        work_.assign(n, 0.0);
         acked_ = std::make_unique<std::atomic<std::uint64_t>[]>(n * n);
         for (Region& g : regions_) g.sent.assign(n, 0);
     }
@@ -336,10 +338,26 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
     Mailbox& box = mail_[r];
     Floor& floor = floors_[r];
     floor.active.store(true, std::memory_order_seq_cst);
-    struct Leave {
+    using Clock = std::chrono::steady_clock;
+    struct Leave {  // the loop stops running; its time less its waits was its own work
         Floor& floor;
-        ~Leave() { floor.active.store(false, std::memory_order_seq_cst); }
-    } leave{floor};
+        double& work;
+        Clock::time_point began = Clock::now(), waiting{};
+        bool waits = false;
+        void wait() {
+            if (!waits) waiting = Clock::now();
+            waits = true;
+        }
+        void go() {
+            if (waits) began += Clock::now() - waiting;
+            waits = false;
+        }
+        ~Leave() {
+            go();
+            work += std::chrono::duration<double>(Clock::now() - began).count();
+            floor.active.store(false, std::memory_order_seq_cst);
+        }
+    } leave{floor, work_[r]};
     std::uint64_t since_forget = 0;
     Held held;  // the locks it holds
     std::uint32_t spin = 0;
@@ -380,9 +398,11 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                 }
             }
             if (wait) {
+                leave.wait();
                 if (!wait_once(r, spin)) return Step::Blocked;
                 continue;
             }
+            leave.go();
             spin = 0;
             if (near != 0) {
                 lock_near(cells_.key(s), nullptr, held);
@@ -720,6 +740,7 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         g.counts = {};
         g.latest = EventKey::none();
         g.unstamped = EventKey::none();
+        work_[r] = 0.0;
         g.top = earliest(r);
         publish(r, true);
     }

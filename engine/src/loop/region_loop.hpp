@@ -43,6 +43,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace ballistic::detail {
@@ -77,6 +78,8 @@ public:
     // aside, and it replaces the world's cells after this call).
     void prepare(const RegionPlan& plan, const Cells& cells);
     std::size_t bytes() const { return stamps_.capacity() * sizeof(Stamp) + locks_.capacity() * sizeof(BlockLock); }
+    // Per region, the seconds of the last run it spent on its own work, its waits left out.
+    std::span<const double> work() const { return work_; }
     // Processes the events up to `end`, at most `limit` of them (0: none), in parallel; the
     // measurements take its collisions in the serial loop's order (the keys'), `woken` the balls
     // events woke, and `counts` how many events it processed. On an exception (out of memory),
@@ -330,6 +333,7 @@ private:
     std::vector<Mailbox> mail_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> acked_;  // receiver × sender: the last message taken in
     std::vector<Region> regions_;
+    std::vector<double> work_;  // work(): each region's task adds its own
     // Per patch of dense cells (prepare()). Only this run's count: the events of the runs and
     // serial stretches before came in the serial order, and the serial loop's order at one
     // instant is not the keys'.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace ballistic::detail {
 
@@ -34,10 +35,12 @@ int vertical_axis(Vec3 gravity) {
     return vertical;
 }
 
-// The count - 1 bounds of the pieces along axis d of the dense block (`across` cells from `lo`),
-// at equal shares of the balls of `keys` in it, every piece at least `thinnest` cells thick.
-std::vector<std::int64_t> equal_share_bounds(const std::vector<CellKey>& keys, int d, std::int64_t count,
-                                             std::int64_t across, std::int64_t lo, std::int64_t thinnest) {
+// The bounds between the pieces along axis d of the dense block (`across` cells from `lo`), each
+// piece holding a share of the balls of `keys` in it that follows its `weight`, and at least
+// `thinnest` cells thick.
+std::vector<std::int64_t> share_bounds(const std::vector<CellKey>& keys, int d, const std::vector<double>& weight,
+                                       std::int64_t across, std::int64_t lo, std::int64_t thinnest) {
+    const auto count = static_cast<std::int64_t>(weight.size());
     std::vector<std::int64_t> bounds;
     std::vector<std::uint64_t> per(static_cast<std::size_t>(across), 0);
     std::uint64_t total = 0;
@@ -47,10 +50,13 @@ std::vector<std::int64_t> equal_share_bounds(const std::vector<CellKey>& keys, i
         ++per[static_cast<std::size_t>(k)];
         ++total;
     }
+    const double sum = std::accumulate(weight.begin(), weight.end(), 0.0);
+    double before = 0.0;  // the weights of the pieces before the bound
     std::uint64_t seen = 0;
     std::int64_t cell = 0, previous = 0;
     for (std::int64_t r = 1; r < count; ++r) {
-        while (cell < across && seen * static_cast<std::uint64_t>(count) < static_cast<std::uint64_t>(r) * total)
+        before += weight[static_cast<std::size_t>(r - 1)];
+        while (cell < across && static_cast<double>(seen) * sum < before * static_cast<double>(total))
             seen += per[static_cast<std::size_t>(cell++)];
         previous = std::clamp(cell, previous + thinnest, across - (count - r) * thinnest);
         bounds.push_back(lo + previous);
@@ -79,7 +85,7 @@ std::vector<std::uint8_t> depths_to_bounds(const std::vector<std::int64_t>& boun
 }  // namespace
 
 void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, std::size_t balls, Vec3 gravity,
-                      int concurrency, std::size_t min_balls) {
+                      int concurrency, std::size_t min_balls, const RegionWeights& weights) {
     count_ = 1;
     for (auto& b : bounds_) b.clear();
     for (auto& d : depths_) d.clear();
@@ -118,13 +124,23 @@ void RegionPlan::plan(const Cells& cells, const std::vector<CellKey>& keys, std:
             break;
         }
     }
-    // Along each cut axis, bounds at equal shares of the balls in the dense block.
+    // Along each cut axis, bounds at shares of the balls in the dense block: equal ones, or a
+    // piece's weight the sum of its regions'.
+    count_ = static_cast<std::size_t>(pieces[0] * pieces[1] * pieces[2]);
+    const bool weighed = weights.of.size() == count_ && std::equal(pieces.begin(), pieces.end(), weights.pieces.begin());
     for (int d = 0; d < 3; ++d) {
         const auto axis = static_cast<std::size_t>(d);
         if (pieces[axis] < 2) continue;
-        bounds_[axis] = equal_share_bounds(keys, d, pieces[axis], n_[axis], lo_[axis], kMinCells);
+        std::vector<double> weight(static_cast<std::size_t>(pieces[axis]), weighed ? 0.0 : 1.0);
+        if (weighed) {
+            for (std::size_t r = 0; r < count_; ++r) {
+                std::size_t at = r;
+                for (int e = 0; e < d; ++e) at /= static_cast<std::size_t>(pieces[static_cast<std::size_t>(e)]);
+                weight[at % static_cast<std::size_t>(pieces[axis])] += weights.of[r];
+            }
+        }
+        bounds_[axis] = share_bounds(keys, d, weight, n_[axis], lo_[axis], kMinCells);
     }
-    count_ = static_cast<std::size_t>(pieces[0] * pieces[1] * pieces[2]);
     // Along each cut axis, every coordinate's distance to the nearest cell of another piece, and
     // the pieces near it.
     for (int d = 0; d < 3; ++d) {

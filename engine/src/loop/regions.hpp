@@ -19,6 +19,13 @@ namespace ballistic::detail {
 // A set of regions, bit r for region r.
 using RegionSet = std::uint64_t;
 
+// The weights of a plan's regions (RegionShares): along each cut axis a piece's share of the balls
+// follows the summed weights of its regions, for a plan cut into the same `pieces` per axis.
+struct RegionWeights {
+    std::array<std::uint32_t, 3> pieces{1, 1, 1};
+    std::vector<double> of;  // per region; none: equal shares
+};
+
 class RegionPlan {
 public:
     static constexpr std::size_t kMostRegions = 64;
@@ -33,11 +40,11 @@ public:
     // than kStampsPerBall dense cells per ball of the world's `balls`), but along the axis nearest
     // `gravity` only when the others cannot take more cuts (a pile is busy along its whole surface:
     // cut across the floor, not by height), each holding about as many of the balls at `keys` (the
-    // cells of those with events coming) as the others along its axes; one region (serial
-    // processing) for fewer than `min_balls` balls, a world without dense cells, or one too thin
-    // to cut.
+    // cells of those with events coming) as the others along its axes, or shares that follow
+    // `weights` when they are of a plan cut into the same pieces; one region (serial processing)
+    // for fewer than `min_balls` balls, a world without dense cells, or one too thin to cut.
     void plan(const Cells& cells, const std::vector<CellKey>& keys, std::size_t balls, Vec3 gravity, int concurrency,
-              std::size_t min_balls);
+              std::size_t min_balls, const RegionWeights& weights = {});
     std::size_t count() const { return count_; }
     std::uint32_t region_of(const CellKey& key) const {
         std::uint32_t region = 0;

@@ -73,14 +73,17 @@ double World::Impl::begin_step(const std::optional<detail::SleepTests::Carried>&
     // balls have had about four collisions each since the last sort: O(N log N) then, amortised
     // O(log N) per collision. Between sorts, the dense cells are fitted again once an eighth of the
     // balls has left them: O(N) per N/8 cell crossings, and no bit changes (the predictions do not
-    // depend on how the cells store their balls). A step that goes on from a stopped one does
-    // neither.
+    // depend on how the cells store their balls). The regions are planned again, O(N), once their
+    // measured speeds call for other shares (no bit changes either). A step that goes on from a
+    // stopped one does none of these.
     const std::uint64_t collisions = measurements.lifetime_collisions();
     if (!events_valid || (!carried && collisions - collisions_at_reorder > 4 * balls.size())) {
         if (cells_valid) reorder();
         collisions_at_reorder = collisions;
     } else if (!carried && cells_valid && cells.outgrown(balls.size())) {
         reorder(Resort::CellsOnly);
+    } else if (!carried && cells_valid) {
+        loop.balance(cells);
     }
     if (!events_valid) {  // predicted afresh: the cells' width is reviewed first
         if (const double width = cells_valid ? widths.reviewed(time, max_radius) : 0.0; width > 0.0) widths.chosen = width;
