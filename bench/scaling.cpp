@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
     bool when_faster = false;
     app.add_flag("--when-faster", when_faster,
                  "WorldDef::regions_when_faster: each count runs its regions only while they are faster than "
-                 "the serial loop (without it, always); no projection then");
+                 "the serial loop, in shares that follow their measured speeds (without it, always, in equal "
+                 "shares); no projection then");
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);

@@ -515,8 +515,8 @@ int main(int argc, char** argv) {
         command->add_option("--duration", options.duration, "Simulated time (default 10)");
         command->add_option("--threads", options.threads, "Worker threads, 0 = all hardware threads (default 0)");
         command->add_flag("--always-regions", options.always_regions,
-                          "Process events in regions whenever the world can, not only while they measure faster "
-                          "than the serial loop (the same results either way)");
+                          "Process events in regions whenever the world can, in equal shares, not only while they "
+                          "measure faster than the serial loop (the same results either way)");
         // An output asked for by an empty name (an unset shell variable) is an error, not skipped.
         auto file = [](const std::string& text) -> std::string {
             return text.empty() ? "must name a file, got an empty path" : std::string();
