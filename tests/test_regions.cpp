@@ -366,7 +366,7 @@ TEST(RegionWorlds, RegionsPlannedAgainByTheirSpeedsSameBitsAsOneThread) {
         add_generated(world, 3000, 0.5, {{30, 0, 0}, {60, 20, 20}}, 1.0, 42);
         return world;
     };
-    const Trace trace = expect_same_for_every_runner("hot and cold halves", make, 60, 1.0 / 30.0, few_runners());
+    const Trace trace = expect_same_for_every_runner("hot and cold halves", make, 30, 1.0 / 30.0, few_runners());
     EXPECT_GT(trace.events, 4u << 15);  // four times RegionShares::kLeastEvents: room for new plans
 }
 
