@@ -16,7 +16,8 @@
 // region alone (StepResult::region_span_interface; the low end), whose share grows with P. The
 // regions for P cores are planned and run for real (on the cores there are), so the split of the
 // work, the events near cuts, the serial events and the undone ones are measured; only the time
-// is modelled.
+// is modelled. They run their regions always, in equal shares; with --when-faster the counts
+// measured run as a world does by default, their regions' shares following their cores' speeds.
 #include <ballistic/scene/builders.hpp>
 #include <ballistic/task_system.hpp>
 
@@ -44,6 +45,9 @@ scenes::Scene build(const std::string& name, std::size_t count, double packing) 
     if (name == "box") return scenes::closed_box(count, packing, 5.0);
     return scenes::lesson_scene();
 }
+
+// With --when-faster, the least share of the widest count's events processed in regions for a projection.
+constexpr double kLeastInRegions = 0.9;
 
 // Plans the regions of `cores` cores and runs their tasks on the machine's threads (a region that
 // waits for a neighbour gives up its turn): the projection's runs.
@@ -162,7 +166,7 @@ int main(int argc, char** argv) {
     app.add_flag("--when-faster", when_faster,
                  "WorldDef::regions_when_faster: each count runs its regions only while they are faster than "
                  "the serial loop, in shares that follow their measured speeds (without it, always, in equal "
-                 "shares); no projection then");
+                 "shares); the projection's runs still run their regions always, in equal shares");
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
@@ -173,7 +177,6 @@ int main(int argc, char** argv) {
         scene = build(scene_name, count, packing);
         scene.world.parallel_events_min_balls = parallel_min_balls;
         scene.world.regions_when_faster = when_faster;
-        if (when_faster) project = 1;  // the model needs the regions' work at the widest count
         for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
         for (int r = 1; r < repeat; ++r)
             for (Run& best : runs) {
@@ -181,8 +184,18 @@ int main(int argc, char** argv) {
                 best.repeatable = best.repeatable && again.hash == best.hash;
                 if (again.seconds < best.seconds) best.seconds = again.seconds;
             }
+        // The model needs the regions' work at the widest count: not where it chose the serial loop.
+        const Run& widest = runs.back();
+        const double in_regions = double(widest.in_regions) / double(std::max<std::uint64_t>(widest.events, 1));
+        if (when_faster && project > max_threads && in_regions < kLeastInRegions) {
+            std::printf("no projection: the run on %d thread%s processed %.0f %% of its events in regions, %.0f %% needed\n",
+                        widest.threads, widest.threads == 1 ? "" : "s", 100.0 * in_regions, 100.0 * kLeastInRegions);
+            project = 1;
+        }
+        scenes::Scene always = scene;  // P regions planned and run for real: always, in equal shares
+        always.world.regions_when_faster = false;
         for (int cores = 2; cores <= project; cores *= 2)
-            if (cores > max_threads) projected.push_back(measure(scene, cores, steps, true));
+            if (cores > max_threads) projected.push_back(measure(always, cores, steps, true));
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
