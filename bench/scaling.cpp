@@ -6,7 +6,9 @@
 //   scaling --scene box --count 100000 --steps 60 --csv scaling.csv --png scaling.png
 //
 // With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
-// run of each is kept: on a shared machine other tenants only ever slow a run down.
+// run of each is kept: on a shared machine other tenants only ever slow a run down. With --each-cpu
+// one thread runs on each CPU in turn, and the one-thread row takes their mean speed: cores need
+// not be equally fast.
 //
 // The projection. A step's events split into those processed serially and those the regions
 // processed in runs; a run lasts as long as its busiest region (StepResult::region_span). With
@@ -22,6 +24,7 @@
 #include <ballistic/task_system.hpp>
 
 #include <CLI/CLI.hpp>
+#include <sched.h>
 #include <tbb/info.h>
 #include <unistd.h>
 
@@ -33,8 +36,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace ballistic;
 
@@ -133,6 +140,32 @@ double round_trip_ns() {
     return trips > 0 ? 1e9 * seconds / trips : 0.0;  // 0: no answer (a single core)
 }
 
+// The first `most` CPUs this process may run on, in order (none where that cannot be read).
+std::vector<int> usable_cpus(int most) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < most; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+// One thread's run on `cpu` alone (a world of one thread runs on the calling thread); the
+// thread's CPUs are as before after it.
+Run measure_on(int cpu, const scenes::Scene& scene, int steps) {
+    cpu_set_t before, one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    const bool pinned = sched_getaffinity(0, sizeof before, &before) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+    if (!pinned) throw std::runtime_error("cannot run on CPU " + std::to_string(cpu));
+    struct Restore {
+        cpu_set_t& cpus;
+        ~Restore() { sched_setaffinity(0, sizeof cpus, &cpus); }
+    } restore{before};
+    return measure(scene, 1, steps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,21 +200,45 @@ int main(int argc, char** argv) {
                  "WorldDef::regions_when_faster: each count runs its regions only while they are faster than "
                  "the serial loop, in shares that follow their measured speeds (without it, always, in equal "
                  "shares); the projection's runs still run their regions always, in equal shares");
+    bool each_cpu = false;
+    app.add_flag("--each-cpu", each_cpu,
+                 "one thread runs on each of the first --max-threads CPUs in turn, and the speed-ups are against "
+                 "their mean speed: for machines whose cores differ in speed");
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
 
     scenes::Scene scene;
     std::vector<Run> runs, projected;
+    std::vector<int> cpus;             // --each-cpu: the CPUs of the one-thread runs
+    std::vector<double> cpu_seconds;   // and the fastest run on each
     try {  // a scene the engine rejects: more balls than fit, a box narrower than three cells...
         scene = build(scene_name, count, packing);
         scene.world.parallel_events_min_balls = parallel_min_balls;
         scene.world.regions_when_faster = when_faster;
-        for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure(scene, threads, steps));
+        // With --each-cpu, one thread's run is one on each CPU, the fastest of each kept; its
+        // time is that of their mean speed.
+        if (each_cpu) cpus = usable_cpus(max_threads);
+        cpu_seconds.assign(cpus.size(), std::numeric_limits<double>::infinity());
+        auto measure_count = [&](int threads) {
+            if (threads > 1 || cpus.empty()) return measure(scene, threads, steps);
+            std::vector<Run> on;
+            for (std::size_t c = 0; c < cpus.size(); ++c) {
+                on.push_back(measure_on(cpus[c], scene, steps));
+                cpu_seconds[c] = std::min(cpu_seconds[c], on.back().seconds);
+            }
+            Run run = on.front();
+            for (const Run& other : on) run.repeatable = run.repeatable && other.hash == run.hash;
+            double speed = 0.0;
+            for (const double seconds : cpu_seconds) speed += 1.0 / seconds;
+            run.seconds = double(cpus.size()) / speed;
+            return run;
+        };
+        for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure_count(threads));
         for (int r = 1; r < repeat; ++r)
             for (Run& best : runs) {
-                const Run again = measure(scene, best.threads, steps);
-                best.repeatable = best.repeatable && again.hash == best.hash;
+                const Run again = measure_count(best.threads);
+                best.repeatable = best.repeatable && again.repeatable && again.hash == best.hash;
                 if (again.seconds < best.seconds) best.seconds = again.seconds;
             }
         // The model needs the regions' work at the widest count: not where it chose the serial loop.
@@ -199,6 +256,9 @@ int main(int argc, char** argv) {
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
+    } catch (const std::runtime_error& error) {
+        std::cerr << "scaling: " << error.what() << "\n";
+        return 1;
     }
 
     // One thread's time per event, and the time the largest count measured took beyond its path
@@ -253,6 +313,11 @@ int main(int argc, char** argv) {
         }
     }
     std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
+    if (!cpus.empty()) {
+        std::printf("one thread on each CPU, ms/step:");
+        for (std::size_t c = 0; c < cpus.size(); ++c) std::printf(" CPU %d %.3f", cpus[c], 1e3 * cpu_seconds[c] / steps);
+        std::printf("; the speed-ups are against their mean speed (%.3f ms/step)\n", 1e3 * serial.seconds / steps);
+    }
     if (const double trip = max_threads > 1 ? round_trip_ns() : 0.0; trip > 0.0)
         std::printf("a cache line between two threads and back: %.0f ns (each region's exchange with a neighbour "
                     "pays it)\n", trip);
