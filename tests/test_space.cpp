@@ -50,6 +50,46 @@ TEST(Columns, LargeColumnsStartAtTheirOwnOffsetsAndKeepTheirValues) {
     EXPECT_EQ(a.capacity(), 0u);
 }
 
+// A column of 256 KiB up to 1 MiB shares 2 MiB pages with others, one after another, each at its
+// own colour, and its values survive growth. Three rounds allocate and free them all (under the
+// address sanitizer, every access stays within its column).
+TEST(Columns, MidSizedColumnsSharePagesAtTheirOwnOffsets) {
+    using Huge = HugePages<double>;
+    const std::size_t n = Huge::kShared / sizeof(double);
+    ASSERT_TRUE(Huge::shared(n));
+    ASSERT_FALSE(Huge::shared(n - 1));
+    ASSERT_FALSE(Huge::shared(Huge::kLeast / sizeof(double)));
+    auto page = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) / Huge::kPage; };
+    auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Huge::kPage; };
+    constexpr std::uintptr_t kWay = 128 << 10;
+    for (int round = 0; round < 3; ++round) {
+        std::vector<Column<double>> columns;
+        for (int k = 0; k < 8; ++k) columns.emplace_back(n, static_cast<double>(k));
+        int sharing = 0;
+        for (std::size_t k = 0; k < columns.size(); ++k) {
+            const double* data = columns[k].data();
+            EXPECT_EQ(offset(data) % 64, 0u);
+            EXPECT_GE(offset(data), 64 + Huge::kColourStep);  // after the page's header, at a colour
+            if (k > 0 && page(data) == page(columns[k - 1].data())) {
+                ++sharing;
+                EXPECT_NE(offset(data) % kWay, offset(columns[k - 1].data()) % kWay);
+                EXPECT_GE(offset(data), offset(columns[k - 1].data()) + n * sizeof(double));
+            }
+        }
+        EXPECT_GE(sharing, 4);  // a page holds at least five such columns
+        for (std::size_t k = 0; k < columns.size(); ++k) {
+            ASSERT_EQ(columns[k].front(), static_cast<double>(k));
+            ASSERT_EQ(columns[k].back(), static_cast<double>(k));
+        }
+        columns[3].resize(2 * n + 1, -1.0);  // 512 KiB: shared pages again
+        EXPECT_EQ(columns[3][n - 1], 3.0);
+        EXPECT_EQ(columns[3].back(), -1.0);
+        columns[5].resize(Huge::kLeast / sizeof(double), -2.0);  // 1 MiB: pages of its own
+        EXPECT_EQ(columns[5][n - 1], 5.0);
+        EXPECT_EQ(columns[5].back(), -2.0);
+    }
+}
+
 TEST(Handles, IssueReleaseAndReuseWithANewGeneration) {
     Handles<BallId> handles;
     EXPECT_FALSE(handles.contains(BallId{}));
