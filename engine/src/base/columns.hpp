@@ -48,10 +48,8 @@ public:
         const std::lock_guard guard(lock());
         Page*& page = current();
         auto start = [&] { return (page->used + 63) / 64 * 64 + colour; };
-        if (!page || start() + bytes > kHugePage) {
-            if (page && page->live == 0) page->used = sizeof(Page);
-            else page = new (allocate_huge(kHugePage)) Page{};
-        }
+        // A page left with no column starts afresh (deallocate()), and then a column fits.
+        if (!page || start() + bytes > kHugePage) page = new (allocate_huge(kHugePage)) Page{};
         char* column = reinterpret_cast<char*>(page) + start();
         page->used = static_cast<std::size_t>(column - reinterpret_cast<char*>(page)) + bytes;
         ++page->live;
