@@ -58,6 +58,15 @@ public:
         }
         return s;
     }
+    // Every slot from `first` on moves to `part` with its event, room made first, as when the
+    // regions' shares move a cut.
+    void move_from(std::uint32_t first, std::uint32_t part) {
+        queue_.reserve_front(part, events_.size() - first);
+        for (std::uint32_t s = first; s < events_.size(); ++s) {
+            part_[s] = part;
+            queue_.update(s, events_[s], part);
+        }
+    }
     // A new slot at the end, in `part`.
     void append(Pending e, std::uint32_t part) {
         const auto slot = static_cast<std::uint32_t>(events_.size());
@@ -183,6 +192,23 @@ TEST(EventQueue, SlotsAppendedToABuiltQueueTakeTheirPlace) {
         if (k % 5 == 0) q.append(Pending{}, 1);
         simulate(q, q.size(), 20, rng, 0.5);
     }
+}
+
+TEST(EventQueue, ACutMovedBetweenPartsKeepsTheOrder) {
+    // Blocks of slots move from one part to the other between stretches of events, as when the
+    // regions' shares move a cut: first nearly all into part 0, then half into part 1.
+    std::mt19937_64 rng(9);
+    const std::size_t n = 3000;
+    std::exponential_distribution<double> first(5.0);
+    std::vector<Pending> events(n);
+    for (auto& e : events) e = at(first(rng));
+    Checked q(events, 2);
+    q.move_from(100, 0);  // part 1 keeps 50 slots
+    simulate(q, n, 20000, rng, 0.2);
+    q.move_from(1500, 1);
+    simulate(q, n, 20000, rng, 0.2);
+    q.move_from(2900, 0);
+    simulate(q, n, 20000, rng, 0.2);
 }
 
 TEST(EventQueue, SingleEntry) {

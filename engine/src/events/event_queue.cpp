@@ -87,9 +87,20 @@ bool EventQueue::new_year(Calendar& c) {
     // than everything in the front.
     c.spread.clear();
     c.times.clear();
-    for (std::int32_t s = c.head[kOverflowList]; s >= 0; s = nodes_[static_cast<std::size_t>(s)].next) {
-        c.spread.push_back(static_cast<std::uint32_t>(s));
-        c.times.push_back(nodes_[static_cast<std::size_t>(s)].key.time);
+    auto take = [&](std::uint32_t s) {
+        c.spread.push_back(s);
+        c.times.push_back(nodes_[s].key.time);
+    };
+    if (c.overflow * kScanShare >= nodes_.size()) {
+        // Most of a part's entries: all the nodes in slot order, which streams them, where the
+        // overflow's list is one dependent cache miss per entry. Another part's nodes may change
+        // meanwhile: only their part is read.
+        const auto part = static_cast<std::uint32_t>(&c - calendars_.data());
+        for (std::uint32_t s = 0; s < nodes_.size(); ++s)
+            if (part_of_now(s) == part && nodes_[s].where == kOverflowList) take(s);
+    } else {
+        for (std::int32_t s = c.head[kOverflowList]; s >= 0; s = nodes_[static_cast<std::size_t>(s)].next)
+            take(static_cast<std::uint32_t>(s));
     }
     const std::size_t n = c.times.size();
     if (n == 0) return false;
@@ -116,6 +127,7 @@ bool EventQueue::new_year(Calendar& c) {
     c.mask = static_cast<std::int64_t>(buckets) - 1;
     c.head.resize(kFirstBucket + buckets);
     std::fill(c.head.begin() + kOverflowList, c.head.end(), -1);
+    c.overflow = 0;
     for (const std::uint32_t s : c.spread) place(c, s);
     return true;
 }

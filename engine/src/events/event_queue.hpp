@@ -156,21 +156,23 @@ public:
         reserve_for(nodes_, slots);
         for (Calendar& c : calendars_) reserve_for(c.front, c.front.size() + more);
     }
-    // The same, moving the entry to another part.
+    // The same, moving the entry to another part. reserve_front() first makes room for `more`
+    // entries moved into `part`, so that moving them allocates nothing.
     void update(std::uint32_t slot, const Pending& event, std::uint32_t part) {
-        remove(calendars_[nodes_[slot].part], slot);
+        leave(slot);
         set_part(slot, part);
         insert(calendars_[part], slot, entry(slot, event));
+    }
+    void reserve_front(std::size_t part, std::size_t more) {
+        Calendar& c = calendars_[part];
+        reserve_for(c.front, c.front.size() + more);
     }
     // A region hands a ball to another (regions.hpp): its entry leaves its part, and until it is
     // attached again it is in no part (part_of() reads kNoPart) and no top() sees it. Only the
     // part's own user detaches and attaches.
     static constexpr std::uint32_t kNoPart = ~0u;
     void detach(std::uint32_t slot) {
-        Calendar& c = calendars_[nodes_[slot].part];
-        remove(c, slot);
-        // The warming walk must not follow the entry into another part's lists.
-        if (c.warm == static_cast<std::int32_t>(slot)) c.warm = -1;
+        leave(slot);
         set_part(slot, kNoPart);
     }
     void attach(std::uint32_t slot, const Pending& event, std::uint32_t part) {
@@ -215,6 +217,7 @@ private:
         std::int64_t year_end = 0;   // buckets current + 1 .. year_end − 1 are in the ring
         std::int64_t mask = 0;       // ring size − 1 (a power of two)
         std::size_t in_ring = 0;     // entries in ring buckets
+        std::size_t overflow = 0;    // entries in the overflow
         std::vector<std::uint32_t> spread;    // scratch of new_year()
         std::vector<double> times;            // scratch of new_year()
         // The lists of the buckets after `current` are walked one node per warm() call ahead of
@@ -265,9 +268,17 @@ private:
         const std::int32_t list = nodes_[slot].where;
         if (list == kInFront) return erase_front(c, static_cast<std::uint32_t>(nodes_[slot].next));
         if (list >= kFirstBucket) --c.in_ring;
+        else if (list == kOverflowList) --c.overflow;
         const std::int32_t p = nodes_[slot].prev, n = nodes_[slot].next;
         (p >= 0 ? nodes_[static_cast<std::size_t>(p)].next : c.head[static_cast<std::size_t>(list)]) = n;
         if (n >= 0) nodes_[static_cast<std::size_t>(n)].prev = p;
+    }
+    // Takes the entry out of its part: the warming walk must not follow it into another part's
+    // lists.
+    void leave(std::uint32_t slot) {
+        Calendar& c = calendars_[nodes_[slot].part];
+        remove(c, slot);
+        if (c.warm == static_cast<std::int32_t>(slot)) c.warm = -1;
     }
     void link(Calendar& c, std::uint32_t slot, std::int32_t list) {
         const std::int32_t n = c.head[static_cast<std::size_t>(list)];
@@ -276,6 +287,7 @@ private:
         if (n >= 0) nodes_[static_cast<std::size_t>(n)].prev = static_cast<std::int32_t>(slot);
         c.head[static_cast<std::size_t>(list)] = static_cast<std::int32_t>(slot);
         nodes_[slot].where = list;
+        if (list == kOverflowList) ++c.overflow;
     }
 
     // Moves buckets into the empty front until it holds an entry or no finite entry is left.
@@ -284,6 +296,8 @@ private:
     void pull(Calendar& c);
     // Spreads the overflow over a new year; false when it is empty.
     bool new_year(Calendar& c);
+    // new_year() scans every node when the overflow holds at least 1 / kScanShare of them.
+    static constexpr std::size_t kScanShare = 16;
 
     void push_front(Calendar& c, std::uint32_t slot) {
         nodes_[slot].where = kInFront;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace ballistic::detail {
 
@@ -14,42 +15,88 @@ namespace ballistic::detail {
 // complete is undone. With several regions, each runs this loop on its own part of the queue at
 // the same time as the others (region_loop.hpp): the result is the same for any thread count.
 
-void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
-    std::vector<CellKey> keys(events.size());
-    parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
+std::vector<CellKey> EventLoop::keys_of(const Cells& cells, std::size_t balls) const {
+    std::vector<CellKey> keys(balls);
+    parallel_.for_blocks(balls, [&](std::size_t begin, std::size_t end) {
         for (std::size_t s = begin; s < end; ++s) keys[s] = cells.key(static_cast<std::uint32_t>(s));
     });
+    return keys;
+}
+
+template <class TimeOf>
+RegionPlan EventLoop::plan(const Cells& cells, const std::vector<CellKey>& keys, TimeOf&& time_of) {
     // The regions share out the balls that have events coming: a sleeping pile costs nothing.
+    const std::size_t idle = parallel_.reduce(keys.size(), std::size_t{0}, [&](std::size_t begin, std::size_t end) {
+        std::size_t k = 0;
+        for (std::size_t s = begin; s < end; ++s) k += !std::isfinite(time_of(s));
+        return k;
+    }, std::plus<>());
     std::vector<CellKey> busy;
-    for (std::size_t s = 0; s < events.size(); ++s)
-        if (std::isfinite(events[s].time)) busy.push_back(keys[s]);
-    if (shares_.uneven(events.size())) shares_.rebalance();
+    if (idle > 0 && idle < keys.size()) {
+        busy.reserve(keys.size() - idle);
+        for (std::size_t s = 0; s < keys.size(); ++s)
+            if (std::isfinite(time_of(s))) busy.push_back(keys[s]);
+    }
+    if (shares_.uneven(keys.size())) shares_.rebalance();
     RegionPlan plan;
     plan.plan(cells, busy.empty() ? keys : busy, keys.size(), def_.gravity, parallel_.concurrency(),
               def_.parallel_events_min_balls, shares_.weights());
-    std::vector<std::uint32_t> region_of;  // the queue has one part per region
-    if (plan.count() > 1) {
-        region_of.resize(events.size());
-        parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
-            for (std::size_t s = begin; s < end; ++s) region_of[s] = plan.region_of(keys[s]);
-        });
-    }
-    EventQueue queue;
-    queue.build(events, region_of, plan.count(), parallel_);
-    region_loop_.prepare(plan, cells);
-    shares_.planned(plan);
-    regions_ = std::move(plan);
+    return plan;
+}
+
+std::vector<std::uint32_t> EventLoop::regions_of(const RegionPlan& plan, const std::vector<CellKey>& keys) const {
+    std::vector<std::uint32_t> region(plan.count() > 1 ? keys.size() : 0);
+    parallel_.for_blocks(region.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t s = begin; s < end; ++s) region[s] = plan.region_of(keys[s]);
+    });
+    return region;
+}
+
+void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
+    const std::vector<CellKey> keys = keys_of(cells, events.size());
+    build(events, cells, keys, plan(cells, keys, [&](std::size_t s) { return events[s].time; }));
+}
+
+void EventLoop::build(const std::vector<Pending>& events, const Cells& cells, const std::vector<CellKey>& keys,
+                      RegionPlan regions) {
+    EventQueue queue;  // one part per region
+    queue.build(events, regions_of(regions, keys), regions.count(), parallel_);
+    region_loop_.prepare(regions, cells);
+    shares_.planned(regions);
+    regions_ = std::move(regions);
     queue_ = std::move(queue);
     serial_left_ = 0;
 }
 
 bool EventLoop::balance(const Cells& cells) {
-    if (!shares_.uneven(queue_.slots())) return false;
-    std::vector<Pending> events(queue_.slots());
-    parallel_.for_blocks(events.size(), [&](std::size_t begin, std::size_t end) {
-        for (std::size_t s = begin; s < end; ++s) events[s] = queue_.event(static_cast<std::uint32_t>(s));
-    });
-    build(events, cells);
+    const std::size_t n = queue_.slots();
+    if (!shares_.uneven(n)) return false;
+    const std::vector<CellKey> keys = keys_of(cells, n);
+    RegionPlan regions = plan(cells, keys, [&](std::size_t s) { return queue_.event(static_cast<std::uint32_t>(s)).time; });
+    if (regions.count() < 2 || regions.count() != queue_.parts()) {  // the queue in other parts: built anew
+        std::vector<Pending> events(n);
+        parallel_.for_blocks(n, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t s = begin; s < end; ++s) events[s] = queue_.event(static_cast<std::uint32_t>(s));
+        });
+        build(events, cells, keys, std::move(regions));
+        return true;
+    }
+    // The same parts, shares moved: only the entries of the balls between the old cuts and the new
+    // change parts, and room for them is made before any does.
+    const std::vector<std::uint32_t> region = regions_of(regions, keys);
+    std::vector<std::uint32_t> moving;
+    std::vector<std::size_t> into(regions.count(), 0);
+    for (std::uint32_t s = 0; s < n; ++s)
+        if (region[s] != queue_.part_of(s)) {
+            moving.push_back(s);
+            ++into[region[s]];
+        }
+    for (std::size_t part = 0; part < into.size(); ++part) queue_.reserve_front(part, into[part]);
+    region_loop_.prepare(regions, cells);
+    for (const std::uint32_t s : moving) queue_.update(s, queue_.event(s), region[s]);
+    shares_.planned(regions);
+    regions_ = std::move(regions);
+    serial_left_ = 0;
     return true;
 }
 

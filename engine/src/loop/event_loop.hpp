@@ -41,7 +41,8 @@ public:
     // queue from every ball's pending event: aside, so that a failure leaves both as they were.
     void build(const std::vector<Pending>& events, const Cells& cells);
     // With WorldDef::regions_when_faster, plans the regions again over the world's `cells` once
-    // their measured speeds call for other shares (RegionShares); true if so. Between steps.
+    // their measured speeds call for other shares (RegionShares); true if so. Between steps. Cut
+    // into as many regions as before, only the entries of the balls whose region changes move.
     bool balance(const Cells& cells);
     // Processes the events up to `end`, unless it stops first, after the event at
     // last_processed: at the budget of events (0: none) or at the interrupt flag.
@@ -79,6 +80,17 @@ public:
     std::vector<std::uint32_t> woken;  // the balls events woke, in order (the world empties it)
 
 private:
+    // build() with the balls' cells and the regions planned.
+    void build(const std::vector<Pending>& events, const Cells& cells, const std::vector<CellKey>& keys,
+               RegionPlan regions);
+    // The cell of each of the first `balls` slots.
+    std::vector<CellKey> keys_of(const Cells& cells, std::size_t balls) const;
+    // The regions over `cells` for balls at `keys` whose pending events come at time_of(slot), by
+    // the shares measured (rebalanced first when they call for it).
+    template <class TimeOf>
+    RegionPlan plan(const Cells& cells, const std::vector<CellKey>& keys, TimeOf&& time_of);
+    // Each ball's region in `plan` (none for one region).
+    std::vector<std::uint32_t> regions_of(const RegionPlan& plan, const std::vector<CellKey>& keys) const;
     // Counters, statistics, the event record; a failure (the record cannot grow) changes nothing.
     void record(const Outcome& out);
     // The events up to `end` one at a time, at most `budget` (0: none) and at most `most` of them.
