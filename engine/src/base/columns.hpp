@@ -38,6 +38,76 @@ inline void* allocate_huge(std::size_t bytes) {
     return base;
 }
 
+// Blocks of 2 MiB pages, and the freed ones kept for the next block of the same size: a re-sort
+// or a rebuild replaces each column by one of the same size, and a page fresh from the kernel
+// costs a fault and a clear of 2 MiB. It keeps at most as many bytes as its blocks in use hold,
+// and at most kKept blocks, so memory goes back with the columns that held it. Never destroyed:
+// a column may be freed during the program's exit.
+class HugeBlocks {
+public:
+    static constexpr std::size_t kKept = 64;
+
+    static void* allocate(std::size_t bytes) {
+        {
+            const std::lock_guard guard(state().lock);
+            State& s = state();
+            for (std::size_t k = s.count; k-- > 0;) {
+                if (s.kept[k].bytes != bytes) continue;
+                void* base = s.kept[k].base;
+                s.kept[k] = s.kept[--s.count];
+                s.kept_bytes -= bytes;
+                s.live += bytes;
+                return base;
+            }
+        }
+        void* base = allocate_huge(bytes);
+        const std::lock_guard guard(state().lock);
+        state().live += bytes;
+        return base;
+    }
+    static void deallocate(void* base, std::size_t bytes) {
+        const std::lock_guard guard(state().lock);
+        State& s = state();
+        s.live -= bytes;
+        if (s.count == kKept) drop(0);
+        s.kept[s.count++] = {base, bytes};
+        s.kept_bytes += bytes;
+        while (s.count > 0 && s.kept_bytes > s.live) drop(0);  // the oldest first
+    }
+
+    // Bytes in kept blocks, and in blocks in use.
+    static std::size_t kept_bytes() {
+        const std::lock_guard guard(state().lock);
+        return state().kept_bytes;
+    }
+    static std::size_t live_bytes() {
+        const std::lock_guard guard(state().lock);
+        return state().live;
+    }
+
+private:
+    struct Block {
+        void* base;
+        std::size_t bytes;
+    };
+    struct State {
+        std::mutex lock;
+        Block kept[kKept];
+        std::size_t count = 0, kept_bytes = 0, live = 0;
+    };
+    static State& state() {
+        static auto* s = new State;
+        return *s;
+    }
+    static void drop(std::size_t k) {  // with the lock held
+        State& s = state();
+        std::free(s.kept[k].base);
+        s.kept_bytes -= s.kept[k].bytes;
+        for (std::size_t j = k + 1; j < s.count; ++j) s.kept[j - 1] = s.kept[j];
+        --s.count;
+    }
+};
+
 // The 2 MiB pages that columns share. A page counts its columns in a header at its start and is
 // freed with its last one, unless it is the page columns go to next, which then starts afresh.
 // Pages and lock are never destroyed: a column may be freed during the program's exit.
@@ -49,7 +119,7 @@ public:
         Page*& page = current();
         auto start = [&] { return (page->used + 63) / 64 * 64 + colour; };
         // A page left with no column starts afresh (deallocate()), and then a column fits.
-        if (!page || start() + bytes > kHugePage) page = new (allocate_huge(kHugePage)) Page{};
+        if (!page || start() + bytes > kHugePage) page = new (HugeBlocks::allocate(kHugePage)) Page{};
         char* column = reinterpret_cast<char*>(page) + start();
         page->used = static_cast<std::size_t>(column - reinterpret_cast<char*>(page)) + bytes;
         ++page->live;
@@ -60,7 +130,7 @@ public:
         const std::lock_guard guard(lock());
         if (--page->live > 0) return;
         if (page == current()) page->used = sizeof(Page);
-        else std::free(page);
+        else HugeBlocks::deallocate(page, kHugePage);
     }
 
 private:
@@ -102,8 +172,7 @@ struct HugePages {
         if (!huge(n)) return std::allocator<T>{}.allocate(n);
         if (n > (~std::size_t{0} - 2 * kPage) / sizeof(T)) throw std::bad_array_new_length();
         const std::size_t colour = next_colour_bytes();
-        const std::size_t bytes = (colour + n * sizeof(T) + kPage - 1) / kPage * kPage;
-        void* base = allocate_huge(bytes);
+        void* base = HugeBlocks::allocate(bytes_for(colour, n));
         char* column = static_cast<char*>(base) + colour;
         std::memcpy(column - sizeof(void*), &base, sizeof(void*));  // for deallocate()
         return reinterpret_cast<T*>(column);
@@ -113,11 +182,13 @@ struct HugePages {
         if (!huge(n)) return std::allocator<T>{}.deallocate(p, n);
         void* base;
         std::memcpy(&base, reinterpret_cast<char*>(p) - sizeof(void*), sizeof(void*));
-        std::free(base);
+        HugeBlocks::deallocate(base, bytes_for(static_cast<std::size_t>(reinterpret_cast<char*>(p) - static_cast<char*>(base)), n));
     }
     friend bool operator==(const HugePages&, const HugePages&) { return true; }
 
 private:
+    // The pages of a column of n starting `colour` bytes into them.
+    static std::size_t bytes_for(std::size_t colour, std::size_t n) { return (colour + n * sizeof(T) + kPage - 1) / kPage * kPage; }
     static std::size_t next_colour_bytes() {
         return (next_colour.fetch_add(1, std::memory_order_relaxed) % kColours + 1) * kColourStep;
     }
