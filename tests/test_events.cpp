@@ -417,41 +417,42 @@ std::string ways(RegionChoice& choice, int calls, double regions_cost, double se
     return runs;
 }
 
-// Steps of kSettle events: four make a window; the world's first window and the first step after
-// each change of way are not timed.
+// Steps of kSettle events: four make a window, one a look; the world's first window and the first
+// step after each change of way are not timed.
 constexpr int kSteps = static_cast<int>(RegionChoice::kWindow / RegionChoice::kSettle);
+static_assert(RegionChoice::kLook == RegionChoice::kSettle);  // a look: a step moving the data, then one timed
 constexpr int kFirst = static_cast<int>(RegionChoice::kFirstLook), kMost = static_cast<int>(RegionChoice::kLongestLook);
 std::string run_of(char way, int steps) { return way + std::to_string(steps); }
 
 TEST(RegionChoice, TheRegionsGoOnWhileFasterLookingAtTheSerialLoopLessAndLessOften) {
     RegionChoice choice;
     static_assert(kSteps == 4 && 8 * kFirst == kMost);
-    // The first window and one timed, a look at the serial loop (a step moving the data, then a
-    // window) and one back; then the regions, with looks after twice kFirstLook windows, and twice
-    // as many each time, up to kLongestLook.
-    const std::string expected = "r8 s5 " + run_of('r', 5 + 2 * kFirst * kSteps) + " s5 " +
-                                 run_of('r', 5 + 4 * kFirst * kSteps) + " s5 " + run_of('r', 5 + kMost * kSteps) +
-                                 " s5 " + run_of('r', 5 + kMost * kSteps) + " s5";
-    const int steps = 8 + 5 + (5 + 2 * kFirst * kSteps) + 5 + (5 + 4 * kFirst * kSteps) + 5 + 2 * (5 + kMost * kSteps + 5);
+    // The first window and one timed, a look at the serial loop (a step moving the data, then one
+    // timed) and a window back; then the regions, with looks after twice kFirstLook windows, and
+    // twice as many each time, up to kLongestLook.
+    const std::string expected = "r8 s2 " + run_of('r', 5 + 2 * kFirst * kSteps) + " s2 " +
+                                 run_of('r', 5 + 4 * kFirst * kSteps) + " s2 " + run_of('r', 5 + kMost * kSteps) +
+                                 " s2 " + run_of('r', 5 + kMost * kSteps) + " s2";
+    const int steps = 8 + 2 + (5 + 2 * kFirst * kSteps) + 2 + (5 + 4 * kFirst * kSteps) + 2 + 2 * (5 + kMost * kSteps + 2);
     EXPECT_EQ(ways(choice, steps, 1e-6, 2e-6), expected);
 }
 
 TEST(RegionChoice, WhereTheSerialLoopIsFasterItGoesOnAndTheRegionsAreTriedAgain) {
     RegionChoice choice;
-    const std::string expected = "r8 s5 r5 " + run_of('s', 1 + kFirst * kSteps) + " r5 " +
-                                 run_of('s', 5 + 2 * kFirst * kSteps) + " r5";
-    const int steps = 8 + 5 + 5 + (1 + kFirst * kSteps) + 5 + (5 + 2 * kFirst * kSteps) + 5;
+    const std::string expected = "r8 s2 r5 " + run_of('s', 1 + kFirst * kSteps) + " r2 " +
+                                 run_of('s', 5 + 2 * kFirst * kSteps) + " r2";
+    const int steps = 8 + 2 + 5 + (1 + kFirst * kSteps) + 2 + (5 + 2 * kFirst * kSteps) + 2;
     EXPECT_EQ(ways(choice, steps, 3e-6, 1e-6), expected);
 }
 
 TEST(RegionChoice, AWayThatBecomesFasterIsTakenAtTheNextLook) {
     RegionChoice choice;
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 2 * kFirst * kSteps, 1e-6, 2e-6), "r8 s5 " + run_of('r', 5 + 2 * kFirst * kSteps));
+    EXPECT_EQ(ways(choice, 8 + 2 + 5 + 2 * kFirst * kSteps, 1e-6, 2e-6), "r8 s2 " + run_of('r', 5 + 2 * kFirst * kSteps));
     // The machine changes: now the serial loop is faster. The next look finds it (against the
     // windows either side, one from before the change) and keeps it, then looks at the regions
     // again after kFirstLook windows.
-    const std::string expected = "s5 r5 " + run_of('s', 1 + kFirst * kSteps) + " r5 " + run_of('s', 5 + 2 * kFirst * kSteps);
-    EXPECT_EQ(ways(choice, 5 + 5 + (1 + kFirst * kSteps) + 5 + (5 + 2 * kFirst * kSteps), 4e-6, 0.5e-6), expected);
+    const std::string expected = "s2 r5 " + run_of('s', 1 + kFirst * kSteps) + " r2 " + run_of('s', 5 + 2 * kFirst * kSteps);
+    EXPECT_EQ(ways(choice, 2 + 5 + (1 + kFirst * kSteps) + 2 + (5 + 2 * kFirst * kSteps), 4e-6, 0.5e-6), expected);
 }
 
 TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
@@ -460,19 +461,19 @@ TEST(RegionChoice, ALookThatGainsOnlyFromADriftingMachineDoesNotWin) {
     // faster than the window after it but slower than the mean of the two either side.
     std::string seen;
     double cost = 1e-6;
-    for (int k = 0; k < 8 + 5 + 5 + 40; ++k, cost *= 1.00125) {
+    for (int k = 0; k < 8 + 2 + 5 + 40; ++k, cost *= 1.00125) {
         seen += choice.regions() ? 'r' : 's';
         choice.measured(RegionChoice::kSettle, cost * double(RegionChoice::kSettle));
     }
-    EXPECT_EQ(seen, std::string(8, 'r') + std::string(5, 's') + std::string(45, 'r'));
+    EXPECT_EQ(seen, std::string(8, 'r') + std::string(2, 's') + std::string(45, 'r'));
 }
 
 TEST(RegionChoice, AWayChosenThatSlowsDownIsLookedAtAgainAtOnce) {
     RegionChoice choice;
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 20, 1e-6, 2e-6), "r8 s5 r25");
+    EXPECT_EQ(ways(choice, 8 + 2 + 5 + 20, 1e-6, 2e-6), "r8 s2 r25");
     // The regions now take 1.6 times as long (a pile forms): after two windows a look at the
     // serial loop, still slower, and the regions go on.
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1.6e-6, 2e-6), "r8 s5 r13");
+    EXPECT_EQ(ways(choice, 8 + 2 + 5 + 8, 1.6e-6, 2e-6), "r8 s2 r13");
     // Slower again, but by less than kSlower since they were last chosen: no look.
     EXPECT_EQ(ways(choice, 16, 2.2e-6, 2.5e-6), "r16");
 }
@@ -482,11 +483,11 @@ TEST(RegionChoice, AOneOffSlowWindowNeitherBringsALookNorLetsOneWin) {
     // re-sort of the balls in them at 5: alone, one brings no look, and the look that comes
     // after one is held against the faster window either side (the mean would be 3).
     RegionChoice choice;
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 4, 1e-6, 1.2e-6), "r8 s5 r9");
+    EXPECT_EQ(ways(choice, 8 + 2 + 5 + 4, 1e-6, 1.2e-6), "r8 s2 r9");
     EXPECT_EQ(ways(choice, kSteps, 5e-6, 1.2e-6), "r4");
     EXPECT_EQ(ways(choice, (2 * kFirst - 3) * kSteps, 1e-6, 1.2e-6), run_of('r', (2 * kFirst - 3) * kSteps));
     EXPECT_EQ(ways(choice, kSteps, 5e-6, 1.2e-6), "r4");  // the last window before the look
-    EXPECT_EQ(ways(choice, 5 + 5 + 8, 1e-6, 1.2e-6), "s5 r13");
+    EXPECT_EQ(ways(choice, 2 + 5 + 8, 1e-6, 1.2e-6), "s2 r13");
 }
 
 TEST(RegionChoice, TheFirstWindowIsNotTimed) {
@@ -494,14 +495,14 @@ TEST(RegionChoice, TheFirstWindowIsNotTimed) {
     // The world's first steps take five times as long (first touches of its memory): timed, they
     // would make the serial loop's look win against the regions, which are faster.
     for (int k = 0; k < kSteps; ++k) choice.measured(RegionChoice::kSettle, 5e-6 * double(RegionChoice::kSettle));
-    EXPECT_EQ(ways(choice, 4 + 5 + 5 + 8, 1e-6, 1.5e-6), "r4 s5 r13");
+    EXPECT_EQ(ways(choice, 4 + 2 + 5 + 8, 1e-6, 1.5e-6), "r4 s2 r13");
 }
 
 TEST(RegionChoice, TheStepAfterASwitchIsNotTimed) {
     // The serial loop is 20 % faster, but the first step after each change of way takes three
     // times as long while the data moves: timed, it would make the look lose.
     RegionChoice choice;
-    EXPECT_EQ(ways(choice, 8 + 5 + 5 + 8, 1e-6, 0.8e-6, 2e-6), "r8 s5 r5 s8");
+    EXPECT_EQ(ways(choice, 8 + 2 + 5 + 8, 1e-6, 0.8e-6, 2e-6), "r8 s2 r5 s8");
 }
 
 TEST(RegionChoice, AStepAsLongAsAWindowIsTimedWholeAfterASwitch) {

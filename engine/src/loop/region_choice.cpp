@@ -18,7 +18,7 @@ void RegionChoice::measured(std::uint64_t events, double seconds) {
     }
     events_ += events;
     seconds_ += std::max(seconds, 0.0);
-    if (events_ >= kWindow) end_window();
+    if (events_ >= (phase_ == Phase::Look ? kLook : kWindow)) end_window();
 }
 
 void RegionChoice::switch_ways() {

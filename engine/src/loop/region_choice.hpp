@@ -11,7 +11,8 @@
 // other way (up to 1.6 times a later step's in the box of 10⁴), unless they come in a step of a
 // window or more (a world of 10⁶ balls), which is timed whole.
 //
-// A window the other way (a look) between two windows of the way chosen decides. The look wins
+// A window the other way (a look), shorter (kLook events or more: it costs the slower way's extra
+// time), between two windows of the way chosen decides. The look wins
 // when it took less than kGain times the mean time per event of the two either side, so that a
 // machine or a world whose speed drifts favours neither way; or of the faster of the two, when
 // the other took kSlower times as long (a re-sort of the balls takes a window of the box of 10⁵
@@ -31,7 +32,7 @@ namespace ballistic::detail {
 
 class RegionChoice {
 public:
-    static constexpr std::uint64_t kWindow = 32768, kSettle = kWindow / 4;
+    static constexpr std::uint64_t kWindow = 32768, kLook = kWindow / 4, kSettle = kWindow / 4;
     static constexpr std::uint32_t kFirstLook = 16, kLongestLook = 128;
     static constexpr double kGain = 0.9, kSlower = 1.5;
 
