@@ -55,7 +55,9 @@ void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
     std::array<int, 3> shift;
     for (int d = 0; d < 3; ++d) shift[static_cast<std::size_t>(d)] = plan.pieces(d) > 1 ? 0 : 1;
     patches_ = cells.patches(shift);
-    stamps_.assign(n > 1 ? patches_.count : 0, Stamp{EventKey{}, 0});
+    // A stamp of an earlier run never counts, whichever patch it now stands for: only new ones
+    // start as none (filling them all took 39 ms at 10⁶ balls).
+    stamps_.resize(n > 1 ? patches_.count : 0, Stamp{EventKey{}, 0});
     std::size_t blocks = 1;
     for (int d = 0; d < 3; ++d) {
         // Along an axis that wraps, the last block takes the cells left over (kLockCells to twice
@@ -67,7 +69,6 @@ void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
         blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
     }
     if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);
-    run_ = 0;
 }
 
 EventKey RegionLoop::floor_of(std::uint32_t r, std::uint32_t* version) const {
