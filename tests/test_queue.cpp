@@ -91,6 +91,14 @@ private:
 
 Pending at(double time, std::uint32_t other = 0, Kind kind = Kind::Crossing) { return {time, other, kind}; }
 
+// n first events at exponentially distributed times of the given rate.
+std::vector<Pending> first_events(std::size_t n, double rate, std::mt19937_64& rng) {
+    std::exponential_distribution<double> first(rate);
+    std::vector<Pending> events(n);
+    for (auto& e : events) e = at(first(rng));
+    return events;
+}
+
 // The event loop's pattern: take the earliest, give it (and sometimes a partner) a later time,
 // now and then in another part.
 void simulate(Checked& q, std::size_t n, int events, std::mt19937_64& rng, double mean_gap) {
@@ -115,10 +123,7 @@ void simulate(Checked& q, std::size_t n, int events, std::mt19937_64& rng, doubl
 TEST(EventQueue, FollowsTheTotalOrderThroughManyYears) {
     std::mt19937_64 rng(1);
     const std::size_t n = 2000;
-    std::exponential_distribution<double> first(10.0);
-    std::vector<Pending> events(n);
-    for (auto& e : events) e = at(first(rng));
-    Checked q(events);
+    Checked q(first_events(n, 10.0, rng));
     simulate(q, n, 60000, rng, 0.1);
 }
 
@@ -167,9 +172,7 @@ TEST(EventQueue, NoEventsAtAllAndEventsAppearingLater) {
 TEST(EventQueue, PartsEachKeepTheirOrderAndTopIsTheEarliestOfAll) {
     std::mt19937_64 rng(6);
     const std::size_t n = 1500;
-    std::exponential_distribution<double> first(3.0);
-    std::vector<Pending> events(n);
-    for (auto& e : events) e = at(first(rng));
+    std::vector<Pending> events = first_events(n, 3.0, rng);
     for (std::size_t k = 0; k < n; k += 13) events[k] = Pending{};
     Checked q(events, 3);
     simulate(q, n, 30000, rng, 0.2);
@@ -199,10 +202,7 @@ TEST(EventQueue, ACutMovedBetweenPartsKeepsTheOrder) {
     // regions' shares move a cut: first nearly all into part 0, then half into part 1.
     std::mt19937_64 rng(9);
     const std::size_t n = 3000;
-    std::exponential_distribution<double> first(5.0);
-    std::vector<Pending> events(n);
-    for (auto& e : events) e = at(first(rng));
-    Checked q(events, 2);
+    Checked q(first_events(n, 5.0, rng), 2);
     q.move_from(100, 0);  // part 1 keeps 50 slots
     simulate(q, n, 20000, rng, 0.2);
     q.move_from(1500, 1);
