@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -90,29 +91,33 @@ TEST(Columns, MidSizedColumnsSharePagesAtTheirOwnOffsets) {
     }
 }
 
-// A large column freed leaves its pages for the next column of its size (a re-sort replaces every
-// column by one of the same size), at that column's own colour. The blocks kept never hold more
-// bytes than those in use: freeing every column gives the memory back.
+// A large column freed while another is in use leaves its pages for the next column of its size
+// (a re-sort builds every column anew before it frees the old ones), at that column's own colour.
+// The blocks kept never hold more bytes than those in use: freeing every column gives the memory
+// back.
 TEST(Columns, FreedPagesServeTheNextColumnOfTheirSizeAndGoBackWithTheLast) {
     using Huge = HugePages<double>;
     const std::size_t n = 3 * Huge::kLeast / sizeof(double);
     auto page = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) / Huge::kPage; };
     auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Huge::kPage; };
-    const std::size_t live = HugeBlocks::live_bytes();
+    const std::size_t live = HugeBlocks::live_bytes(), kept = HugeBlocks::kept_bytes();
+    auto held = std::make_unique<Column<double>>(n, 0.5);  // in use, as the new columns of a re-sort
     std::uintptr_t first_page = 0, first_offset = 0;
     {
         Column<double> a(n, 1.0);
         first_page = page(a.data());
         first_offset = offset(a.data());
-        EXPECT_GT(HugeBlocks::live_bytes(), live);
     }
+    EXPECT_GT(HugeBlocks::kept_bytes(), kept);  // a's pages
     EXPECT_LE(HugeBlocks::kept_bytes(), HugeBlocks::live_bytes());
     std::vector<Column<double>> others;
     for (int k = 0; k < 3; ++k) others.emplace_back(n, 2.0);  // the first of them takes a's pages
     EXPECT_EQ(page(others[0].data()), first_page);
     EXPECT_NE(offset(others[0].data()), first_offset);
     for (const Column<double>& c : others) EXPECT_EQ(c.back(), 2.0);
+    EXPECT_EQ(held->back(), 0.5);
     others.clear();
+    held.reset();
     EXPECT_EQ(HugeBlocks::live_bytes(), live);
     EXPECT_LE(HugeBlocks::kept_bytes(), live);
 }
