@@ -14,10 +14,12 @@ namespace ballistic::detail {
 namespace {
 
 constexpr std::uint64_t kNever = ~std::uint64_t{0};
-// How far from its ball's cell, in cells, an event may touch what another region's events touch:
-// it writes balls within one cell of its own and reads the cells around them, and so does
-// another region's event around its own ball. One at a static writes its ball alone.
-constexpr int kReach = 3, kStaticReach = 2;
+// How far from the cells an event writes, in cells, it may touch what another region's events
+// touch: it reads the cells around what it writes, and another region's event writes balls within
+// a cell of its own and reads around them. An event writes its ball's cell and at most one next to
+// it (a partner's, a crossing ball's new cell): from its ball's cell, kReach. One at a static
+// writes its ball alone.
+constexpr int kWriteReach = 2, kReach = kWriteReach + 1, kStaticReach = kWriteReach;
 // The events that may touch what an interface event reads write cells up to kReach + 2 from
 // another region: their balls lie within kReach + 3. Those stamp their cells; deeper events do not,
 // and one of them that comes late goes serially.
@@ -223,7 +225,17 @@ RegionSet RegionLoop::touches(std::uint32_t r, std::uint32_t slot, const Pending
     if (serial) return everyone(r);
     const int reach = pairwise(event.kind) || event.kind == Kind::Crossing ? kReach : kStaticReach;
     depth = plan_.depth(cell);
-    return depth > reach ? 0 : plan_.near(cell, r, reach);
+    if (depth > reach) return 0;
+    // At kReach, only the other cell it writes can be near enough: the partner's (read as another
+    // region may move it, but then it lies within a cell of that region) or the crossing's new one.
+    // A partner farther than a cell (a stale event) counts as near.
+    if (depth == kReach) {
+        Vec3 shift;
+        const CellKey other = event.kind == Kind::Crossing ? cells_.across(cell, static_cast<int>(event.other), shift)
+                                                           : cells_.key_now(event.other);
+        if (cells_.distance(cell, other) <= 1 && plan_.depth(other) > kWriteReach) return 0;
+    }
+    return plan_.near(cell, r, reach);
 }
 
 std::int64_t RegionLoop::block_along(int d, std::int64_t c) const {

@@ -4,9 +4,9 @@
 //
 // Touching. An event writes its balls (the partner within one cell of its ball: the rare one
 // farther goes serially; a crossing ball's new cell, next to its old one) and reads the cells
-// around what it writes. An event whose ball's cell lies within reach of another region (an
-// interface event: three cells, two for one at a static) holds the locks of those regions while
-// it runs; one farther away touches nothing another region's events touch. So no two events that
+// around what it writes. An event that writes a cell within two cells of another region (an
+// interface event) holds the locks of those regions while it runs; one that writes only cells
+// farther away touches nothing another region's events touch. So no two events that
 // touch the same balls ever run at once. The balls of cells that are not dense share lists with
 // others anywhere: their events go serially.
 //
