@@ -21,9 +21,11 @@
 // into a region that has run ahead), finds a later stamp around what it writes: the run then
 // stops, every event at or after the earliest one not yet processed is undone, and the caller
 // goes on serially from there. Every event kept is processed on exactly the state the serial loop
-// gives it, and the result is the serial one, bit for bit, for any number of regions. Late events
-// stay rare: an interface event first waits until the regions it locks have passed its key (their
-// floors: the earliest event not yet processed, or message sent and not yet taken in).
+// gives it, and the result is the serial one, bit for bit, for any number of regions. That needs
+// the wait: an interface event runs only once the regions it locks have passed its key (their
+// floors: the earliest event not yet processed, or message sent and not yet taken in). Its message
+// to another region replaces the event of the ball it wrote there, and an earlier one not yet run
+// would be lost unseen by any stamp. The wait also keeps late events rare.
 //
 // Invariants (between runs): every ball's entry is in the part of the region of its cell; no
 // message is on its way; the logs are empty; the stamps of earlier runs do not count.
