@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -191,6 +192,29 @@ TEST(TaskSystem, ParallelSortMatchesStdSort) {
             auto sorted = items;
             detail::Parallel(tasks).sort(sorted);
             EXPECT_EQ(sorted, expected) << n << " items, concurrency " << tasks->concurrency();
+        }
+    }
+}
+
+// Parallel's reductions combine per-block sums in block order: reduce(), reduce_here() and
+// reduce_light() (on the caller below kLightBlocks blocks, in tasks above) give the same bits for
+// any task system, also for a floating-point sum whose value depends on the order of its terms.
+TEST(TaskSystem, EveryReductionGivesTheSameBits) {
+    std::mt19937_64 random(11);
+    std::uniform_real_distribution<double> spread(-1e6, 1e6);
+    const std::size_t light = detail::Parallel::kLightBlocks * detail::Parallel::kBlock;
+    for (std::size_t n : {std::size_t{1}, std::size_t{4096 * 3 + 17}, light - 1, light, std::size_t{100000}}) {
+        std::vector<double> terms(n);
+        for (double& t : terms) t = spread(random);
+        auto block = [&](std::size_t begin, std::size_t end) {
+            return std::accumulate(terms.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   terms.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+        };
+        const double here = detail::Parallel(make_serial_task_system()).reduce_here(n, 0.0, block, std::plus<>());
+        for (const auto& tasks : task_systems()) {
+            const detail::Parallel parallel(tasks);
+            EXPECT_EQ(parallel.reduce(n, 0.0, block, std::plus<>()), here) << n << " terms, concurrency " << tasks->concurrency();
+            EXPECT_EQ(parallel.reduce_light(n, 0.0, block, std::plus<>()), here) << n << " terms, concurrency " << tasks->concurrency();
         }
     }
 }

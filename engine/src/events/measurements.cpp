@@ -23,7 +23,7 @@ Moments moments(const Balls& balls, double now, Parallel& parallel, bool here) {
         return Moments{a.mass + b.mass, a.momentum + b.momentum, a.twice_kinetic + b.twice_kinetic};
     };
     return here ? parallel.reduce_here(balls.size(), Moments{}, block, combine)
-                : parallel.reduce(balls.size(), Moments{}, block, combine);
+                : parallel.reduce_light(balls.size(), Moments{}, block, combine);
 }
 
 double temperature(const Balls& balls, double now, Parallel& parallel, bool here) {

@@ -255,7 +255,7 @@ std::size_t World::Impl::show_balls(double at) {
         std::size_t asleep = 0;
         double speeds = 0.0;
     };
-    const Shown shown_all = parallel.reduce(b.size(), Shown{}, [&](std::size_t begin, std::size_t stop) {
+    const Shown shown_all = parallel.reduce_light(b.size(), Shown{}, [&](std::size_t begin, std::size_t stop) {
         // The block's accelerations as lanes, then the bits of Balls::advance() for each run of
         // balls whose view is not current: a ball that fell asleep before the last showing was
         // shown asleep then, and has not moved since. A block where no ball rests on anything
