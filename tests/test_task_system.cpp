@@ -29,13 +29,15 @@ using namespace ballistic;
 
 namespace {
 
-// Claims four threads and runs every task on the caller, last index first.
+// Claims four threads and runs every task on the caller, last index first; counts its runs.
 class Backwards final : public TaskSystem {
 public:
     int concurrency() const override { return 4; }
     void run(std::size_t count, TaskFunction task) override {
+        ++runs;
         for (std::size_t k = count; k > 0; --k) task(k - 1);
     }
+    std::atomic<std::size_t> runs{0};
 };
 
 // An embedder's job system: the caller and two std::threads take indices from a shared counter.
@@ -197,8 +199,8 @@ TEST(TaskSystem, ParallelSortMatchesStdSort) {
 }
 
 // Parallel's reductions combine per-block sums in block order: reduce(), reduce_here() and
-// reduce_light() (on the caller below kLightBlocks blocks, in tasks above) give the same bits for
-// any task system, also for a floating-point sum whose value depends on the order of its terms.
+// reduce_light() (on the caller below kLightBlocks * kBlock items, in tasks from there) give the
+// same bits for any task system, also for a floating-point sum that depends on its terms' order.
 TEST(TaskSystem, EveryReductionGivesTheSameBits) {
     std::mt19937_64 random(11);
     std::uniform_real_distribution<double> spread(-1e6, 1e6);
@@ -210,13 +212,24 @@ TEST(TaskSystem, EveryReductionGivesTheSameBits) {
             return std::accumulate(terms.begin() + static_cast<std::ptrdiff_t>(begin),
                                    terms.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
         };
-        const double here = detail::Parallel(make_serial_task_system()).reduce_here(n, 0.0, block, std::plus<>());
+        const double here = detail::Parallel(1).reduce_here(n, 0.0, block, std::plus<>());
         for (const auto& tasks : task_systems()) {
             const detail::Parallel parallel(tasks);
-            EXPECT_EQ(parallel.reduce(n, 0.0, block, std::plus<>()), here) << n << " terms, concurrency " << tasks->concurrency();
-            EXPECT_EQ(parallel.reduce_light(n, 0.0, block, std::plus<>()), here) << n << " terms, concurrency " << tasks->concurrency();
+            SCOPED_TRACE(testing::Message() << n << " terms, concurrency " << tasks->concurrency());
+            EXPECT_EQ(parallel.reduce(n, 0.0, block, std::plus<>()), here);
+            EXPECT_EQ(parallel.reduce_light(n, 0.0, block, std::plus<>()), here);
         }
     }
+    // reduce_light() hands out tasks from kLightBlocks * kBlock items on, reduce() from two blocks.
+    auto backwards = std::make_shared<Backwards>();
+    const detail::Parallel parallel(backwards);
+    auto count = [](std::size_t, std::size_t) { return 1.0; };
+    EXPECT_EQ(parallel.reduce_light(light - 1, 0.0, count, std::plus<>()), 8.0);
+    EXPECT_EQ(backwards->runs.load(), 0u);
+    EXPECT_EQ(parallel.reduce_light(light, 0.0, count, std::plus<>()), 8.0);
+    EXPECT_EQ(backwards->runs.load(), 1u);
+    EXPECT_EQ(parallel.reduce(light - 1, 0.0, count, std::plus<>()), 8.0);
+    EXPECT_EQ(backwards->runs.load(), 2u);
 }
 
 // Const queries never change the world, so threads may ask them together, also right after

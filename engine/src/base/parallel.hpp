@@ -78,8 +78,8 @@ public:
     }
 
     // reduce() for a light pass (a few nanoseconds an item, as the step's passes over the balls):
-    // over fewer than kLightBlocks blocks, on the calling thread, where handing blocks to other
-    // cores and their cache lines back costs more than the cores save. The same bits either way.
+    // over fewer than kLightBlocks * kBlock items, on the calling thread, where handing blocks to
+    // other cores and their cache lines back costs more than the cores save. The same bits.
     static constexpr std::size_t kLightBlocks = 8;
     template <class T, class Block, class Combine>
     T reduce_light(std::size_t count, T identity, Block&& block, Combine&& combine) const {
