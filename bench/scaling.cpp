@@ -10,6 +10,8 @@
 // one thread runs on each CPU in turn, and the one-thread row takes their mean speed: cores need
 // not be equally fast.
 //
+// With --skip-steps K the timed steps begin after K untimed ones: a later stretch of the run.
+//
 // The projection. A step's events split into those processed serially and those the regions
 // processed in runs; a run lasts as long as its busiest region (StepResult::region_span). With
 // P regions the step costs (serial + span) events of one thread's time each, plus what the
@@ -82,15 +84,22 @@ struct Run {
     double path() const { return double(events - in_regions) + double(span); }
 };
 
-Run measure(const scenes::Scene& scene, int threads, int steps, bool claimed = false) {
+// The steps of a run: `skip` untimed after the first (which builds the cells and the queue), then
+// `timed`.
+struct Stretch {
+    int skip = 0, timed = 60;
+};
+
+Run measure(const scenes::Scene& scene, int threads, Stretch steps, bool claimed = false) {
     scenes::Scene copy = scene;
     copy.world.threads = threads;
     if (claimed) copy.world.task_system = std::make_shared<Claiming>(threads);
     World world = scenes::make_world(copy);
     world.step(scene.dt);  // builds cells and queue outside the timed part
+    for (int k = 0; k < steps.skip; ++k) world.step(scene.dt);
     Run run{threads, 0.0, 0, 0};
     const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < steps; ++k) {
+    for (int k = 0; k < steps.timed; ++k) {
         const StepResult step = world.step(scene.dt);
         run.events += step.events;
         run.in_regions += step.in_regions;
@@ -153,7 +162,7 @@ std::vector<int> usable_cpus(int most) {
 
 // One thread's run on `cpu` alone (a world of one thread runs on the calling thread); the
 // thread's CPUs are as before after it.
-Run measure_on(int cpu, const scenes::Scene& scene, int steps) {
+Run measure_on(int cpu, const scenes::Scene& scene, Stretch steps) {
     cpu_set_t before, one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
@@ -180,13 +189,16 @@ int main(int argc, char** argv) {
     std::string scene_name = "box", csv_path, png_path;
     std::size_t count = 100000;
     double packing = 0.1;
-    int steps = 60, repeat = 1, max_threads = tbb::info::default_concurrency(), project = 64;
+    Stretch steps;
+    int repeat = 1, max_threads = tbb::info::default_concurrency(), project = 64;
     std::size_t parallel_min_balls = WorldDef{}.parallel_events_min_balls;
     app.add_option("--scene", scene_name, "gas (periodic, kT = 1), box (six walls, speed 5) or lesson")
         ->check(CLI::IsMember({"gas", "box", "lesson"}));
     app.add_option("--count", count, "balls (gas and box)")->check(CLI::PositiveNumber);
     app.add_option("--packing", packing, "packing fraction (gas and box)")->check(CLI::Range(0.01, 0.45));
-    app.add_option("--steps", steps, "timed steps of the scene's dt")->check(CLI::PositiveNumber);
+    app.add_option("--steps", steps.timed, "timed steps of the scene's dt")->check(CLI::PositiveNumber);
+    app.add_option("--skip-steps", steps.skip, "untimed steps before them (after the first, which builds the cells)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--max-threads", max_threads, "largest thread count measured")->check(CLI::PositiveNumber);
     app.add_option("--project", project,
                    "largest core count projected (powers of two above --max-threads; 1: none)")
@@ -274,7 +286,9 @@ int main(int argc, char** argv) {
     std::ostringstream csv;
     csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,at_cuts_share,serial_events,"
            "span_events,span_at_cuts,undone_events,runs,state_hash,low_end_speedup\n";
-    std::printf("%s: %zu balls, %d steps of %g\n", scene.name.c_str(), scene.balls.size(), steps, scene.dt);
+    std::printf("%s: %zu balls, %d steps of %g", scene.name.c_str(), scene.balls.size(), steps.timed, scene.dt);
+    if (steps.skip > 0) std::printf(" after %d untimed", steps.skip + 1);
+    std::printf("\n");
     std::printf("%8s %10s %12s %10s %11s %8s %9s %8s %9s %8s  %-16s  %s\n", "threads", "", "ms/step", "speed-up",
                 "efficiency", "regions", "in reg.", "at cuts", "serial", "undone", "state hash", "low end");
     bool same = true;
@@ -285,12 +299,12 @@ int main(int argc, char** argv) {
         const double at_cuts = r.in_regions > 0 ? double(r.interface) / double(r.in_regions) : 0.0;
         same = same && r.repeatable && r.hash == serial.hash;
         std::printf("%8d %10s %12.3f %10.3f %11.3f %8u %8.1f%% %7.1f%% %9llu %8llu  %016llx", r.threads, kind,
-                    1e3 * seconds / steps, speedup, efficiency, r.regions, 100.0 * share, 100.0 * at_cuts,
+                    1e3 * seconds / steps.timed, speedup, efficiency, r.regions, 100.0 * share, 100.0 * at_cuts,
                     static_cast<unsigned long long>(r.events - r.in_regions), static_cast<unsigned long long>(r.undone),
                     static_cast<unsigned long long>(r.hash));
         if (low_end > 0.0) std::printf("  %7.3f", low_end);
         std::printf("\n");
-        csv << r.threads << ',' << kind << ',' << seconds << ',' << 1e3 * seconds / steps << ',' << speedup << ','
+        csv << r.threads << ',' << kind << ',' << seconds << ',' << 1e3 * seconds / steps.timed << ',' << speedup << ','
             << efficiency << ',' << r.regions << ',' << share << ',' << at_cuts << ',' << r.events - r.in_regions << ','
             << r.span << ',' << r.span_interface << ',' << r.undone << ',' << r.runs << ",0x" << std::hex << r.hash
             << std::dec << ',';
@@ -315,8 +329,8 @@ int main(int argc, char** argv) {
     std::printf("state hash %s for every thread count\n", same ? "identical" : "DIFFERS");
     if (!cpus.empty()) {
         std::printf("one thread on each CPU, ms/step:");
-        for (std::size_t c = 0; c < cpus.size(); ++c) std::printf(" CPU %d %.3f", cpus[c], 1e3 * cpu_seconds[c] / steps);
-        std::printf("; the speed-ups are against their mean speed (%.3f ms/step)\n", 1e3 * serial.seconds / steps);
+        for (std::size_t c = 0; c < cpus.size(); ++c) std::printf(" CPU %d %.3f", cpus[c], 1e3 * cpu_seconds[c] / steps.timed);
+        std::printf("; the speed-ups are against their mean speed (%.3f ms/step)\n", 1e3 * serial.seconds / steps.timed);
     }
     if (const double trip = max_threads > 1 ? round_trip_ns() : 0.0; trip > 0.0)
         std::printf("a cache line between two threads and back: %.0f ns (each region's exchange with a neighbour "
