@@ -42,14 +42,11 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The options of one binary: --project 1 where it knows it.
-options() {
-  local extra=()
-  if "$1" --help 2>/dev/null | grep -q -- '--project'; then extra=(--project 1); fi
-  echo "${extra[@]}"
-}
-read -r -a options_a <<< "$(options "$a")"
-read -r -a options_b <<< "$(options "$b")"
+# --project 1 for a binary that knows it.
+knows_project() { "$1" --help 2>/dev/null | grep -q -- '--project'; }
+options_a=() options_b=()
+if knows_project "$a"; then options_a=(--project 1); fi
+if knows_project "$b"; then options_b=(--project 1); fi
 
 # Runs a binary pinned to a CPU again and again for $seconds; one line per run: ms/step and hash.
 # A run that takes more than ten times the half (or fails) ends the duel with its output.
@@ -65,7 +62,14 @@ loop() {
       return 1
     fi
     # The one-thread row: "1 measured ms ..." (or "1 ms ..." in older builds), the hash last.
-    awk '$1 == "1" { for (k = 2; k <= NF; ++k) if ($k ~ /^[0-9.]+$/) { print $k, $NF; exit } }' "$log" >> "$out"
+    local row
+    row=$(awk '$1 == "1" { for (k = 2; k <= NF; ++k) if ($k ~ /^[0-9.]+$/) { print $k, $NF; exit } }' "$log")
+    if [[ -z $row ]]; then
+      echo "duel.sh: '$bin $* --max-threads 1' printed no one-thread row:" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    echo "$row" >> "$out"
   done
 }
 
@@ -82,7 +86,7 @@ args=("$@")
 half 0 || exit 1
 half 1 || exit 1
 
-mean() { awk '{ s += $1; n += 1 } END { if (n == 0) exit 1; printf "%.3f", s / n }' "$1"; }
+mean() { awk '{ s += $1; n += 1 } END { printf "%.3f", s / n }' "$1"; }
 runs() { wc -l < "$1" | tr -d ' '; }
 hashes() { awk '{ print $2 }' "$@" | sort -u | tr '\n' ' '; }
 for f in a0 a1 b0 b1; do
@@ -91,12 +95,15 @@ for f in a0 a1 b0 b1; do
     exit 1
   fi
 done
+a0=$(mean "$work/a0") a1=$(mean "$work/a1") b0=$(mean "$work/b0") b1=$(mean "$work/b1")
 printf '%-4s %-10s %-18s %-18s %s\n' "" "" "CPU 0" "CPU 1" "state hashes"
-printf '%-4s %-10s %-18s %-18s %s\n' A ms/step "$(mean "$work/a0") ($(runs "$work/a0"))" \
-  "$(mean "$work/a1") ($(runs "$work/a1"))" "$(hashes "$work/a0" "$work/a1")"
-printf '%-4s %-10s %-18s %-18s %s\n' B ms/step "$(mean "$work/b0") ($(runs "$work/b0"))" \
-  "$(mean "$work/b1") ($(runs "$work/b1"))" "$(hashes "$work/b0" "$work/b1")"
-first=$(awk -v a="$(mean "$work/a0")" -v b="$(mean "$work/b1")" 'BEGIN { printf "%.3f", b / a }')
-second=$(awk -v a="$(mean "$work/a1")" -v b="$(mean "$work/b0")" 'BEGIN { printf "%.3f", b / a }')
-both=$(awk -v x="$first" -v y="$second" 'BEGIN { printf "%.3f", sqrt(x * y) }')
-echo "B's time over A's: first half $first, second half $second, both $both (geometric mean)"
+printf '%-4s %-10s %-18s %-18s %s\n' A ms/step "$a0 ($(runs "$work/a0"))" "$a1 ($(runs "$work/a1"))" \
+  "$(hashes "$work/a0" "$work/a1")"
+printf '%-4s %-10s %-18s %-18s %s\n' B ms/step "$b0 ($(runs "$work/b0"))" "$b1 ($(runs "$work/b1"))" \
+  "$(hashes "$work/b0" "$work/b1")"
+# Each half's ratio pairs the runs that ran side by side: A on CPU 0 with B on CPU 1, then the swap.
+awk -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1="$b1" 'BEGIN {
+  first = b1 / a0; second = b0 / a1
+  printf "B\047s time over A\047s: first half %.3f, second half %.3f, both %.3f (geometric mean)\n",
+         first, second, sqrt(first * second)
+}'
