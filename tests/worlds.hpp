@@ -56,7 +56,10 @@ inline World boxed_balls(const WorldDef& def, double side, std::size_t count, do
 
 // A periodic gas of n balls of radius 0.5 at this packing fraction and temperature, with zero
 // momentum; small worlds take the parallel paths too.
-inline World periodic_gas(std::size_t n, double packing, double kT, int threads, std::uint64_t seed = 3) {
+// Not inlined: GCC folds std::cbrt of constants correctly rounded, and glibc's std::cbrt at run
+// time may differ by an ulp, so two calls with the same arguments could build boxes an ulp apart.
+[[gnu::noinline]] inline World periodic_gas(std::size_t n, double packing, double kT, int threads,
+                                            std::uint64_t seed = 3) {
     const double r = 0.5;
     const double side = std::cbrt(double(n) * (4.0 / 3.0) * M_PI * r * r * r / packing);
     WorldDef def;
