@@ -42,6 +42,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -79,6 +80,8 @@ struct Run {
     std::uint64_t events = 0, in_regions = 0, span = 0, undone = 0, runs = 0;
     std::uint64_t interface = 0, span_interface = 0;  // of in_regions and span: the events near a cut
     std::uint32_t regions = 1;
+    // Of its time, the share in the regions' runs; of those, the share the busiest region waited.
+    double in_runs = 0.0, waits = 0.0;
     bool repeatable = true;  // every repetition ended in the same state
     // The critical path in events: those processed serially, and per run the busiest region's.
     double path() const { return double(events - in_regions) + double(span); }
@@ -98,6 +101,7 @@ Run measure(const scenes::Scene& scene, int threads, Stretch steps, bool claimed
     world.step(scene.dt);  // builds cells and queue outside the timed part
     for (int k = 0; k < steps.skip; ++k) world.step(scene.dt);
     Run run{threads, 0.0, 0, 0};
+    double region_seconds = 0.0, region_work = 0.0;
     const auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < steps.timed; ++k) {
         const StepResult step = world.step(scene.dt);
@@ -109,8 +113,14 @@ Run measure(const scenes::Scene& scene, int threads, Stretch steps, bool claimed
         run.interface += step.region_interface;
         run.span_interface += step.region_span_interface;
         run.regions = step.regions;
+        region_seconds += step.region_seconds;
+        region_work += step.region_work_seconds;
     }
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (region_seconds > 0.0) {
+        run.in_runs = region_seconds / run.seconds;
+        run.waits = 1.0 - region_work / region_seconds;
+    }
     run.collisions = world.event_counts().collisions();
     run.hash = world.state_hash();
     return run;
@@ -285,7 +295,7 @@ int main(int argc, char** argv) {
 
     std::ostringstream csv;
     csv << "threads,kind,seconds,ms_per_step,speedup,efficiency,regions,in_regions_share,at_cuts_share,serial_events,"
-           "span_events,span_at_cuts,undone_events,runs,state_hash,low_end_speedup\n";
+           "span_events,span_at_cuts,undone_events,runs,state_hash,low_end_speedup,in_runs_share,busiest_waits_share\n";
     std::printf("%s: %zu balls, %d steps of %g", scene.name.c_str(), scene.balls.size(), steps.timed, scene.dt);
     if (steps.skip > 0) std::printf(" after %d untimed", steps.skip + 1);
     std::printf("\n");
@@ -309,6 +319,9 @@ int main(int argc, char** argv) {
             << r.span << ',' << r.span_interface << ',' << r.undone << ',' << r.runs << ",0x" << std::hex << r.hash
             << std::dec << ',';
         if (low_end > 0.0) csv << low_end;
+        csv << ',';
+        if (std::string_view(kind) == "measured" && r.in_runs > 0.0) csv << r.in_runs << ',' << r.waits;
+        else csv << ',';
         csv << '\n';
     };
     for (const Run& r : runs) row(r, "measured", r.seconds, 0.0);
@@ -335,6 +348,10 @@ int main(int argc, char** argv) {
     if (const double trip = max_threads > 1 ? round_trip_ns() : 0.0; trip > 0.0)
         std::printf("a cache line between two threads and back: %.0f ns (each region's exchange with a neighbour "
                     "pays it)\n", trip);
+    for (const Run& r : runs)
+        if (r.in_runs > 0.0)
+            std::printf("%d threads: %.0f %% of the time in the regions' runs; in them, the busiest region waited %.1f %%\n",
+                        r.threads, 100.0 * r.in_runs, 100.0 * r.waits);
     if (!projected.empty())
         std::printf("projected: the work the regions did at each count, %.3g us per event on one thread, times %.2f "
                     "per event in a region (measured at %d threads); low end: the extra time all in the events near "

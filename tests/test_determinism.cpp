@@ -70,6 +70,7 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
         test_worlds::regions_from(def);
         World world = boxed_balls(def, 34.7, 8000, 5, 3);
         std::uint64_t in_regions = 0, events = 0, near_cut = 0, span = 0, span_near_cut = 0;
+        double region_seconds = 0.0, region_work = 0.0;
         for (int k = 0; k < 240; ++k) {
             const StepResult step = world.step(1.0 / 60.0);
             in_regions += step.in_regions;
@@ -77,6 +78,11 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
             near_cut += step.region_interface;
             span += step.region_span;
             span_near_cut += step.region_span_interface;
+            // The busiest region works within its run's time (no check of how long either took).
+            EXPECT_GE(step.region_work_seconds, 0.0);
+            EXPECT_LE(step.region_work_seconds, step.region_seconds + 1e-9);
+            region_seconds += step.region_seconds;
+            region_work += step.region_work_seconds;
         }
         EXPECT_LT(world.max_overlap(), 1e-10) << threads << " threads";
         EXPECT_EQ(world.escaped_count(), 0u);
@@ -86,9 +92,11 @@ TEST(Determinism, ClosedBoxSameForAnyThreadCount) {
             EXPECT_GT(collisions, 50000u);
             EXPECT_EQ(in_regions, 0u);
             EXPECT_EQ(near_cut, 0u);
+            EXPECT_EQ(region_seconds, 0.0);
         } else {
             EXPECT_GT(in_regions, events * 9 / 10) << threads << " threads";
             EXPECT_LE(span_near_cut, std::min(span, near_cut)) << threads << " threads";
+            EXPECT_GT(region_work, 0.0) << threads << " threads";
         }
         if (threads == 2) {
             // One cut: the events within three cells of it, on either side, are near the other

@@ -326,6 +326,11 @@ struct StepResult {
     // time. In all, and of the busiest region's in each run (a part of region_span).
     std::uint64_t region_interface = 0;
     std::uint64_t region_span_interface = 0;
+    // Wall-clock seconds of the regions' runs, and of them the own work of each run's busiest
+    // region, summed: the rest of those seconds it waited for others. Timings, unlike the counts
+    // above: they differ from one run of a program to the next.
+    double region_seconds = 0.0;
+    double region_work_seconds = 0.0;
 };
 
 enum class EventKind : std::uint8_t { BallBall = 0, BallPlane = 1, BallCylinder = 2, BallCapsule = 3, BallBlock = 4 };

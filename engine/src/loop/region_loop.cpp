@@ -762,6 +762,7 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         run_ = 1;
     }
     std::vector<Step> steps(n);
+    const auto began = std::chrono::steady_clock::now();
     for (;;) {
         parallel_.for_each(n, [&](std::size_t r) { steps[r] = run_region(static_cast<std::uint32_t>(r), end, cap, interrupt); });
         if (stop_time_.load() != kNever) break;
@@ -769,6 +770,8 @@ RegionLoop::End RegionLoop::run(double end, std::uint64_t limit, const std::atom
         for (std::uint32_t r = 0; r < n; ++r) done = done && steps[r] == Step::Done && !mail_[r].mail.load();
         if (done) break;
     }
+    counts.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    counts.busiest = *std::max_element(work_.begin(), work_.end());
     End why = End::Reached;
     if (stop_time_.load() != kNever) {
         why = why_;

@@ -70,6 +70,8 @@ public:
         // The events near another region (undone ones too): in all, and of the busiest region.
         std::uint64_t interface = 0, span_interface = 0;
         double last = -std::numeric_limits<double>::infinity();
+        // The run's wall-clock seconds, and the most any region spent on its own work in them.
+        double seconds = 0.0, busiest = 0.0;
     };
 
     RegionLoop(const WorldDef& def, const Cells& cells, Response& response, EventQueue& queue, Parallel& parallel)

@@ -63,6 +63,8 @@ StepResult World::Impl::counted(std::size_t sleeping) const {
     r.undone = loop.undone;
     r.region_interface = loop.region_interface;
     r.region_span_interface = loop.region_span_interface;
+    r.region_seconds = loop.region_seconds;
+    r.region_work_seconds = loop.region_work;
     r.sleeping = sleeping;
     r.awake = balls.size() - sleeping;
     return r;
@@ -123,6 +125,8 @@ StepResult since(StepResult after, const StepResult& before) {
     after.undone -= before.undone;
     after.region_interface -= before.region_interface;
     after.region_span_interface -= before.region_span_interface;
+    after.region_seconds -= before.region_seconds;
+    after.region_work_seconds -= before.region_work_seconds;
     return after;
 }
 
