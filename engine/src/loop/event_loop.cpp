@@ -125,7 +125,7 @@ EventLoop::End EventLoop::run_until(double end, std::uint64_t budget) {
                 region_interface += counts.interface;
                 region_span_interface += counts.span_interface;
                 region_seconds += counts.seconds;
-                region_work += counts.busiest;
+                region_work_seconds += counts.busiest;
                 measurements_.counts.cell_crossings += counts.crossings;
                 if (counts.processed > 0) last_processed = std::max(last_processed, counts.last);
             };

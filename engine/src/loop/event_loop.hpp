@@ -74,7 +74,8 @@ public:
     // The regions' runs, the busiest region's events per run summed, the events undone at stops,
     // the events near another region, in all and of the busiest region (StepResult).
     std::uint64_t region_runs = 0, region_span = 0, undone = 0, region_interface = 0, region_span_interface = 0;
-    double region_seconds = 0.0, region_work = 0.0;  // the runs' wall-clock time, and the busiest region's work in them
+    // The runs' wall-clock time, and the busiest region's own work in them (StepResult).
+    double region_seconds = 0.0, region_work_seconds = 0.0;
     std::size_t regions() const { return regions_.count(); }
     std::size_t bytes() const { return region_loop_.bytes(); }  // beside the queue's nodes
     double last_processed = 0.0;   // the time of the last of them

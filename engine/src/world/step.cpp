@@ -64,7 +64,7 @@ StepResult World::Impl::counted(std::size_t sleeping) const {
     r.region_interface = loop.region_interface;
     r.region_span_interface = loop.region_span_interface;
     r.region_seconds = loop.region_seconds;
-    r.region_work_seconds = loop.region_work;
+    r.region_work_seconds = loop.region_work_seconds;
     r.sleeping = sleeping;
     r.awake = balls.size() - sleeping;
     return r;
