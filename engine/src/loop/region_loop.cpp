@@ -709,33 +709,42 @@ void RegionLoop::in_key_order(ByKey<Item> Region::*list, Fn&& fn) {
     // Two sources per region: the items that came in key order, then the late ones, sorted. Of
     // two equal keys, the first source's came first (ByKey::push()). The sources' fronts go in a
     // heap, the earliest key on top and of two equal keys the earlier source's: the order of one
-    // stable sort of every region's items, as they came, one region after the other.
-    const auto sources = static_cast<std::uint32_t>(2 * regions_.size());
-    auto source = [&](std::uint32_t s) -> std::vector<Item>& {
-        ByKey<Item>& items = regions_[s / 2].*list;
-        return s % 2 == 0 ? items.in_order : items.late;
+    // stable sort of every region's items, as they came, one region after the other. The top's
+    // next item takes its place and sinks: with two regions, one comparison per item.
+    struct Front {
+        const Item* at;
+        const Item* end;
+        std::uint32_t source;
     };
-    std::array<std::size_t, 2 * RegionPlan::kMostRegions> at{};
-    std::array<std::uint32_t, 2 * RegionPlan::kMostRegions> heap{};
+    auto before = [](const Front& a, const Front& b) {
+        return a.at->key < b.at->key || (!(b.at->key < a.at->key) && a.source < b.source);
+    };
+    std::array<Front, 2 * RegionPlan::kMostRegions> heap;
     std::size_t n = 0;
-    for (std::uint32_t s = 0; s < sources; ++s) {
-        std::vector<Item>& items = source(s);
+    for (std::uint32_t s = 0; s < 2 * regions_.size(); ++s) {
+        ByKey<Item>& items = regions_[s / 2].*list;
+        std::vector<Item>& from = s % 2 == 0 ? items.in_order : items.late;
         if (s % 2 == 1)
-            std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
-        if (!items.empty()) heap[n++] = s;
+            std::stable_sort(from.begin(), from.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+        if (!from.empty()) heap[n++] = {from.data(), from.data() + from.size(), s};
     }
-    auto later = [&](std::uint32_t a, std::uint32_t b) {
-        const EventKey &ka = source(a)[at[a]].key, &kb = source(b)[at[b]].key;
-        return kb < ka || (!(ka < kb) && b < a);
-    };
-    auto heap_end = [&] { return heap.begin() + static_cast<std::ptrdiff_t>(n); };
-    std::make_heap(heap.begin(), heap_end(), later);
+    const auto first = heap.begin(), last = heap.begin() + static_cast<std::ptrdiff_t>(n);
+    std::make_heap(first, last, [&](const Front& a, const Front& b) { return before(b, a); });
     while (n > 0) {
-        std::pop_heap(heap.begin(), heap_end(), later);
-        const std::uint32_t s = heap[n - 1];
-        fn(source(s)[at[s]]);
-        if (++at[s] < source(s).size()) std::push_heap(heap.begin(), heap_end(), later);
-        else --n;
+        fn(*heap[0].at);
+        Front top = heap[0];
+        if (++top.at == top.end) {
+            if (--n == 0) break;
+            top = heap[n];
+        }
+        std::size_t i = 0;
+        for (std::size_t child = 1; child < n; child = 2 * i + 1) {
+            if (child + 1 < n && before(heap[child + 1], heap[child])) ++child;
+            if (!before(heap[child], top)) break;
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = top;
     }
 }
 
