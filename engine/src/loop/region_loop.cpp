@@ -62,13 +62,17 @@ void RegionLoop::prepare(const RegionPlan& plan, const Cells& cells) {
     stamps_.resize(n > 1 ? patches_.count : 0, Stamp{EventKey{}, 0});
     std::size_t blocks = 1;
     for (int d = 0; d < 3; ++d) {
-        // Along an axis that wraps, the last block takes the cells left over (kLockCells to twice
-        // that), so that the cells within two of any, across the wrap too, lie in two blocks.
-        const std::int64_t cut = cells.dense_cells(d);
-        const bool wraps = cells.periodic() && cells.wraps(d);
-        blocks_[static_cast<std::size_t>(d)] =
-            n < 2 ? 0 : wraps ? std::max<std::int64_t>(cut / kLockCells, 1) : (cut + kLockCells - 1) / kLockCells;
-        blocks *= static_cast<std::size_t>(blocks_[static_cast<std::size_t>(d)]);
+        // kLockCells cells along an axis the plan cuts, and one block along the others: an
+        // interface event then takes one or two locks, each a cache line that crosses between the
+        // cores. Along an axis that wraps, the last block takes the cells left over (kLockCells to
+        // twice that), so that the cells within two of any, across the wrap too, lie in two blocks.
+        const std::int64_t along = cells.dense_cells(d);
+        std::int64_t& count = blocks_[static_cast<std::size_t>(d)];
+        if (n < 2) count = 0;
+        else if (plan.pieces(d) < 2) count = 1;
+        else if (cells.periodic() && cells.wraps(d)) count = std::max<std::int64_t>(along / kLockCells, 1);
+        else count = (along + kLockCells - 1) / kLockCells;
+        blocks *= static_cast<std::size_t>(count);
     }
     if (locks_.size() != blocks) locks_ = std::vector<BlockLock>(blocks);
 }
@@ -185,10 +189,10 @@ void RegionLoop::drain(std::uint32_t r) {
         g.incoming.swap(box.messages);
     }
     for (const Message& m : g.incoming) {
-        // The lock of its cell: an interface event of a neighbour reads the entries of the balls
+        // The lock of its entry: an interface event of a neighbour reads the entries of the balls
         // it changes.
         Held held;
-        lock_cell(cells_.key(m.slot), held);
+        lock_entry(cells_.key(m.slot), held);
         if (queue_.part_of(m.slot) == EventQueue::kNoPart) {
             queue_.attach(m.slot, m.event, r);
             // A parked ball's new event replaces the one parked, and one of the cascade's its event.
@@ -429,7 +433,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             if (cascade) {  // back in the queue while it is processed, as any event
                 g.cascade.erase(g.cascade.begin());
                 Held entry;
-                if (near == 0) lock_cell(cells_.key(s), entry);
+                if (near == 0) lock_entry(cells_.key(s), entry);
                 queue_.attach(s, event, r);
                 unlock(entry);  // none taken when its locks are held already
             }
@@ -491,8 +495,8 @@ bool RegionLoop::park(std::uint32_t r, std::uint32_t slot, const Pending& event,
                                      [](const EventKey& k, const Parked& p) { return k < p.key; });
     g.parked_depth = g.parked.empty() ? depth : std::max(g.parked_depth, depth);
     g.parked.insert(at, {slot, event, key, near, cells_.key(slot)});
-    Held entry;  // a neighbour's interface event may read its entry
-    lock_cell(cells_.key(slot), entry);
+    Held entry;
+    lock_entry(cells_.key(slot), entry);
     queue_.detach(slot);
     unlock(entry);
     return true;
@@ -624,7 +628,7 @@ bool RegionLoop::unpark_ready(std::uint32_t r) {
         const Parked& p = g.parked[ready_ones];
         if (p.near != 0 && !ready(r, p.near, p.key)) break;
         Held entry;
-        lock_cell(cells_.key(p.slot), entry);
+        lock_entry(cells_.key(p.slot), entry);
         queue_.attach(p.slot, p.event, r);
         unlock(entry);
         ++ready_ones;

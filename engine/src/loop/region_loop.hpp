@@ -286,9 +286,9 @@ private:
     void send(std::uint32_t from, std::uint32_t to, std::uint32_t slot, const Pending& event);
     // The events done that every region has passed: they are final.
     void forget_final(std::uint32_t r);
-    // The locks of blocks of kLockCells³ dense cells an interface event holds: of the cells within
-    // two of its ball's, and of its far partner's cell. Taken in ascending order, so that no two
-    // tasks wait for each other.
+    // The locks of blocks of dense cells (kLockCells along each axis the plan cuts, all along the
+    // others) an interface event holds: of the cells within two of its ball's, and of its far
+    // partner's cell. Taken in ascending order, so that no two tasks wait for each other.
     struct Held {
         std::array<std::uint32_t, 9> blocks;
         int n = 0;
@@ -298,6 +298,11 @@ private:
     std::int64_t block_along(int d, std::int64_t c) const;
     void lock_near(const CellKey& cell, const CellKey* far, Held& held);
     void lock_cell(const CellKey& cell, Held& held) { lock_near(cell, &cell, held); }
+    // The lock of the queue entry of a ball in `cell`, taken only one cell from another region:
+    // another region's interface events read no entry deeper in.
+    void lock_entry(const CellKey& cell, Held& held) {
+        if (plan_.depth(cell) <= 1) lock_cell(cell, held);
+    }
     void unlock(Held& held);
     // Did an event with a later key than `key` touch what the event just computed in `out` (of
     // region r, an interface event or not, `depth` cells from another region, with a `far`
