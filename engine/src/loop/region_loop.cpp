@@ -430,12 +430,12 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
                     continue;
                 }
             }
-            if (cascade) {  // back in the queue while it is processed, as any event
+            // Back in the queue while it is processed, as any event. Its entry needs no lock of its
+            // own: near another region its locks are held already, and deeper in no other region
+            // reads it.
+            if (cascade) {
                 g.cascade.erase(g.cascade.begin());
-                Held entry;
-                if (near == 0) lock_entry(cells_.key(s), entry);
                 queue_.attach(s, event, r);
-                unlock(entry);  // none taken when its locks are held already
             }
             if (!process(r, s, event, key, near != 0, depth)) {
                 unlock(held);
