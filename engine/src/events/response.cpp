@@ -125,6 +125,7 @@ void Response::undo(const Outcome& out) {
 void Response::release_supports(std::uint32_t s) {
     // After an impulse: a ball given a real normal velocity leaves that plane (moving into it, it
     // meets the plane again at once and settles or bounces); rounding noise is removed.
+    if (balls_.rest[s] == RestTable::kNone) return;  // on nothing
     Supports sup = balls_.supports(s);
     bool changed = false;
     for (auto& k : sup) {
