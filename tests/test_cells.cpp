@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 using namespace ballistic;
@@ -77,6 +80,77 @@ TEST(Cells, AssignMakesTheListsOfInsertionInSlotOrderWithHashedCells) {
     // Balls far outside the dense block land in hashed buckets shared by distant cells, enough
     // of them that the buckets are rehashed on the way.
     expect_same_lists(std::nullopt, 64.0, 97);
+}
+
+namespace {
+
+// for_each_near() against for_each_within(): the balls of the 27 cells around every cell, and of
+// each face's layer of 9, each once; in the dense block, at its faces, beyond it in hashed cells,
+// and across the faces of a periodic box that wrap. A ball handed without a shift (NoShift) is no
+// periodic image: its cell is next to the probed one without wrapping.
+void expect_near_is_within(const Cells& cells, std::int32_t from, std::int32_t to) {
+    auto within = [&](const CellKey& key, std::uint32_t layer) {
+        std::vector<std::uint32_t> slots;
+        for (std::uint32_t c = 0; c < 27; ++c) {
+            if (!(layer & (1u << c))) continue;
+            const auto [x, y, z] = Cells::kNear[c];
+            const CellKey at{key.x + x - 1, key.y + y - 1, key.z + z - 1};
+            cells.for_each_within(at, 0, [&](std::uint32_t j) { slots.push_back(j); });
+        }
+        std::sort(slots.begin(), slots.end());
+        return slots;
+    };
+    for (std::int32_t x = from; x <= to; ++x)
+        for (std::int32_t y = from; y <= to; ++y)
+            for (std::int32_t z = from; z <= to; ++z) {
+                const CellKey key{x, y, z};
+                for (int face = -1; face < 6; ++face) {
+                    const std::uint32_t layer = face < 0 ? Cells::kAllNear : Cells::layer_beyond(face);
+                    std::vector<std::uint32_t> near;
+                    bool images_plain = true;
+                    cells.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
+                        near.push_back(j);
+                        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Cells::NoShift>)
+                            for (int d = 0; d < 3; ++d)
+                                images_plain = images_plain && std::abs(cells.key(j)[d] - key[d]) <= 1;
+                    }, layer);
+                    std::sort(near.begin(), near.end());
+                    ASSERT_EQ(near, within(key, layer)) << x << ' ' << y << ' ' << z << ", face " << face;
+                    ASSERT_TRUE(images_plain) << x << ' ' << y << ' ' << z << ", face " << face;
+                }
+            }
+}
+
+// Two balls in every cell of a cube `side` cells wide from the origin, and (outside a periodic
+// box) a few far off.
+void fill(Cells& cells, std::int32_t side) {
+    std::uint32_t s = 0;
+    for (std::int32_t x = 0; x < side; ++x)
+        for (std::int32_t y = 0; y < side; ++y)
+            for (std::int32_t z = 0; z < side; ++z)
+                for (int k = 0; k < 2; ++k) cells.insert(s++, {x, y, z});
+    if (!cells.periodic())
+        for (const CellKey far : {CellKey{-40, 3, 3}, CellKey{3, 50, -60}, CellKey{side, side, side}})
+            cells.insert(s++, far);
+}
+
+}  // namespace
+
+TEST(Cells, NearCellsHoldTheBallsWithinOneCellInABlockAndBeyondIt) {
+    Cells cells;
+    cells.configure(1.0, std::nullopt, {}, 2 * 8 * 8 * 8 + 3);
+    ASSERT_TRUE(cells.fit_dense({0, 0, 0}, {7, 7, 7}));
+    fill(cells, 8);
+    expect_near_is_within(cells, -4, 12);  // the block (with its margin of two cells) and beyond
+}
+
+TEST(Cells, NearCellsHoldTheBallsWithinOneCellAcrossPeriodicFaces) {
+    for (const std::array<bool, 3> wraps : {std::array{true, true, true}, std::array{true, false, true}}) {
+        Cells cells;
+        cells.configure(1.0, Box{{0.0, 0.0, 0.0}, {6.0, 6.0, 6.0}}, wraps, 2 * 6 * 6 * 6);
+        fill(cells, 6);
+        expect_near_is_within(cells, 0, 5);
+    }
 }
 
 // A pile 10 cells deep under a sparse cloud 300 cells tall: too many cells for a dense block

@@ -43,6 +43,7 @@ void Cells::configure(double min_width, const std::optional<Box>& periodic, std:
             dense_count_ = static_cast<std::size_t>(cells);
         }
     }
+    dense_changed();
     std::size_t buckets = 1024;
     while (buckets < 2 * capacity) buckets *= 2;
     if (dense_count_ > 0) buckets = kFewHashed;
@@ -69,6 +70,7 @@ bool Cells::fit_dense(const CellKey& lo, const CellKey& hi) {
         dense_lo_ = first;
         dense_n_ = n;
         dense_count_ = static_cast<std::size_t>(cells);
+        dense_changed();
         head_.assign(dense_count_ + kFewHashed, -1);
         mask_ = kFewHashed - 1;
         return true;
@@ -103,6 +105,14 @@ bool Cells::fit_dense_slab(std::span<const CellKey> keys, CellKey lo, CellKey hi
     hi[d] = static_cast<std::int32_t>(lo[d] + std::min(extent - 1, first + thickness - 1));
     lo[d] = static_cast<std::int32_t>(lo[d] + first);
     return fit_dense(lo, hi);
+}
+
+void Cells::dense_changed() {
+    for (std::size_t d = 0; d < 3; ++d) inner_n_[d] = std::max<std::int64_t>(dense_n_[d] - 2, 0);
+    for (std::size_t c = 0; c < 27; ++c) {
+        const auto [x, y, z] = kNear[c];
+        near_offset_[c] = (x - 1) + dense_n_[0] * ((y - 1) + dense_n_[1] * (z - 1));
+    }
 }
 
 double Cells::dense_limit() const { return 16.0 * double(std::max<std::size_t>(capacity_, 1024)); }
@@ -243,14 +253,18 @@ void Cells::move(std::uint32_t slot, const CellKey& key) {
 }
 
 std::int32_t Cells::move_dense(std::uint32_t slot, const CellKey& key) {
-    std::int32_t* at = &head_[bucket_of(key_[slot])];
+    // Both cells are dense: their buckets are their dense indices.
+    std::int32_t* at = &head_[dense_index(key_[slot])];
     std::int32_t before = -1;
     while (*at != static_cast<std::int32_t>(slot)) {
         before = *at;
         at = &next_[static_cast<std::size_t>(*at)];
     }
     *at = next_[slot];
-    link(slot, key);
+    std::int32_t& head = head_[dense_index(key)];
+    set_key(slot, key);
+    next_[slot] = head;
+    head = static_cast<std::int32_t>(slot);
     return before;
 }
 

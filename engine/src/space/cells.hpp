@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -254,6 +255,17 @@ public:
     // on the visiting order.
     template <class Fn>
     void for_each_near(const CellKey& key, Fn&& fn, std::uint32_t cells = kAllNear) const {
+        std::int32_t at[27];      // the next element of each walked list
+        int lists = 0;
+        if (dense_inside(key)) {  // most cells: the buckets around it lie at fixed offsets from its own
+            const auto centre = static_cast<std::int64_t>(dense_index(key));
+            for (std::uint32_t m = cells; m != 0; m &= m - 1) {
+                const std::int32_t head = head_[static_cast<std::size_t>(centre + near_offset_[std::countr_zero(m)])];
+                at[lists] = head;
+                lists += head >= 0;
+            }
+            return walk_lists(at, lists, fn);
+        }
         std::int32_t k[3][3];
         double shift[3][3];
         const bool wrapped = near_coordinates(key, k, shift);  // does any cell lie across a periodic face?
@@ -273,14 +285,12 @@ public:
             const std::int64_t stride = d == 0 ? 1 : (d == 1 ? dense_n_[0] : dense_n_[0] * dense_n_[1]);
             for (int o = 0; o < 3; ++o) {
                 const std::int64_t i = k[d][o] - dense_lo_[d];
-                inside[d][o] = dense_count_ > 0 && (periodic_ || (i >= 0 && i < dense_n_[static_cast<std::size_t>(d)]));
+                inside[d][o] = dense_count_ > 0 && (periodic_ || in_dense(d, i));
                 term[d][o] = inside[d][o] ? i * stride : 0;  // far outside, i * stride could overflow
             }
         }
-        std::int32_t at[27];      // the next element of each walked list
         std::uint8_t cell[27];    // which cell that list belongs to
         std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
-        int lists = 0;
         bool all_dense = true;
         for (int d = 0; d < 3; ++d)
             for (int o = 0; o < 3; ++o) all_dense = all_dense && inside[d][o];
@@ -306,38 +316,60 @@ public:
                 }
             }
         }
-        // In the usual case every list holds only its own cell's balls and no cell is a periodic
-        // image: the walk then needs no cell bookkeeping at all.
-        auto walk = [&](auto plain) {
-            while (lists > 0) {
-                int kept = 0;
-                for (int l = 0; l < lists; ++l) {
-                    const auto s = static_cast<std::size_t>(at[l]);
-                    if constexpr (plain) {
-                        fn(static_cast<std::uint32_t>(s), NoShift{});
-                    } else {
-                        const int c = cell[l];
-                        const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
-                        if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
-                            fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
-                        cell[kept] = cell[l];
-                    }
-                    at[kept] = next_[s];
-                    kept += next_[s] >= 0;
-                }
-                lists = kept;
+        // When every list holds only its own cell's balls and no cell is a periodic image, the
+        // walk needs no cell bookkeeping at all.
+        if (all_dense && !wrapped) return walk_lists(at, lists, fn);
+        while (lists > 0) {
+            int kept = 0;
+            for (int l = 0; l < lists; ++l) {
+                const auto s = static_cast<std::size_t>(at[l]);
+                const int c = cell[l];
+                const auto [x, y, z] = kNear[static_cast<std::size_t>(c)];
+                if (exact & (1u << c) || key_[s] == CellKey{k[0][x], k[1][y], k[2][z]})
+                    fn(static_cast<std::uint32_t>(s), Vec3{shift[0][x], shift[1][y], shift[2][z]});
+                cell[kept] = cell[l];
+                at[kept] = next_[s];
+                kept += next_[s] >= 0;
             }
-        };
-        if (all_dense && !wrapped) walk(std::true_type{});
-        else walk(std::false_type{});
+            lists = kept;
+        }
     }
 
 private:
     double dense_limit() const;  // most dense cells: 16 per ball
+    // The lists from at[0, lists) walked in lockstep (for_each_near()), every one holding only its
+    // own dense cell's balls, none a periodic image.
+    template <class Fn>
+    void walk_lists(std::int32_t (&at)[27], int lists, Fn& fn) const {
+        while (lists > 0) {
+            int kept = 0;
+            for (int l = 0; l < lists; ++l) {
+                const auto s = static_cast<std::size_t>(at[l]);
+                fn(static_cast<std::uint32_t>(s), NoShift{});
+                at[kept] = next_[s];
+                kept += next_[s] >= 0;
+            }
+            lists = kept;
+        }
+    }
+    // Are the 27 cells around `key` dense, and none across a periodic face?
+    bool dense_inside(const CellKey& key) const {
+        auto inside = [&](std::size_t d, std::int64_t i) {
+            return static_cast<std::uint64_t>(i - 1) < static_cast<std::uint64_t>(inner_n_[d]);
+        };
+        return inside(0, std::int64_t{key.x} - dense_lo_.x) && inside(1, std::int64_t{key.y} - dense_lo_.y) &&
+               inside(2, std::int64_t{key.z} - dense_lo_.z);
+    }
+    // After the dense block changed: inner_n_ and near_offset_.
+    void dense_changed();
     bool in_dense(const CellKey& key) const {
         if (periodic_) return dense_count_ > 0;
-        return key.x >= dense_lo_.x && key.x - dense_lo_.x < dense_n_[0] && key.y >= dense_lo_.y &&
-               key.y - dense_lo_.y < dense_n_[1] && key.z >= dense_lo_.z && key.z - dense_lo_.z < dense_n_[2];
+        return in_dense(0, std::int64_t{key.x} - dense_lo_.x) && in_dense(1, std::int64_t{key.y} - dense_lo_.y) &&
+               in_dense(2, std::int64_t{key.z} - dense_lo_.z);
+    }
+    // 0 <= i < dense_n_[d], in one comparison (a negative i wraps round to a huge one).
+    bool in_dense(int d, std::int64_t i) const {
+        return static_cast<std::uint64_t>(i) < static_cast<std::uint64_t>(dense_n_[static_cast<std::size_t>(d)]);
     }
     std::size_t dense_index(const CellKey& key) const {
         return static_cast<std::size_t>((key.x - dense_lo_.x) +
@@ -394,6 +426,8 @@ private:
     CellKey dense_lo_;                      // first dense cell
     std::array<std::int64_t, 3> dense_n_{}; // dense cells per axis
     std::size_t dense_count_ = 0;           // dense cells (their buckets come first)
+    std::array<std::int64_t, 3> inner_n_{}; // dense cells per axis whose neighbours along it are dense
+    std::array<std::int64_t, 27> near_offset_{};  // of each near cell's dense index from its centre's
     Column<std::int32_t> head_;             // per bucket: first slot, -1 when empty (cold)
     Column<std::int32_t> next_;             // per slot: list link (4 B)
     Column<CellKey> key_;                   // per slot: cell (12 B)
