@@ -33,24 +33,11 @@ void lower(Contact& contact, const Pending& event, std::uint64_t other_counter =
 // Per-thread scratch: the neighbours of one ball (slots and image shifts), then, when the balls'
 // accelerations differ, their relative state as lanes. Every array has room for `capacity()`.
 struct PairScratch {
-    std::size_t n = 0;
     std::vector<std::uint32_t> slot;
     std::vector<std::uint32_t> order;  // the slot of each formed lane (lanes are formed reordered)
     std::vector<double> sx, sy, sz;
     std::vector<double> dpx, dpy, dpz, dvx, dvy, dvz, dax, day, daz, sigma, out;
     std::size_t capacity() const { return slot.size(); }
-    // A neighbour, with its image shift or (a walk without periodic images) none.
-    void push(std::uint32_t j) {
-        if (n == capacity()) grow();
-        slot[n++] = j;
-    }
-    void push(std::uint32_t j, Vec3 shift) {
-        if (n == capacity()) grow();
-        sx[n] = shift.x;
-        sy[n] = shift.y;
-        sz[n] = shift.z;
-        slot[n++] = j;
-    }
     void grow() {  // `slot` last: should an allocation fail, capacity() still holds for all
         const std::size_t size = std::max<std::size_t>(64, 2 * capacity());
         for (auto* v : {&sx, &sy, &sz, &dpx, &dpy, &dpz, &dvx, &dvy, &dvz, &dax, &day, &daz, &sigma, &out})
@@ -303,24 +290,32 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
     // Neighbours sit at scattered slots; overlapping their cache misses is most of the speed.
     const bool shared_acceleration = shared_gravity();
     thread_local PairScratch lanes;
-    lanes.n = 0;
     const Balls::MotionColumns columns = balls_.motion_columns();
     const std::uint64_t* const counters = balls_.counter.data();
     const std::uint32_t* const rests = balls_.rest.data();
     bool imaged = false;  // were shifts handed (and stored)? Usually no cell is a periodic image
+    // The neighbours found so far, the capacity and the slots held here, in registers, not read
+    // through the thread-local scratch at each neighbour.
+    std::size_t n = 0, capacity = lanes.capacity();
+    std::uint32_t* found = lanes.slot.data();
     cells_.for_each_near(key, [&](std::uint32_t j, const auto& shift) {
         if (j == i) return;
-        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) {
-            lanes.push(j, shift);
-            imaged = true;
-        } else {
-            lanes.push(j);
+        if (n == capacity) [[unlikely]] {
+            lanes.grow();
+            capacity = lanes.capacity();
+            found = lanes.slot.data();
         }
+        if constexpr (std::is_same_v<std::decay_t<decltype(shift)>, Vec3>) {
+            lanes.sx[n] = shift.x;
+            lanes.sy[n] = shift.y;
+            lanes.sz[n] = shift.z;
+            imaged = true;
+        }
+        found[n++] = j;
         columns.prefetch(j);
         __builtin_prefetch(counters + j);
         if (!shared_acceleration) __builtin_prefetch(rests + j);
     }, cells);
-    const std::size_t n = lanes.n;
     if (n == 0) {
         contacts_[i] = contact;
         return;
