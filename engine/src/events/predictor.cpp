@@ -185,10 +185,8 @@ Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, 
     // the empty Pending to start from: a crossing at +inf is taken, one at NaN never.
     double first = kNever;
     int first_face = -1;
-    auto consider = [&](int face, double c0, double c1, double c2) {
-        if (!cells_.has_face(key, face)) return;
-        const double tau = first_closing_quadratic(c0, c1, c2, kNever);
-        if (tau == kNever) return;
+    auto consider = [&](int face, double tau) {
+        if (tau == kNever || !cells_.has_face(key, face)) return;
         const double t = now + tau;
         const bool sooner = (t < first) | ((first_face < 0) & (t == first));  // no branch: a coin toss
         first = sooner ? t : first;
@@ -205,15 +203,17 @@ Pending Predictor::crossing_of(const CellKey& key, const Motion& m, double now, 
             // other is linear and opening, or constant when the ball stands still along the
             // axis). It is picked without a branch on the sign of vd, a coin toss for the
             // predictor: the gap x − bound below is −(bound − x), the same value (a zero gap
-            // becomes −0, which first_closing_quadratic() treats as +0: closed).
+            // becomes −0: closed, as +0). The gap closes at |vd|, the bits of
+            // first_closing_quadratic(gap, −|vd|, 0) without its call: at once when closed, never
+            // when NaN (no NaN is sooner).
             if (!(std::abs(vd) > 0.0)) continue;  // standing still (or NaN): never crosses
             const int up = vd > 0.0;
             const double gap = (cells_.bound(d, low + up * side) - x) * static_cast<double>(2 * up - 1);
-            consider(2 * d + up, gap, -std::abs(vd), 0.0);
+            consider(2 * d + up, gap <= 0.0 ? 0.0 : gap / std::abs(vd));
             continue;
         }
-        consider(2 * d, x - cells_.bound(d, low), vd, 0.5 * ad);
-        consider(2 * d + 1, cells_.bound(d, low + side) - x, -vd, -0.5 * ad);
+        consider(2 * d, first_closing_quadratic(x - cells_.bound(d, low), vd, 0.5 * ad, kNever));
+        consider(2 * d + 1, first_closing_quadratic(cells_.bound(d, low + side) - x, -vd, -0.5 * ad, kNever));
     }
     if (first_face < 0) return {};
     return {first, static_cast<std::uint32_t>(first_face), Kind::Crossing};
