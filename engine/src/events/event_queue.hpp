@@ -180,12 +180,15 @@ public:
         insert(calendars_[part], slot, entry(slot, event));
     }
     // The slot of the entry likely to come after the earliest of part `part` (the earlier child
-    // of its front's root), or kNoSlot: a hint, for loading early what its event reads.
+    // of its front's root), and its event, or kNoSlot: a hint, for loading early what its event
+    // reads.
     static constexpr std::uint32_t kNoSlot = ~0u;
-    std::uint32_t second_of(std::size_t part) const {
+    std::uint32_t second_of(std::size_t part, Pending& event) const {
         const std::vector<Entry>& f = calendars_[part].front;
         if (f.size() < 2) return kNoSlot;
-        return f.size() == 2 || less(f[1], f[2]) ? f[1].slot : f[2].slot;
+        const Entry& e = f.size() == 2 || less(f[1], f[2]) ? f[1] : f[2];
+        event = pending(e);
+        return e.slot;
     }
     // The earliest entry of one part, in `slot`; false when the part holds no finite entry.
     // Different parts may be asked concurrently.

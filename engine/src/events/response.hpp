@@ -38,15 +38,21 @@ public:
     // Processes `event`, the pending event of ball `slot`: the physics on the balls it touches,
     // a crossing ball moved to its new cell, their next events predicted into `out`.
     void compute(std::uint32_t slot, const Pending& event, Outcome& out);
-    // Starts loading what compute() first reads of the ball of the event likely to come next in
-    // part `part` of the queue (EventQueue::second_of()): its cell, state and contact.
+    // Starts loading what compute() first reads of the balls of the event likely to come next in
+    // part `part` of the queue (EventQueue::second_of()): their cells, states, contacts and
+    // counters.
     void prefetch_next(const EventQueue& queue, std::size_t part) const {
-        if (const std::uint32_t slot = queue.second_of(part); slot != EventQueue::kNoSlot) {
-            cells_.prefetch(slot);
-            balls_.prefetch_motion(slot);
-            __builtin_prefetch(&contacts_[slot]);
-            __builtin_prefetch(&balls_.counter[slot]);
-        }
+        Pending next;
+        const std::uint32_t slot = queue.second_of(part, next);
+        if (slot == EventQueue::kNoSlot) return;
+        auto prefetch = [&](std::uint32_t s) {
+            cells_.prefetch(s);
+            balls_.prefetch_motion(s);
+            __builtin_prefetch(&contacts_[s]);
+            __builtin_prefetch(&balls_.counter[s]);
+        };
+        prefetch(slot);
+        if (next.kind == Kind::BallBall) prefetch(next.other);
     }
     // Has the partner of ball `slot`'s ball–ball or Wake event changed its trajectory since the
     // event was predicted (lazy invalidation)? Its region may be changing it meanwhile.
