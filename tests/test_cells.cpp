@@ -1,5 +1,7 @@
 // The cells' bulk construction (Cells::assign, parallel over shares of the dense cells) against
 // inserting the balls one at a time: the same lists, in the same order, for any thread count.
+// The walk of the cells around one (Cells::for_each_near) against the cells one by one; the
+// dense block's place and its outgrowing; the regions' cuts.
 #include "space/cells.hpp"
 #include "base/parallel.hpp"
 #include "loop/regions.hpp"
