@@ -171,11 +171,10 @@ void Cells::rehash(std::size_t buckets) {
     for (const std::uint32_t s : slots) link(s, key_[s]);
 }
 
-void Cells::link(std::uint32_t slot, const CellKey& key) {
-    const std::size_t b = bucket_of(key);
+void Cells::link(std::uint32_t slot, const CellKey& key, std::size_t bucket) {
     set_key(slot, key);
-    next_[slot] = head_[b];
-    head_[b] = static_cast<std::int32_t>(slot);
+    next_[slot] = head_[bucket];
+    head_[bucket] = static_cast<std::int32_t>(slot);
 }
 
 std::int32_t& Cells::link_to(std::uint32_t slot) {
@@ -261,10 +260,7 @@ std::int32_t Cells::move_dense(std::uint32_t slot, const CellKey& key) {
         at = &next_[static_cast<std::size_t>(*at)];
     }
     *at = next_[slot];
-    std::int32_t& head = head_[dense_index(key)];
-    set_key(slot, key);
-    next_[slot] = head;
-    head = static_cast<std::int32_t>(slot);
+    link(slot, key, dense_index(key));
     return before;
 }
 

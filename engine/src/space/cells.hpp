@@ -268,7 +268,7 @@ public:
         }
         std::int32_t k[3][3];
         double shift[3][3];
-        const bool wrapped = near_coordinates(key, k, shift);  // does any cell lie across a periodic face?
+        near_coordinates(key, k, shift);
         // Past the face of a box that does not wrap there are no cells (near_coordinates() named
         // some anyway).
         if (mixed_)
@@ -278,7 +278,8 @@ public:
                 if (key[d] + 1 == cells_[static_cast<std::size_t>(d)]) cells &= ~layer_beyond(2 * d + 1);
             }
         // Per axis and offset: is that coordinate inside the dense block, and its term of the
-        // dense index (a cell is dense when all three of its coordinates are).
+        // dense index (a cell is dense when all three of its coordinates are). Some cell around
+        // `key` is not dense or lies across a periodic face (else dense_inside() above).
         bool inside[3][3];
         std::int64_t term[3][3];
         for (int d = 0; d < 3; ++d) {
@@ -291,7 +292,7 @@ public:
         }
         std::uint8_t cell[27];    // which cell that list belongs to
         std::uint32_t exact = 0;  // bit c: cell c is dense, its list holds no other cell's balls
-        bool all_dense = true;
+        bool all_dense = true;    // a dense periodic box, its cells wrapped
         for (int d = 0; d < 3; ++d)
             for (int o = 0; o < 3; ++o) all_dense = all_dense && inside[d][o];
         // Unrolled: the cell numbers become constants and the index terms stay in registers.
@@ -316,9 +317,6 @@ public:
                 }
             }
         }
-        // When every list holds only its own cell's balls and no cell is a periodic image, the
-        // walk needs no cell bookkeeping at all.
-        if (all_dense && !wrapped) return walk_lists(at, lists, fn);
         while (lists > 0) {
             int kept = 0;
             for (int l = 0; l < lists; ++l) {
@@ -377,29 +375,29 @@ private:
     }
     // Hashed buckets follow the dense ones in head_.
     std::size_t hashed_bucket(const CellKey& key) const;
-    // for_each_near()'s first step (inlined: it runs for every prediction). Per axis, the
+    // for_each_near()'s first step where the cells around `key` are not all dense or lie across
+    // a periodic face (inlined, as for_each_near() is into every prediction). Per axis, the
     // coordinates k of the cells at offsets −1, 0, +1 from `key` (wrapped into a periodic box)
-    // and the position shift of each periodic image; true when any cell lies across a periodic
-    // face.
-    [[gnu::always_inline]] inline bool near_coordinates(const CellKey& key, std::int32_t (&k)[3][3],
+    // and the position shift of each periodic image.
+    [[gnu::always_inline]] inline void near_coordinates(const CellKey& key, std::int32_t (&k)[3][3],
                                                         double (&shift)[3][3]) const {
-        bool wrapped = false;
         for (int d = 0; d < 3; ++d) {
             const std::int64_t n = cells_[static_cast<std::size_t>(d)];
             const double period = d == 0 ? period_.x : (d == 1 ? period_.y : period_.z);
             for (int o = 0; o < 3; ++o) {
                 std::int64_t c = key[d] + o - 1;
                 double s = 0.0;
-                if (periodic_ && c < 0) { c += n; s = -period; wrapped = true; }
-                if (periodic_ && c >= n) { c -= n; s = period; wrapped = true; }
+                if (periodic_ && c < 0) { c += n; s = -period; }
+                if (periodic_ && c >= n) { c -= n; s = period; }
                 k[d][o] = static_cast<std::int32_t>(c);
                 shift[d][o] = s;
             }
         }
-        return wrapped;
     }
     std::size_t bucket_of(const CellKey& key) const { return in_dense(key) ? dense_index(key) : hashed_bucket(key); }
-    void link(std::uint32_t slot, const CellKey& key);
+    // Ball `slot` first in the list of cell `key`, in its bucket (bucket_of(key) unless known).
+    void link(std::uint32_t slot, const CellKey& key) { link(slot, key, bucket_of(key)); }
+    void link(std::uint32_t slot, const CellKey& key, std::size_t bucket);
     void set_key(std::uint32_t slot, const CellKey& key) {  // atomically, for key_now()
         CellKey& k = key_[slot];
         std::atomic_ref<std::int32_t>(k.x).store(key.x, std::memory_order_relaxed);
