@@ -1,6 +1,8 @@
 // Ballistic — the calendar queue's bucket management (event_queue.hpp).
 #include "events/event_queue.hpp"
 
+#include "base/prefetch.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -79,7 +81,7 @@ void EventQueue::warm(std::size_t part) {
         c.warm_bucket = b;
         c.warm = c.head[static_cast<std::size_t>(kFirstBucket + (b & c.mask))];
     }
-    if (c.warm >= 0) __builtin_prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
+    if (c.warm >= 0) prefetch(&nodes_[static_cast<std::size_t>(c.warm)]);
 }
 
 bool EventQueue::new_year(Calendar& c) {

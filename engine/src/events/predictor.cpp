@@ -7,6 +7,7 @@
 // ball–ball event, and re-predicted.
 #include "events/predictor.hpp"
 
+#include "base/prefetch.hpp"
 #include "kernels/toi.hpp"
 #include "kernels/toi_simd.hpp"
 
@@ -313,8 +314,8 @@ void Predictor::predict_balls(std::uint32_t i, double now, const Motion& m, cons
         }
         found[n++] = j;
         columns.prefetch(j);
-        __builtin_prefetch(counters + j);
-        if (!shared_acceleration) __builtin_prefetch(rests + j);
+        prefetch(counters + j);
+        if (!shared_acceleration) prefetch(rests + j);
     }, cells);
     if (n == 0) {
         contacts_[i] = contact;

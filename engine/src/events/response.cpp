@@ -39,7 +39,7 @@ void Response::compute(std::uint32_t s, const Pending& event, Outcome& out) {
         case Kind::Crossing:
             // Moving the ball between the cell lists comes first: load its state meanwhile.
             balls_.prefetch_motion(s);
-            __builtin_prefetch(&contacts_[s]);
+            prefetch(&contacts_[s]);
             cross_cell(s, event.other, now, out);
             return;
         case Kind::None: return;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "base/columns.hpp"
+#include "base/prefetch.hpp"
 #include "space/balls.hpp"
 #include "rules/collision_rules.hpp"
 #include "events/event_queue.hpp"
@@ -48,8 +49,8 @@ public:
         auto prefetch = [&](std::uint32_t s) {
             cells_.prefetch(s);
             balls_.prefetch_motion(s);
-            __builtin_prefetch(&contacts_[s]);
-            __builtin_prefetch(&balls_.counter[s]);
+            detail::prefetch(&contacts_[s]);
+            detail::prefetch(&balls_.counter[s]);
         };
         prefetch(slot);
         if (next.kind == Kind::BallBall) prefetch(next.other);

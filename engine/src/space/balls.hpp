@@ -6,6 +6,7 @@
 
 #include "base/columns.hpp"
 #include "base/parallel.hpp"
+#include "base/prefetch.hpp"
 
 #include <tbb/concurrent_unordered_map.h>
 
@@ -137,7 +138,7 @@ struct Balls {
     struct MotionColumns {
         std::array<const double*, 8> column;
         void prefetch(std::size_t s) const {
-            for (const double* c : column) __builtin_prefetch(c + s);
+            for (const double* c : column) detail::prefetch(c + s);
         }
     };
     MotionColumns motion_columns() const {

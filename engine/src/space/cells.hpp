@@ -10,6 +10,7 @@
 #include "base/columns.hpp"
 #include "base/axes.hpp"
 #include "base/parallel.hpp"
+#include "base/prefetch.hpp"
 
 #include <ballistic/box.hpp>
 
@@ -148,7 +149,7 @@ public:
         auto load = [](const std::int32_t& c) { return std::atomic_ref<const std::int32_t>(c).load(std::memory_order_relaxed); };
         return {load(k.x), load(k.y), load(k.z)};
     }
-    void prefetch(std::uint32_t slot) const { __builtin_prefetch(&key_[slot]); }
+    void prefetch(std::uint32_t slot) const { detail::prefetch(&key_[slot]); }
     bool dense(const CellKey& key) const { return in_dense(key); }
     // Are this cell and its 26 neighbours dense cells?
     bool dense_near(const CellKey& key) const {
