@@ -4,8 +4,8 @@
 namespace ballistic::detail {
 
 // Starts loading the cache line that holds `address`. GCC takes a function whose only statements
-// are prefetches for one without effects, and drops the calls to it (GCC 12: Response::
-// prefetch_next() compiled to nothing). The empty volatile asm is an effect: the calls stay.
+// are prefetches for one without effects, and drops the calls to it. The empty volatile asm is an
+// effect, so the calls stay.
 inline void prefetch(const void* address) {
     __builtin_prefetch(address);
     asm volatile("");

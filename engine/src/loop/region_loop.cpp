@@ -421,7 +421,7 @@ RegionLoop::Step RegionLoop::run_region(std::uint32_t r, double end, std::uint64
             }
             leave.go();
             spin = 0;
-            response_.prefetch_next(queue_, r);  // the event likely next, read from its first step
+            response_.prefetch_next(queue_, r);  // the likely next event's balls load meanwhile
             if (near != 0) {
                 lock_near(cells_.key(s), nullptr, held);
                 // A neighbour's event before this one may have sent a new event of its ball: its
