@@ -53,7 +53,10 @@ std::vector<std::uint32_t> EventLoop::regions_of(const RegionPlan& plan, const s
 }
 
 void EventLoop::build(const std::vector<Pending>& events, const Cells& cells) {
-    const std::vector<CellKey> keys = keys_of(cells, events.size());
+    build(events, cells, keys_of(cells, events.size()));
+}
+
+void EventLoop::build(const std::vector<Pending>& events, const Cells& cells, const std::vector<CellKey>& keys) {
     build(events, cells, keys, plan(cells, keys, [&](std::size_t s) { return events[s].time; }));
 }
 

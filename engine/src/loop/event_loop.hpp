@@ -40,6 +40,8 @@ public:
     // Plans the regions over `cells` (the world's, or the ones about to become them) and builds the
     // queue from every ball's pending event: aside, so that a failure leaves both as they were.
     void build(const std::vector<Pending>& events, const Cells& cells);
+    // The same, given each ball's cell as `cells` holds it (`keys`, by slot).
+    void build(const std::vector<Pending>& events, const Cells& cells, const std::vector<CellKey>& keys);
     // With WorldDef::regions_when_faster, plans the regions again over the world's `cells` once
     // their measured speeds call for other shares (RegionShares); true if so. Between steps. Cut
     // into as many regions as before, only the entries of the balls whose region changes move.

@@ -89,7 +89,7 @@ void World::Impl::reorder(Resort resort) {
             renumber(events[s]);
         }
     });
-    loop.build(events, sorted);  // the last that may fail; the queue takes the new slots
+    loop.build(events, sorted, keys);  // the last that may fail; the queue takes the new slots
     if (sort) {
         move_balls(order, scratch);
         contacts = std::move(moved);
