@@ -233,12 +233,13 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     // Cells and events; the cells' buckets, the queue and the regions are built from them.
     w.cells_valid = in.get<std::uint8_t>("cells valid") != 0;
     if (w.cells_valid != (balls > 0)) bad("cells for " + std::to_string(balls) + " balls");
+    std::vector<detail::CellKey> keys;  // each ball's cell, by slot
     if (w.cells_valid) {
         const double width = in.finite("cell width");
         if (!(width >= detail::CellWidths::least(w.max_radius))) bad("cells of width " + show(width) + " are narrower than a ball");
         w.cells.configure(width, d.periodic, d.periodic_axes, balls);
         w.widths.chosen = balls > detail::CellWidths::kFewBalls ? width : 0.0;  // remade at this width
-        const std::vector<detail::CellKey> keys = read_cell_keys(in, w.cells, w.balls, w.time, d.periodic.has_value());
+        keys = read_cell_keys(in, w.cells, w.balls, w.time, d.periodic.has_value());
         w.fit_cells(w.cells, keys);
         w.cells.assign(keys, w.parallel);
         w.index_finite();
@@ -247,7 +248,7 @@ World World::restore(std::istream& in_stream, const RestoreOptions& options) {
     if (w.events_valid && !w.cells_valid) bad("events without cells");
     if (w.events_valid) {
         w.contacts.resize(balls);
-        w.loop.build(read_events(in, statics, w.contacts), w.cells);
+        w.loop.build(read_events(in, statics, w.contacts), w.cells, keys);
     }
     w.sleep_tests.restore(in, w.time, w.events_valid);
     in.check_checksum();
