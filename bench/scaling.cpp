@@ -8,7 +8,8 @@
 // With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
 // run of each is kept: on a shared machine other tenants only ever slow a run down. With --each-cpu
 // one thread runs on each CPU in turn, and the one-thread row takes their mean speed: cores need
-// not be equally fast.
+// not be equally fast. With --interleave the worlds of every thread count (and CPU) live at once
+// and step in turn, one step each: a machine whose speed swings slows them alike.
 //
 // With --skip-steps K the timed steps begin after K untimed ones: a later stretch of the run.
 //
@@ -39,6 +40,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -93,37 +95,110 @@ struct Stretch {
     int skip = 0, timed = 60;
 };
 
-Run measure(const scenes::Scene& scene, int threads, Stretch steps, bool claimed = false) {
-    scenes::Scene copy = scene;
-    copy.world.threads = threads;
-    if (claimed) copy.world.task_system = std::make_shared<Claiming>(threads);
-    World world = scenes::make_world(copy);
-    world.step(scene.dt);  // builds cells and queue outside the timed part
-    for (int k = 0; k < steps.skip; ++k) world.step(scene.dt);
-    Run run{threads, 0.0, 0, 0};
-    double region_seconds = 0.0, region_work = 0.0;
-    const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < steps.timed; ++k) {
-        const StepResult step = world.step(scene.dt);
-        run.events += step.events;
-        run.in_regions += step.in_regions;
-        run.span += step.region_span;
-        run.undone += step.undone;
-        run.runs += step.region_runs;
-        run.interface += step.region_interface;
-        run.span_interface += step.region_span_interface;
-        run.regions = step.regions;
-        region_seconds += step.region_seconds;
-        region_work += step.region_work_seconds;
+// The first `most` CPUs this process may run on, in order (none where that cannot be read).
+std::vector<int> usable_cpus(int most) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < most; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+// While it lives, the calling thread runs on `cpu` alone (a world of one thread runs on the
+// calling thread); its CPUs are as before after it. No CPU (-1): as it is.
+class Pinned {
+public:
+    explicit Pinned(int cpu) {
+        if (cpu < 0) return;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pinned_ = sched_getaffinity(0, sizeof before_, &before_) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
+        if (!pinned_) throw std::runtime_error("cannot run on CPU " + std::to_string(cpu));
     }
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (region_seconds > 0.0) {
-        run.in_runs = region_seconds / run.seconds;
-        run.waits = 1.0 - region_work / region_seconds;
+    ~Pinned() {
+        if (pinned_) sched_setaffinity(0, sizeof before_, &before_);
     }
-    run.collisions = world.event_counts().collisions();
-    run.hash = world.state_hash();
-    return run;
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+
+private:
+    cpu_set_t before_{};
+    bool pinned_ = false;
+};
+
+// A world of the scene at one thread count (its steps on one CPU, when `cpu` is not -1), built,
+// stepped outside the timed part, then timed step by step.
+class Timed {
+public:
+    Timed(const scenes::Scene& scene, int threads, int cpu, Stretch steps, bool claimed = false)
+        : world_(make(scene, threads, claimed)), dt_(scene.dt), cpu_(cpu) {
+        run_.threads = threads;
+        const Pinned pinned(cpu_);
+        world_.step(dt_);  // builds cells and queue outside the timed part
+        for (int k = 0; k < steps.skip; ++k) world_.step(dt_);
+    }
+    void step() {
+        const Pinned pinned(cpu_);
+        const auto start = std::chrono::steady_clock::now();
+        const StepResult step = world_.step(dt_);
+        run_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        run_.events += step.events;
+        run_.in_regions += step.in_regions;
+        run_.span += step.region_span;
+        run_.undone += step.undone;
+        run_.runs += step.region_runs;
+        run_.interface += step.region_interface;
+        run_.span_interface += step.region_span_interface;
+        run_.regions = step.regions;
+        region_seconds_ += step.region_seconds;
+        region_work_ += step.region_work_seconds;
+    }
+    Run result() const {
+        Run run = run_;
+        if (region_seconds_ > 0.0) {
+            run.in_runs = region_seconds_ / run.seconds;
+            run.waits = 1.0 - region_work_ / region_seconds_;
+        }
+        run.collisions = world_.event_counts().collisions();
+        run.hash = world_.state_hash();
+        return run;
+    }
+
+private:
+    static World make(const scenes::Scene& scene, int threads, bool claimed) {
+        scenes::Scene copy = scene;
+        copy.world.threads = threads;
+        if (claimed) copy.world.task_system = std::make_shared<Claiming>(threads);
+        return scenes::make_world(copy);
+    }
+    World world_;
+    double dt_;
+    int cpu_;
+    Run run_{};
+    double region_seconds_ = 0.0, region_work_ = 0.0;
+};
+
+Run measure(const scenes::Scene& scene, int threads, int cpu, Stretch steps, bool claimed = false) {
+    Timed timed(scene, threads, cpu, steps, claimed);
+    for (int k = 0; k < steps.timed; ++k) timed.step();
+    return timed.result();
+}
+
+// Every world of `worlds` (threads, CPU) at once, stepped in turn, one step each, the first of
+// each round one later than the last round's: a machine whose speed swings slows them alike.
+std::vector<Run> measure_interleaved(const scenes::Scene& scene, const std::vector<std::pair<int, int>>& worlds,
+                                     Stretch steps) {
+    std::vector<Timed> timed;
+    timed.reserve(worlds.size());
+    for (const auto& [threads, cpu] : worlds) timed.emplace_back(scene, threads, cpu, steps);
+    for (int k = 0; k < steps.timed; ++k)
+        for (std::size_t w = 0; w < timed.size(); ++w) timed[(w + static_cast<std::size_t>(k)) % timed.size()].step();
+    std::vector<Run> runs;
+    for (const Timed& t : timed) runs.push_back(t.result());
+    return runs;
 }
 
 // The time a cache line takes from one thread to another and back, in ns: what every exchange
@@ -157,32 +232,6 @@ double round_trip_ns() {
     quit.store(true, std::memory_order_relaxed);
     other.join();
     return trips > 0 ? 1e9 * seconds / trips : 0.0;  // 0: no answer (a single core)
-}
-
-// The first `most` CPUs this process may run on, in order (none where that cannot be read).
-std::vector<int> usable_cpus(int most) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < most; ++cpu)
-        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-    return cpus;
-}
-
-// One thread's run on `cpu` alone (a world of one thread runs on the calling thread); the
-// thread's CPUs are as before after it.
-Run measure_on(int cpu, const scenes::Scene& scene, Stretch steps) {
-    cpu_set_t before, one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    const bool pinned = sched_getaffinity(0, sizeof before, &before) == 0 && sched_setaffinity(0, sizeof one, &one) == 0;
-    if (!pinned) throw std::runtime_error("cannot run on CPU " + std::to_string(cpu));
-    struct Restore {
-        cpu_set_t& cpus;
-        ~Restore() { sched_setaffinity(0, sizeof cpus, &cpus); }
-    } restore{before};
-    return measure(scene, 1, steps);
 }
 
 }  // namespace
@@ -226,6 +275,11 @@ int main(int argc, char** argv) {
     app.add_flag("--each-cpu", each_cpu,
                  "one thread runs on each of the first --max-threads CPUs in turn, and the speed-ups are against "
                  "their mean speed: for machines whose cores differ in speed");
+    bool interleave = false;
+    app.add_flag("--interleave", interleave,
+                 "every thread count's world at once, stepped in turn, one step each, so that a machine whose "
+                 "speed swings slows them alike (with --repeat: R such runs); each world then finds its data out "
+                 "of the caches at every step: for worlds larger than the last-level cache");
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
@@ -241,28 +295,37 @@ int main(int argc, char** argv) {
         // With --each-cpu, one thread's run is one on each CPU, the fastest of each kept; its
         // time is that of their mean speed.
         if (each_cpu) cpus = usable_cpus(max_threads);
-        cpu_seconds.assign(cpus.size(), std::numeric_limits<double>::infinity());
-        auto measure_count = [&](int threads) {
-            if (threads > 1 || cpus.empty()) return measure(scene, threads, steps);
-            std::vector<Run> on;
-            for (std::size_t c = 0; c < cpus.size(); ++c) {
-                on.push_back(measure_on(cpus[c], scene, steps));
-                cpu_seconds[c] = std::min(cpu_seconds[c], on.back().seconds);
-            }
-            Run run = on.front();
-            for (const Run& other : on) run.repeatable = run.repeatable && other.hash == run.hash;
-            double speed = 0.0;
-            for (const double seconds : cpu_seconds) speed += 1.0 / seconds;
-            run.seconds = double(cpus.size()) / speed;
-            return run;
+        // The worlds measured, (threads, CPU): one thread (on each CPU), then two and more.
+        std::vector<std::pair<int, int>> worlds;
+        if (cpus.empty()) worlds.emplace_back(1, -1);
+        for (const int cpu : cpus) worlds.emplace_back(1, cpu);
+        for (int threads = 2; threads <= max_threads; ++threads) worlds.emplace_back(threads, -1);
+        auto sweep = [&] {
+            if (interleave) return measure_interleaved(scene, worlds, steps);
+            std::vector<Run> each;
+            for (const auto& [threads, cpu] : worlds) each.push_back(measure(scene, threads, cpu, steps));
+            return each;
         };
-        for (int threads = 1; threads <= max_threads; ++threads) runs.push_back(measure_count(threads));
-        for (int r = 1; r < repeat; ++r)
-            for (Run& best : runs) {
-                const Run again = measure_count(best.threads);
-                best.repeatable = best.repeatable && again.repeatable && again.hash == best.hash;
-                if (again.seconds < best.seconds) best.seconds = again.seconds;
+        std::vector<Run> best = sweep();
+        for (int r = 1; r < repeat; ++r) {
+            const std::vector<Run> again = sweep();
+            for (std::size_t w = 0; w < best.size(); ++w) {
+                best[w].repeatable = best[w].repeatable && again[w].repeatable && again[w].hash == best[w].hash;
+                best[w].seconds = std::min(best[w].seconds, again[w].seconds);
             }
+        }
+        // One thread's row: its runs on the CPUs at their mean speed.
+        const std::size_t ones = std::max<std::size_t>(cpus.size(), 1);
+        Run one = best.front();
+        double speed = 0.0;
+        for (std::size_t c = 0; c < ones; ++c) {
+            one.repeatable = one.repeatable && best[c].repeatable && best[c].hash == one.hash;
+            speed += 1.0 / best[c].seconds;
+            if (!cpus.empty()) cpu_seconds.push_back(best[c].seconds);
+        }
+        one.seconds = double(ones) / speed;
+        runs.push_back(one);
+        runs.insert(runs.end(), best.begin() + static_cast<std::ptrdiff_t>(ones), best.end());
         // The model needs the regions' work at the widest count: not where it chose the serial loop.
         const Run& widest = runs.back();
         const double in_regions = double(widest.in_regions) / double(std::max<std::uint64_t>(widest.events, 1));
@@ -274,12 +337,16 @@ int main(int argc, char** argv) {
         scenes::Scene always = scene;  // P regions planned and run for real: always, in equal shares
         always.world.regions_when_faster = false;
         for (int cores = 2; cores <= project; cores *= 2)
-            if (cores > max_threads) projected.push_back(measure(always, cores, steps, true));
+            if (cores > max_threads) projected.push_back(measure(always, cores, -1, steps, true));
     } catch (const ballistic::InvalidArgument& error) {
         std::cerr << "scaling: " << error.what() << "\n";
         return 2;
     } catch (const std::runtime_error& error) {
         std::cerr << "scaling: " << error.what() << "\n";
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "scaling: out of memory for " << count << " balls"
+                  << (interleave ? " in one world per thread count at once (--interleave)" : "") << "\n";
         return 1;
     }
 
