@@ -8,8 +8,8 @@
 // With --repeat R every thread count is measured R times, the counts taking turns, and the fastest
 // run of each is kept: on a shared machine other tenants only ever slow a run down. With --each-cpu
 // one thread runs on each CPU in turn, and the one-thread row takes their mean speed: cores need
-// not be equally fast. With --interleave the worlds of every thread count (and CPU) live at once
-// and step in turn, one step each: a machine whose speed swings slows them alike.
+// not be equally fast. With --interleave K the worlds of every thread count (and CPU) live at once
+// and take turns of K steps: a machine whose speed swings slows them alike.
 //
 // With --skip-steps K the timed steps begin after K untimed ones: a later stretch of the run.
 //
@@ -187,15 +187,17 @@ Run measure(const scenes::Scene& scene, int threads, int cpu, Stretch steps, boo
     return timed.result();
 }
 
-// Every world of `worlds` (threads, CPU) at once, stepped in turn, one step each, the first of
+// Every world of `worlds` (threads, CPU) at once, taking turns of `turn` steps, the first of
 // each round one later than the last round's: a machine whose speed swings slows them alike.
 std::vector<Run> measure_interleaved(const scenes::Scene& scene, const std::vector<std::pair<int, int>>& worlds,
-                                     Stretch steps) {
+                                     Stretch steps, int turn) {
     std::vector<Timed> timed;
     timed.reserve(worlds.size());
     for (const auto& [threads, cpu] : worlds) timed.emplace_back(scene, threads, cpu, steps);
-    for (int k = 0; k < steps.timed; ++k)
-        for (std::size_t w = 0; w < timed.size(); ++w) timed[(w + static_cast<std::size_t>(k)) % timed.size()].step();
+    for (int done = 0, round = 0; done < steps.timed; done += turn, ++round)
+        for (std::size_t w = 0; w < timed.size(); ++w)
+            for (int k = done; k < std::min(done + turn, steps.timed); ++k)
+                timed[(w + static_cast<std::size_t>(round)) % timed.size()].step();
     std::vector<Run> runs;
     for (const Timed& t : timed) runs.push_back(t.result());
     return runs;
@@ -275,11 +277,11 @@ int main(int argc, char** argv) {
     app.add_flag("--each-cpu", each_cpu,
                  "one thread runs on each of the first --max-threads CPUs in turn, and the speed-ups are against "
                  "their mean speed: for machines whose cores differ in speed");
-    bool interleave = false;
-    app.add_flag("--interleave", interleave,
-                 "every thread count's world at once, stepped in turn, one step each, so that a machine whose "
-                 "speed swings slows them alike (with --repeat: R such runs); each world then finds its data out "
-                 "of the caches at every step: for worlds larger than the last-level cache");
+    int interleave = 0;
+    app.add_option("--interleave", interleave,
+                   "every thread count's world at once, taking turns of K steps, so that a machine whose speed "
+                   "swings slows them alike (with --repeat: R such runs; 0: off)")
+        ->check(CLI::Range(0, 1000000));
     app.add_option("--csv", csv_path, "CSV file of the table (none when not given)");
     app.add_option("--png", png_path, "PNG plot of the speed-ups (needs gnuplot; none when not given)");
     CLI11_PARSE(app, argc, argv);
@@ -301,7 +303,7 @@ int main(int argc, char** argv) {
         for (const int cpu : cpus) worlds.emplace_back(1, cpu);
         for (int threads = 2; threads <= max_threads; ++threads) worlds.emplace_back(threads, -1);
         auto sweep = [&] {
-            if (interleave) return measure_interleaved(scene, worlds, steps);
+            if (interleave > 0) return measure_interleaved(scene, worlds, steps, interleave);
             std::vector<Run> each;
             for (const auto& [threads, cpu] : worlds) each.push_back(measure(scene, threads, cpu, steps));
             return each;
@@ -346,7 +348,7 @@ int main(int argc, char** argv) {
         return 1;
     } catch (const std::bad_alloc&) {
         std::cerr << "scaling: out of memory for " << count << " balls"
-                  << (interleave ? " in one world per thread count at once (--interleave)" : "") << "\n";
+                  << (interleave > 0 ? " in one world per thread count at once (--interleave)" : "") << "\n";
         return 1;
     }
 
