@@ -156,6 +156,7 @@ public:
         region_seconds_ += step.region_seconds;
         region_work_ += step.region_work_seconds;
     }
+    double bytes() const { return world_.bytes_per_ball() * static_cast<double>(world_.ball_count()); }
     Run result() const {
         Run run = run_;
         if (region_seconds_ > 0.0) {
@@ -187,13 +188,34 @@ Run measure(const scenes::Scene& scene, int threads, int cpu, Stretch steps, boo
     return timed.result();
 }
 
+// The memory the system can give without swapping (MemAvailable), in bytes; 0 where unknown.
+double available_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string name;
+    double kib = 0.0;
+    while (meminfo >> name >> kib)
+        if (name == "MemAvailable:") return 1024.0 * kib;
+        else meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    return 0.0;
+}
+
 // Every world of `worlds` (threads, CPU) at once, taking turns of `turn` steps, the first of
 // each round one later than the last round's: a machine whose speed swings slows them alike.
 std::vector<Run> measure_interleaved(const scenes::Scene& scene, const std::vector<std::pair<int, int>>& worlds,
                                      Stretch steps, int turn) {
     std::vector<Timed> timed;
     timed.reserve(worlds.size());
-    for (const auto& [threads, cpu] : worlds) timed.emplace_back(scene, threads, cpu, steps);
+    for (const auto& [threads, cpu] : worlds) {
+        timed.emplace_back(scene, threads, cpu, steps);
+        // The others, as large as the first, must fit in the memory free now (with a margin:
+        // bytes_per_ball() leaves out the allocator's own).
+        const double more = 1.25 * timed.front().bytes() * static_cast<double>(worlds.size() - timed.size());
+        const double available = available_bytes();
+        if (available > 0.0 && more > available)
+            throw std::runtime_error("--interleave holds " + std::to_string(worlds.size()) + " worlds at once: " +
+                                     std::to_string(static_cast<long long>(more / 1e6)) + " MB more needed, " +
+                                     std::to_string(static_cast<long long>(available / 1e6)) + " MB available");
+    }
     for (int done = 0, round = 0; done < steps.timed; done += turn, ++round)
         for (std::size_t w = 0; w < timed.size(); ++w)
             for (int k = done; k < std::min(done + turn, steps.timed); ++k)
