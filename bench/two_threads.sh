@@ -22,9 +22,10 @@ set -euo pipefail
 rounds=5 build=build jolt="" quick=0 what=()
 while (( $# > 0 )); do
   case $1 in
-    --rounds) rounds=${2:-}; shift 2 || true ;;
-    --build) build=${2:-}; shift 2 || true ;;
-    --jolt) jolt=${2:-}; shift 2 || true ;;
+    --rounds|--build|--jolt)
+      if (( $# < 2 )); then echo "two_threads.sh: $1 needs a value" >&2; exit 2; fi
+      case $1 in --rounds) rounds=$2 ;; --build) build=$2 ;; --jolt) jolt=$2 ;; esac
+      shift 2 ;;
     --quick) quick=1; shift ;;
     box|gas|box1e6|pour|landing|jolt) what+=("$1"); shift ;;
     *) echo "two_threads.sh: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
@@ -140,7 +141,8 @@ for (( r = 1; r <= rounds; ++r )); do
 done
 
 echo
-echo "speed-ups over $rounds round(s) (jolt: how many times faster than Jolt per step):"
+echo "speed-ups of two threads over one, $rounds round(s) each:"
+if grep -q '^jolt' "$work/ratios"; then echo "  (jolt-two, jolt-one: how many times faster than Jolt per step, on two threads each and on one)"; fi
 for w in box gas box1e6 pour landing jolt-two jolt-one; do
   grep "^$w " "$work/ratios" | awk '{ print $2 }' | sort -g > "$work/one" || continue
   awk -v w="$w" '{ x[NR] = $1 } END {
