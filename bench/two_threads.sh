@@ -18,6 +18,7 @@
 # --quick runs small worlds for a few steps: it checks that every part runs; its numbers mean
 # nothing. Every comparison checks that one and two threads end in the same state hash.
 set -euo pipefail
+export LC_ALL=C  # printf reads and writes numbers with a decimal point
 
 rounds=5 build=build jolt="" quick=0 what=()
 while (( $# > 0 )); do
@@ -81,8 +82,9 @@ scaling_ms() {
 # One run of the program: sets wall and hash from its statistics.
 program() {
   "$ballistic" "$@" --quiet --stats "$work/stats.json" > "$work/out" 2>&1 || fail "ballistic $* failed"
-  wall=$(grep -o '"wall_seconds": *[0-9.e+-]*' "$work/stats.json" | grep -o '[0-9.e+-]*$')
-  hash=$(grep -o '"state_hash": *"0x[0-9a-f]*"' "$work/stats.json" | grep -o '0x[0-9a-f]*')
+  wall=$(grep -o '"wall_seconds": *[0-9.e+-]*' "$work/stats.json" | grep -o '[0-9.e+-]*$') || true
+  hash=$(grep -o '"state_hash": *"0x[0-9a-f]*"' "$work/stats.json" | grep -o '0x[0-9a-f]*') || true
+  [[ -n $wall && -n $hash ]] || fail "ballistic $* wrote no wall_seconds or state_hash"
 }
 
 # The program on one thread, then on two; the two must end in the same hash.
@@ -99,7 +101,7 @@ program_s() {
 jolt_ms() {
   "$jolt" "$n5" "$1" "$jolt_steps" > "$work/out" 2>&1 || fail "$jolt $n5 $1 $jolt_steps failed"
   local ms
-  ms=$(grep -o 'ms_per_step=[0-9.]*' "$work/out" | cut -d= -f2)
+  ms=$(grep -o 'ms_per_step=[0-9.]*' "$work/out" | cut -d= -f2) || true
   [[ -n $ms ]] || fail "$jolt printed no ms_per_step"
   if (( $1 == 1 )); then jolt_one=$ms; else jolt_two=$ms; fi
 }
