@@ -70,10 +70,13 @@ fail() {
 }
 
 # Each of these sets one and two: one thread's and two threads' time (ms per step, or seconds).
-# scaling's rows: "threads measured ms speed-up ... hash"; the two must end in the same hash.
+# scaling's rows: "threads measured ms speed-up ... hash"; the two must end in the same hash. It
+# also sets trip: the round trip of a cache line between the cores that scaling measured, in ns.
 scaling_ms() {
   "$scaling" --max-threads 2 --project 1 "$@" > "$work/out" 2>&1 || fail "scaling $* failed"
   one="" two=""
+  trip=$(grep -o 'between two threads and back: [0-9]* ns' "$work/out" | grep -o '[0-9]* ns$' | cut -d' ' -f1) || true
+  [[ -n $trip ]] || fail "scaling $* printed no round trip between the cores"
   read -r one two < <(awk '$2 == "measured" { ms[$1] = $3; hash[$1] = $NF }
     END { if ((1 in ms) && (2 in ms) && hash[1] == hash[2]) print ms[1], ms[2] }' "$work/out") || true
   [[ -n ${two:-} ]] || fail "scaling $* gave no rows for one and two threads, or different state hashes"
@@ -119,8 +122,10 @@ fi
 
 # One line per run in $work/ratios: "what ratio".
 : > "$work/ratios"
+: > "$work/trips"
 for (( r = 1; r <= rounds; ++r )); do
   for w in "${what[@]}"; do
+    trip=""
     case $w in
       box) scaling_ms --scene box --count "$n5" --steps "$steps" --repeat 2 --when-faster --each-cpu ;;
       gas) scaling_ms --scene gas --packing 0.3 --count "$n5" --steps "$steps" --repeat 2 --when-faster --each-cpu ;;
@@ -137,7 +142,9 @@ for (( r = 1; r <= rounds; ++r )); do
         echo "jolt-one $(ratio "$jolt_one" "$one")" >> "$work/ratios"
         continue ;;
     esac
-    printf 'round %d  %-8s one thread %.3f, two threads %.3f: %.3fx\n' "$r" "$w" "$one" "$two" "$(ratio "$one" "$two")"
+    printf 'round %d  %-8s one thread %.3f, two threads %.3f: %.3fx%s\n' "$r" "$w" "$one" "$two" "$(ratio "$one" "$two")" \
+      "${trip:+ (round trip $trip ns)}"
+    [[ -z $trip ]] || echo "$trip" >> "$work/trips"
     echo "$w $(ratio "$one" "$two")" >> "$work/ratios"
   done
 done
@@ -152,3 +159,9 @@ for w in box gas box1e6 pour landing jolt-two jolt-one; do
     printf "  %-9s %.2f-%.2fx, median %.2fx (%d)\n", w, x[1], x[NR], m, NR
   }' "$work/one"
 done
+if [[ -s $work/trips ]]; then
+  sort -g "$work/trips" | awk '{ x[NR] = $1 } END {
+    m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+    printf "round trip of a cache line between the cores (scaling): %d-%d ns, median %d ns (%d runs)\n", x[1], x[NR], m, NR
+  }'
+fi
