@@ -136,8 +136,10 @@ for (( r = 1; r <= rounds; ++r )); do
         jolt_ms 2
         scaling_ms --scene box --count "$n5" --steps "$jolt_steps" --when-faster
         jolt_ms 1
-        printf 'round %d  jolt     two threads: Jolt %s ms, Ballistic %s ms: %.2fx; one thread: %s ms, %s ms: %.2fx\n' \
-          "$r" "$jolt_two" "$two" "$(ratio "$jolt_two" "$two")" "$jolt_one" "$one" "$(ratio "$jolt_one" "$one")"
+        printf 'round %d  jolt     two threads: Jolt %s ms, Ballistic %s ms: %.2fx; one thread: %s ms, %s ms: %.2fx%s\n' \
+          "$r" "$jolt_two" "$two" "$(ratio "$jolt_two" "$two")" "$jolt_one" "$one" "$(ratio "$jolt_one" "$one")" \
+          " (round trip $trip ns)"
+        echo "$trip" >> "$work/trips"
         echo "jolt-two $(ratio "$jolt_two" "$two")" >> "$work/ratios"
         echo "jolt-one $(ratio "$jolt_one" "$one")" >> "$work/ratios"
         continue ;;
