@@ -2,6 +2,8 @@
 # Two threads against one on the scenes of bench/RESULTS.md, in rounds. Each round runs every
 # comparison once, one thread and then two, so that a swing of the machine's speed falls on both.
 # It prints each run's speed-up, then for each comparison the range and the median over the rounds.
+# The runs of bench/scaling also give the round trip of a cache line between the cores: where some
+# runs found the cores near (under 250 ns) and others far, it prints the medians of each apart.
 #
 #   bench/two_threads.sh [--rounds R] [--build DIR] [--jolt BOXBENCH] [--quick] [WHAT...]
 #
@@ -147,23 +149,39 @@ for (( r = 1; r <= rounds; ++r )); do
     printf 'round %d  %-8s one thread %.3f, two threads %.3f: %.3fx%s\n' "$r" "$w" "$one" "$two" "$(ratio "$one" "$two")" \
       "${trip:+ (round trip $trip ns)}"
     [[ -z $trip ]] || echo "$trip" >> "$work/trips"
-    echo "$w $(ratio "$one" "$two")" >> "$work/ratios"
+    echo "$w $(ratio "$one" "$two") $trip" >> "$work/ratios"
   done
 done
+
+# The range and median of the numbers on stdin: "LABEL MIN-MAXx, median Mx (COUNT)".
+summary() {
+  sort -g | awk -v label="$1" '{ x[NR] = $1 } END {
+    if (NR == 0) exit
+    m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+    printf "  %-9s %.2f-%.2fx, median %.2fx (%d)\n", label, x[1], x[NR], m, NR
+  }'
+}
+near_ns=250
 
 echo
 echo "speed-ups of two threads over one, $rounds round(s) each:"
 if grep -q '^jolt' "$work/ratios"; then echo "  (jolt-two, jolt-one: how many times faster than Jolt per step, on two threads each and on one)"; fi
 for w in box gas box1e6 pour landing jolt-two jolt-one; do
-  grep "^$w " "$work/ratios" | awk '{ print $2 }' | sort -g > "$work/one" || continue
-  awk -v w="$w" '{ x[NR] = $1 } END {
-    m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
-    printf "  %-9s %.2f-%.2fx, median %.2fx (%d)\n", w, x[1], x[NR], m, NR
-  }' "$work/one"
+  awk -v w="$w" '$1 == w { print $2 }' "$work/ratios" | summary "$w"
 done
 if [[ -s $work/trips ]]; then
   sort -g "$work/trips" | awk '{ x[NR] = $1 } END {
     m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
     printf "round trip of a cache line between the cores (scaling): %d-%d ns, median %d ns (%d runs)\n", x[1], x[NR], m, NR
   }'
+  if awk -v n="$near_ns" '$1 < n { a = 1 } $1 >= n { b = 1 } END { exit !(a && b) }' "$work/trips"; then
+    for side in near far; do
+      if [[ $side == near ]]; then echo "with the cores near (a round trip under $near_ns ns):"
+      else echo "with the cores far (a round trip of $near_ns ns or more):"; fi
+      for w in box gas box1e6; do
+        awk -v w="$w" -v n="$near_ns" -v side="$side" \
+          '$1 == w && NF == 3 && (side == "near") == ($3 < n) { print $2 }' "$work/ratios" | summary "$w"
+      done
+    done
+  fi
 fi
