@@ -122,7 +122,7 @@ if [[ " ${what[*]} " == *" landing "* ]]; then
     > "$work/out" 2>&1 || fail "the run to the landing failed"
 fi
 
-# One line per run in $work/ratios: "what ratio".
+# One line per run in $work/ratios: "what ratio", and the round trip when scaling measured one.
 : > "$work/ratios"
 : > "$work/trips"
 for (( r = 1; r <= rounds; ++r )); do
@@ -153,13 +153,15 @@ for (( r = 1; r <= rounds; ++r )); do
   done
 done
 
-# The range and median of the numbers on stdin: "LABEL MIN-MAXx, median Mx (COUNT)".
+# The numbers on stdin: "MIN MAX MEDIAN COUNT", nothing when there are none.
+stats() {
+  sort -g | awk '{ x[NR] = $1 } END { if (NR) print x[1], x[NR], NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2, NR }'
+}
+# The speed-ups on stdin as "LABEL MIN-MAXx, median Mx (COUNT)".
 summary() {
-  sort -g | awk -v label="$1" '{ x[NR] = $1 } END {
-    if (NR == 0) exit
-    m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
-    printf "  %-9s %.2f-%.2fx, median %.2fx (%d)\n", label, x[1], x[NR], m, NR
-  }'
+  local lo hi m n
+  read -r lo hi m n < <(stats) || return 0
+  printf '  %-9s %.2f-%.2fx, median %.2fx (%d)\n' "$1" "$lo" "$hi" "$m" "$n"
 }
 near_ns=250
 
@@ -170,10 +172,8 @@ for w in box gas box1e6 pour landing jolt-two jolt-one; do
   awk -v w="$w" '$1 == w { print $2 }' "$work/ratios" | summary "$w"
 done
 if [[ -s $work/trips ]]; then
-  sort -g "$work/trips" | awk '{ x[NR] = $1 } END {
-    m = NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
-    printf "round trip of a cache line between the cores (scaling): %d-%d ns, median %d ns (%d runs)\n", x[1], x[NR], m, NR
-  }'
+  read -r lo hi m n < <(stats < "$work/trips")
+  printf 'round trip of a cache line between the cores (scaling): %d-%d ns, median %.0f ns (%d runs)\n' "$lo" "$hi" "$m" "$n"
   if awk -v n="$near_ns" '$1 < n { a = 1 } $1 >= n { b = 1 } END { exit !(a && b) }' "$work/trips"; then
     for side in near far; do
       if [[ $side == near ]]; then echo "with the cores near (a round trip under $near_ns ns):"
