@@ -124,7 +124,6 @@ fi
 
 # One line per run in $work/ratios: "what ratio", and the round trip when scaling measured one.
 : > "$work/ratios"
-: > "$work/trips"
 for (( r = 1; r <= rounds; ++r )); do
   for w in "${what[@]}"; do
     trip=""
@@ -141,14 +140,12 @@ for (( r = 1; r <= rounds; ++r )); do
         printf 'round %d  jolt     two threads: Jolt %s ms, Ballistic %s ms: %.2fx; one thread: %s ms, %s ms: %.2fx%s\n' \
           "$r" "$jolt_two" "$two" "$(ratio "$jolt_two" "$two")" "$jolt_one" "$one" "$(ratio "$jolt_one" "$one")" \
           " (round trip $trip ns)"
-        echo "$trip" >> "$work/trips"
-        echo "jolt-two $(ratio "$jolt_two" "$two")" >> "$work/ratios"
+        echo "jolt-two $(ratio "$jolt_two" "$two") $trip" >> "$work/ratios"
         echo "jolt-one $(ratio "$jolt_one" "$one")" >> "$work/ratios"
         continue ;;
     esac
     printf 'round %d  %-8s one thread %.3f, two threads %.3f: %.3fx%s\n' "$r" "$w" "$one" "$two" "$(ratio "$one" "$two")" \
       "${trip:+ (round trip $trip ns)}"
-    [[ -z $trip ]] || echo "$trip" >> "$work/trips"
     echo "$w $(ratio "$one" "$two") $trip" >> "$work/ratios"
   done
 done
@@ -171,6 +168,7 @@ if grep -q '^jolt' "$work/ratios"; then echo "  (jolt-two, jolt-one: how many ti
 for w in box gas box1e6 pour landing jolt-two jolt-one; do
   awk -v w="$w" '$1 == w { print $2 }' "$work/ratios" | summary "$w"
 done
+awk 'NF == 3 { print $3 }' "$work/ratios" > "$work/trips"
 if [[ -s $work/trips ]]; then
   read -r lo hi m n < <(stats < "$work/trips")
   printf 'round trip of a cache line between the cores (scaling): %d-%d ns, median %.0f ns (%d runs)\n' "$lo" "$hi" "$m" "$n"
